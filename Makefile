@@ -1,0 +1,29 @@
+# Two entry points, both self-contained on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+# CPU build by default (it lies on this machine's disk); a GPU user installs torch into
+# $(VENV) first and the install step below leaves it alone.
+TORCH_SPEC ?= torch==2.13.0
+STAMP := $(VENV)/.tsrsa-installed
+
+.PHONY: demo test install clean
+
+install: $(STAMP)
+
+$(STAMP): setup.cfg pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install --quiet "$(TORCH_SPEC)"
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/python -m ipykernel install --quiet --sys-prefix --name python3 >/dev/null
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python examples/co2_demo.py --output-dir demo_output
+
+test: $(STAMP)
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) demo_output .pytest_cache .hypothesis

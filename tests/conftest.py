@@ -1,0 +1,53 @@
+"""Shared fixtures: tiny panels and the benchmark data directory."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+if SHARED_DATA.is_dir() and "TSRSA_DATA_DIR" not in os.environ:
+    os.environ["TSRSA_DATA_DIR"] = str(SHARED_DATA)
+
+
+def make_panel(n_series: int = 3, length: int = 40, freq: str = "h", seed: int = 0, ids=None,
+               start="2024-01-01") -> pd.DataFrame:
+    """A small long frame of seasonal series with different levels and scales."""
+    rng = np.random.default_rng(seed)
+    ids = ids if ids is not None else [f"s{i}" for i in range(n_series)]
+    frames = []
+    for k, sid in enumerate(ids):
+        t = np.arange(length)
+        y = 10 * (k + 1) + (k + 1) * np.sin(2 * np.pi * t / 6) + 0.1 * rng.standard_normal(length)
+        frames.append(pd.DataFrame({
+            "unique_id": sid,
+            "ds": pd.date_range(start, periods=length, freq=freq),
+            "y": y,
+        }))
+    return pd.concat(frames, ignore_index=True)
+
+
+@pytest.fixture
+def panel_df() -> pd.DataFrame:
+    return make_panel()
+
+
+def has_cuda() -> bool:
+    try:
+        import torch
+
+        return torch.cuda.is_available()
+    except ImportError:  # pragma: no cover
+        return False
+
+
+def pytest_collection_modifyitems(config, items):
+    if has_cuda():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)

@@ -1,0 +1,182 @@
+"""tsrsa.nn: the attention registry, softmax attention, patches, RevIN, networks and losses."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from tsrsa.nn import (
+    Attention, BackboneConfig, ForecastingTransformer, LSTMConfig, LSTMNetwork, PatchEmbedding, RevIN,
+    SoftmaxAttention, attention_kinds, build_attention, make_loss, register_attention, softmax_attention,
+)
+from tsrsa.nn import registry
+
+
+# ---------------------------------------------------------------------- registry
+@pytest.fixture
+def dummy_kind():
+    """An attention kind defined outside the backbone: mean of the past tokens."""
+
+    @register_attention("test-mean")
+    class MeanAttention(Attention):
+        calls = 0
+
+        def __init__(self, d_model, n_heads, *, dropout=0.0, causal=False, scale=1.0):
+            super().__init__()
+            self.scale = scale
+            self.proj = torch.nn.Linear(d_model, d_model)
+
+        def forward(self, x):  # (B, T, D) -> (B, T, D)
+            type(self).calls += 1
+            T = x.size(1)
+            weights = torch.ones(T, T).tril() / torch.arange(1, T + 1)[:, None]
+            return self.scale * self.proj(weights @ x)
+
+    yield MeanAttention
+    registry._KINDS.pop("test-mean")
+
+
+def test_new_attention_kind_slots_into_the_backbone(dummy_kind):
+    assert "test-mean" in attention_kinds()
+    config = BackboneConfig(input_size=16, h=3, patch_len=4, d_model=8, n_heads=2, n_layers=2, d_ff=8,
+                            attention="test-mean", attention_options={"scale": 0.5})
+    net = ForecastingTransformer(config)
+    assert all(isinstance(b.attn, dummy_kind) and b.attn.scale == 0.5 for b in net.blocks)
+    out = net(torch.randn(5, 16))
+    assert out.shape == (5, 3, 1)
+    assert dummy_kind.calls == 2  # one call per block
+
+
+def test_registry_errors(dummy_kind):
+    with pytest.raises(ValueError, match="unknown attention kind 'nope'"):
+        build_attention("nope", 8, 2)
+    with pytest.raises(ValueError, match="already registered"):
+        register_attention("test-mean")(type("Other", (Attention,), {}))
+    with pytest.raises(TypeError, match="subclass of tsrsa.nn.Attention"):
+        register_attention("plain")(torch.nn.Linear)
+    with pytest.raises(NotImplementedError, match="no recurrent form"):
+        build_attention("softmax", 8, 2).step(torch.zeros(1, 8), None)
+
+
+# ---------------------------------------------------------------------- softmax attention
+@pytest.mark.parametrize("causal", [False, True])
+def test_fused_and_explicit_softmax_agree(causal):
+    torch.manual_seed(0)
+    attn = SoftmaxAttention(16, 4, causal=causal).eval()
+    x = torch.randn(3, 7, 16)
+    fused = attn(x)
+    attn.fused = False
+    explicit = attn(x)
+    torch.testing.assert_close(fused, explicit, atol=1e-5, rtol=1e-5)
+    q, k, v = torch.randn(3, 2, 5, 4, dtype=torch.float64).unbind(0)
+    mask = torch.full((5, 5), -torch.inf, dtype=torch.float64).triu(1) if causal else 0.0
+    expected = torch.softmax(q @ k.mT / 2.0 + mask, -1) @ v  # head size 4: scale 1/2
+    torch.testing.assert_close(softmax_attention(q, k, v, causal=causal), expected)
+
+
+def test_causal_attention_ignores_the_future():
+    torch.manual_seed(0)
+    attn = SoftmaxAttention(8, 2, causal=True).eval()
+    x = torch.randn(2, 6, 8)
+    y = x.clone()
+    y[:, 4:] += 10.0
+    torch.testing.assert_close(attn(x)[:, :4], attn(y)[:, :4])
+    assert not torch.allclose(attn(x)[:, 4:], attn(y)[:, 4:])
+    full = SoftmaxAttention(8, 2, causal=False).eval()
+    assert not torch.allclose(full(x)[:, :4], full(y)[:, :4])
+
+
+# ---------------------------------------------------------------------- patches, RevIN, networks
+def test_patch_embedding_pads_at_the_front():
+    embed = PatchEmbedding(input_size=10, patch_len=4, d_model=3, dropout=0.0)
+    assert embed.n_tokens == 3 and embed.pad == 2
+    with torch.no_grad():
+        embed.value.weight.copy_(torch.eye(3, 4))
+        embed.value.bias.zero_()
+    x = torch.arange(1.0, 11.0)[None]
+    tokens = embed(x)  # first token holds [1, 1, 1, 2] (two copies of the first value in front)
+    torch.testing.assert_close(tokens[0, 0], torch.tensor([1.0, 1.0, 1.0]))
+    torch.testing.assert_close(tokens[0, 2], torch.tensor([7.0, 8.0, 9.0]))
+    x2 = x.clone()
+    x2[0, -1] += 5  # the last observation belongs to the last token only
+    changed = (embed(x2) - tokens).abs().sum(-1)[0]
+    assert changed[:2].sum() == 0 and changed[2] == 0  # weight rows ignore the 4th step here
+    with torch.no_grad():
+        embed.value.weight.fill_(1.0)
+    changed = (embed(x2) - embed(x)).abs().sum(-1)[0]
+    assert changed[:2].sum() == 0 and changed[2] > 0
+
+
+def test_revin_round_trip():
+    revin = RevIN()
+    with torch.no_grad():
+        revin.weight.fill_(1.7)
+        revin.bias.fill_(-0.3)
+    x = torch.randn(4, 20) * 5 + 3
+    z, stats = revin.normalise(x)
+    back = revin.denormalise(z[:, :, None], stats)[..., 0]
+    torch.testing.assert_close(back, x, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: ForecastingTransformer(BackboneConfig(input_size=24, h=6, patch_len=5, d_model=8, n_heads=2,
+                                                  n_layers=1, d_ff=8, n_outputs=3)),
+    lambda: LSTMNetwork(LSTMConfig(input_size=24, h=6, patch_len=5, hidden_size=8, n_layers=2, n_outputs=3)),
+], ids=["transformer", "lstm"])
+def test_networks_shapes_and_revin_equivariance(make):
+    torch.manual_seed(0)
+    net = make().eval()
+    x = torch.randn(7, 24)
+    y = net(x)
+    assert y.shape == (7, 6, 3)
+    # with RevIN a forecast moves with the window: f(a x + b) = a f(x) + b for a > 0
+    torch.testing.assert_close(net(2.5 * x + 4.0), 2.5 * y + 4.0, atol=1e-3, rtol=1e-3)
+
+
+def test_transformer_initialisation_is_explicit():
+    net = ForecastingTransformer(BackboneConfig(d_model=32, n_heads=4))
+    linear = net.blocks[0].mlp.fc
+    assert abs(linear.weight.std().item() - 0.02) < 0.005 and linear.bias.abs().sum() == 0
+
+
+# ---------------------------------------------------------------------- losses
+def test_losses_elementwise():
+    pred = torch.randn(4, 5, 3)
+    target = torch.randn(4, 5)
+    q = torch.tensor([0.1, 0.5, 0.9])
+    manual = torch.stack([
+        torch.where(target >= pred[..., j], q[j] * (target - pred[..., j]), (1 - q[j]) * (pred[..., j] - target))
+        for j in range(3)
+    ], -1).mean()
+    torch.testing.assert_close(make_loss("quantile", [0.1, 0.5, 0.9])(pred, target), manual)
+    torch.testing.assert_close(make_loss("mse")(pred[..., :1], target), F.mse_loss(pred[..., 0], target))
+    torch.testing.assert_close(make_loss("mae")(pred[..., :1], target), (pred[..., 0] - target).abs().mean())
+    torch.testing.assert_close(make_loss("huber")(pred[..., :1], target), F.huber_loss(pred[..., 0], target))
+    with pytest.raises(ValueError, match="loss='mape'"):
+        make_loss("mape")
+
+
+# ---------------------------------------------------------------------- layering
+def test_nn_imports_nothing_from_the_rest_of_tsrsa():
+    root = Path(__file__).resolve().parents[1] / "tsrsa" / "nn"
+    for path in root.glob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            for name in names:
+                assert not name.startswith(("pandas", "numpy")), (path.name, name)
+                assert not name.startswith("tsrsa.") or name.startswith("tsrsa.nn"), (path.name, name)
+
+
+def test_data_layer_knows_no_models():
+    root = Path(__file__).resolve().parents[1] / "tsrsa" / "data"
+    for path in root.glob("*.py"):
+        text = path.read_text()
+        assert "import torch" not in text and "tsrsa.nn" not in text, path.name

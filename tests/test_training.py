@@ -1,0 +1,152 @@
+"""The training loop: early stopping, best-weight restore, NaN handling, schedules, seeding."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from tsrsa.data.windows import training_windows
+from tsrsa.training import (
+    TrainingConfig, WindowLoader, resolve_device, resolve_seed, seeded, torch_threads, train_network,
+)
+
+CPU = torch.device("cpu")
+
+
+class Linear(nn.Module):
+    def __init__(self, L=4, h=2):
+        super().__init__()
+        self.lin = nn.Linear(L, h)
+
+    def forward(self, x):
+        return self.lin(x)[..., None]  # (B, h, 1)
+
+
+def loader(n=40, L=4, h=2, batch_size=8, shuffle=True):
+    values = np.sin(np.arange(n, dtype=np.float32) / 3)
+    windows = training_windows(values, np.array([0, n]), np.array([n]), L, h)
+    return WindowLoader(windows, batch_size, shuffle=shuffle, device=CPU)
+
+
+class ScriptedLoss(nn.Module):
+    """MSE plus a scripted offset per epoch; records the weights at each validation pass."""
+
+    def __init__(self, network, train_offsets, val_offsets):
+        super().__init__()
+        self.network, self.train_offsets, self.val_offsets = network, train_offsets, val_offsets
+        self.epoch_train, self.epoch_val, self.weights_at_val = 0, 0, []
+        self._last_grad = True
+
+    def forward(self, pred, target):
+        base = ((pred[..., 0] - target) ** 2).mean()
+        if torch.is_grad_enabled():
+            if not self._last_grad:
+                self.epoch_train += 1
+            self._last_grad = True
+            return base + self.train_offsets[min(self.epoch_train, len(self.train_offsets) - 1)]
+        if self._last_grad:
+            self.weights_at_val.append(self.network.lin.weight.detach().clone())
+            self.epoch_val += 1
+        self._last_grad = False
+        return base * 0 + self.val_offsets[self.epoch_val - 1]
+
+
+def test_early_stopping_restores_the_best_epoch():
+    torch.manual_seed(0)
+    net = Linear()
+    loss = ScriptedLoss(net, [0.0], [3.0, 2.0, 2.5, 2.6, 2.7, 2.8])
+    config = TrainingConfig(max_epochs=6, early_stopping_patience=2, learning_rate=0.05)
+    result = train_network(net, loss, loader(), loader(shuffle=False), config, device=CPU,
+                           rng=np.random.default_rng(0))
+    assert [r["val_loss"] for r in result.history] == pytest.approx([3.0, 2.0, 2.5, 2.6])
+    assert result.stopped_early and result.best_epoch == 2
+    torch.testing.assert_close(net.lin.weight, loss.weights_at_val[1])
+    assert not net.training
+
+
+def test_nan_loss_raises_and_keeps_best_weights():
+    torch.manual_seed(0)
+    net = Linear()
+    loss = ScriptedLoss(net, [0.0, 0.0, math.nan], [1.0, 0.5, 0.4])
+    with pytest.raises(FloatingPointError, match="training loss became nan in epoch 3.*epoch 2") as info:
+        train_network(net, loss, loader(), loader(shuffle=False), TrainingConfig(max_epochs=5), device=CPU,
+                      rng=np.random.default_rng(0))
+    assert len(info.value.training_result.history) == 2
+    torch.testing.assert_close(net.lin.weight, loss.weights_at_val[1])
+
+
+def test_without_validation_last_weights_are_kept():
+    torch.manual_seed(0)
+    net = Linear()
+    result = train_network(net, nn.Identity() if False else _mse, loader(), None,
+                           TrainingConfig(max_epochs=3, learning_rate=0.1), device=CPU,
+                           rng=np.random.default_rng(0))
+    assert result.best_epoch == 3 and len(result.history) == 3
+    assert all(math.isnan(r["val_loss"]) for r in result.history)
+    assert result.history[-1]["train_loss"] < result.history[0]["train_loss"]
+
+
+def _mse(pred, target):
+    return ((pred[..., 0] - target) ** 2).mean()
+
+
+@pytest.mark.parametrize("schedule,check", [
+    ("cosine", lambda lrs: lrs[-1] < 1e-4 and lrs[0] > lrs[-1]),
+    ("onecycle", lambda lrs: max(lrs) > lrs[0] and lrs[-1] < lrs[0]),
+    (None, lambda lrs: len(set(lrs)) == 1),
+])
+def test_learning_rate_schedules(schedule, check):
+    net = Linear()
+    result = train_network(net, _mse, loader(), None,
+                           TrainingConfig(max_epochs=6, learning_rate=0.01, lr_schedule=schedule),
+                           device=CPU, rng=np.random.default_rng(0))
+    assert check([r["learning_rate"] for r in result.history])
+
+
+def test_bf16_mixed_precision_on_cpu():
+    net = Linear()
+    result = train_network(net, _mse, loader(), None, TrainingConfig(max_epochs=2, precision="bf16-mixed"),
+                           device=CPU, rng=np.random.default_rng(0))
+    assert all(math.isfinite(r["train_loss"]) for r in result.history)
+
+
+def test_seeded_is_repeatable_and_restores_global_state():
+    before = torch.get_rng_state().clone()
+    with seeded(7) as rng:
+        a = (torch.randn(3), rng.permutation(10))
+    with seeded(7) as rng:
+        b = (torch.randn(3), rng.permutation(10))
+    assert torch.equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+    assert torch.equal(torch.get_rng_state(), before)
+    assert resolve_seed(5) == 5 and resolve_seed(None) != resolve_seed(None)
+    with pytest.raises(TypeError):
+        resolve_seed("seed")
+
+
+def test_threads_are_restored():
+    before = torch.get_num_threads()
+    with torch_threads(1):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+
+
+def test_device_resolution():
+    assert resolve_device("cpu") == CPU
+    assert resolve_device("auto").type in ("cpu", "cuda")
+    with pytest.raises(ValueError, match="more than one device"):
+        resolve_device("cpu", 2)
+    with pytest.raises(ValueError, match="accelerator='tpu'"):
+        resolve_device("tpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="no CUDA device"):
+            resolve_device("gpu")
+
+
+def test_loader_covers_every_window_once():
+    data = loader(n=30, batch_size=7)
+    seen = np.concatenate([x[:, 0].numpy() for x, _ in data.iterate(np.random.default_rng(1))])
+    assert len(data) == math.ceil(data.n_windows / 7)
+    np.testing.assert_allclose(np.sort(seen), np.sort(np.sin(np.arange(data.n_windows, dtype=np.float32) / 3)))

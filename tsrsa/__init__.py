@@ -1,0 +1,40 @@
+"""tsrsa: time-series forecasting with transformers that carry recurrence.
+
+The public names below load on first use, so ``import tsrsa`` stays cheap: torch, the
+forecasters and the optional dependencies are imported only when something needs them.
+"""
+from __future__ import annotations
+
+import importlib
+import logging
+
+from tsrsa._version import __version__
+
+logging.getLogger("tsrsa").addHandler(logging.NullHandler())
+
+# public name -> module that defines it
+_LAZY = {
+    "SeasonalNaiveForecaster": "tsrsa.forecasters.naive",
+    "LSTMForecaster": "tsrsa.forecasters.lstm",
+    "TransformerForecaster": "tsrsa.forecasters.transformer",
+    "load": "tsrsa.forecasters.persistence",
+    "evaluate": "tsrsa.metrics",
+}
+_SUBMODULES = {"data", "datasets", "forecasters", "metrics", "nn", "training"}
+
+__all__ = ["__version__", *sorted(_LAZY), *sorted(_SUBMODULES)]
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f"tsrsa.{name}")
+    else:
+        raise AttributeError(f"module 'tsrsa' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,50 @@
+"""A validated panel: every series once, on one regular grid, as one contiguous array."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from tsrsa.data.frequency import Frequency
+
+
+@dataclass
+class Panel:
+    """Validated series, stored once: series i is ``values[offsets[i]:offsets[i + 1]]``.
+
+    Built by :func:`tsrsa.data.validation.build_panel`; never holds NaN or inf and every
+    series steps regularly by ``freq`` from ``first[i]`` to ``last[i]``.
+    """
+
+    ids: pd.Index  # (S,) the user's ids, their dtype kept
+    values: np.ndarray  # (N,) float64, series after series
+    offsets: np.ndarray  # (S + 1,) int64
+    first: pd.Index  # (S,) first timestamp of each series
+    last: pd.Index  # (S,) last timestamp of each series
+    freq: Frequency
+    layout: str = "long"  # how the user passed it: "long", "wide" or "series"
+    _lengths: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def n_series(self) -> int:
+        return len(self.ids)
+
+    @property
+    def lengths(self) -> np.ndarray:  # (S,)
+        if self._lengths is None:
+            self._lengths = np.diff(self.offsets)
+        return self._lengths
+
+    def series(self, i: int) -> np.ndarray:
+        """Values of series i (a view)."""
+        return self.values[self.offsets[i] : self.offsets[i + 1]]
+
+    def timestamps(self, i: int):
+        """Timestamps of series i."""
+        return self.freq.range(self.first[i], int(self.lengths[i]))
+
+    def tails(self, n: int) -> np.ndarray:
+        """The last ``n`` values of every series, shape (S, n); needs every length >= n."""
+        index = self.offsets[1:, None] - n + np.arange(n)[None, :]  # (S, n)
+        return self.values[index]

@@ -1,0 +1,247 @@
+"""Validate a user frame once and turn it into a :class:`~tsrsa.data.panel.Panel`.
+
+Every problem is reported at the entry of ``fit``/``predict`` as a ``ValueError`` or
+``TypeError`` that names the series, the timestamp and the way to fix it.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from pandas.tseries.frequencies import to_offset
+
+from tsrsa.data.fill import FILL_METHODS, fill_missing
+from tsrsa.data.frames import FrameSpec, to_rows
+from tsrsa.data.frequency import Frequency, parse_freq
+from tsrsa.data.panel import Panel
+
+_FILL_HINT = "pass fill='ffill', 'interpolate' or 'zero' to fill them"
+
+
+def check_fill(fill) -> None:
+    if fill is not None and fill not in FILL_METHODS:
+        raise ValueError(f"fill={fill!r} is not supported; use None or one of {FILL_METHODS}")
+
+
+def _factorize(ids: pd.Series) -> tuple[np.ndarray, pd.Index]:
+    try:
+        codes, uniques = pd.factorize(ids, sort=True)
+    except TypeError:  # ids of mixed types cannot be sorted: keep their order of appearance
+        codes, uniques = pd.factorize(ids, sort=False)
+    if isinstance(ids.dtype, pd.CategoricalDtype):
+        return codes.astype(np.int64), pd.CategoricalIndex(uniques, dtype=ids.dtype)
+    return codes.astype(np.int64), pd.Index(uniques, dtype=ids.dtype)
+
+
+def format_id(value) -> str:
+    """A series id as users wrote it: 'A', 7 (not np.int64(7))."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
+class _Describe:
+    """Formats series ids and timestamps for messages."""
+
+    def __init__(self, uniques: pd.Index, times):
+        self.uniques = uniques
+        self.times = times
+
+    def series(self, code: int) -> str:
+        return f"series {format_id(self.uniques[code])}"
+
+    def time(self, row: int) -> str:
+        return str(self.times[row])
+
+    def rows(self, rows: np.ndarray, codes: np.ndarray, what: str, fix: str) -> str:
+        first = int(rows[0])
+        more = f" (and {len(rows) - 1} more)" if len(rows) > 1 else ""
+        return f"{self.series(int(codes[first]))} has {what} at {self.time(first)}{more}; {fix}"
+
+
+def build_panel(
+    data,
+    spec: FrameSpec,
+    *,
+    freq=None,
+    fill: str | None = None,
+    expected_freq: Frequency | None = None,
+) -> Panel:
+    """Validate ``data`` and return it as a Panel.
+
+    Parameters
+    ----------
+    data : DataFrame or Series
+        Long, wide or Series input (see :mod:`tsrsa.data.frames`).
+    spec : FrameSpec
+        The user's column names.
+    freq : str, int or None
+        Frequency override; None infers it (datetimes) or means step 1 (integers).
+    fill : {"ffill", "interpolate", "zero"} or None
+        How to fill missing timestamps and NaN values; None makes them errors.
+    expected_freq : Frequency, optional
+        The frequency a fitted model was trained on; a different one is an error.
+    """
+    check_fill(fill)
+    user_freq = parse_freq(freq)
+    rows = to_rows(data, spec)
+    codes, uniques = _factorize(rows.ids)
+    is_datetime = not pd.api.types.is_integer_dtype(rows.times.dtype)
+    times = pd.DatetimeIndex(rows.times) if is_datetime else rows.times.to_numpy(dtype=np.int64)
+    key = times.asi8 if is_datetime else times
+    order = np.lexsort((key, codes))  # unsorted rows are sorted, not rejected
+    codes, key, values = codes[order], key[order], rows.values[order]
+    times = times[order]
+    describe = _Describe(uniques, times)
+    lengths = np.bincount(codes, minlength=len(uniques))
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    same = codes[1:] == codes[:-1]  # (n - 1,) consecutive rows of one series
+
+    dup = np.flatnonzero(same & (key[1:] == key[:-1])) + 1
+    if dup.size:
+        raise ValueError(describe.rows(
+            dup, codes, "duplicate timestamps",
+            "keep one row per timestamp, e.g. df.drop_duplicates([id, time]) or a groupby mean",
+        ))
+    inf = np.flatnonzero(np.isinf(values))
+    if inf.size:
+        raise ValueError(describe.rows(
+            inf, codes, "an infinite value",
+            "replace inf with NaN and choose a fill=, or drop those rows",
+        ))
+    missing = np.isnan(values)
+    if fill is None and missing.any():
+        raise ValueError(describe.rows(np.flatnonzero(missing), codes, "NaN in the target", _FILL_HINT))
+
+    frequency = _resolve_frequency(user_freq, expected_freq, is_datetime, times, offsets, uniques)
+    first_rows = offsets[:-1][codes]
+    pos = frequency.positions(times, times[first_rows])
+    off_grid = np.flatnonzero(pos < 0)
+    if off_grid.size:
+        raise ValueError(describe.rows(
+            off_grid, codes, f"a timestamp off the {frequency.describe()} grid",
+            "resample or round the timestamps to one regular frequency (or pass freq=)",
+        ))
+    jumps = np.flatnonzero(same & (np.diff(pos) > 1)) + 1
+    if jumps.size and fill is None:
+        r = int(jumps[0])
+        hint = _FILL_HINT + " or add the missing rows"
+        if not is_datetime:
+            hint += f"; if your integer time steps by k, pass freq=k (now {frequency.describe()})"
+        more = f" (and {jumps.size - 1} more gaps)" if jumps.size > 1 else ""
+        raise ValueError(
+            f"{describe.series(int(codes[r]))} has a gap of {int(pos[r] - pos[r - 1]) - 1} missing "
+            f"step(s) between {describe.time(r - 1)} and {describe.time(r)} at frequency "
+            f"{frequency.describe()}{more}; {hint}"
+        )
+    last = times[offsets[1:] - 1]
+    first = times[offsets[:-1]]
+    if fill is not None and (jumps.size or missing.any()):
+        full_lengths = pos[offsets[1:] - 1] + 1
+        full_offsets = np.concatenate([[0], np.cumsum(full_lengths)]).astype(np.int64)
+        full = np.full(full_offsets[-1], np.nan)
+        full[full_offsets[codes] + pos] = values
+        values, offsets = full, full_offsets
+        empty = np.flatnonzero(np.add.reduceat(~np.isnan(values), offsets[:-1]) == 0)
+        if empty.size:
+            raise ValueError(
+                f"{describe.series(int(empty[0]))} has no observed value; drop it (nothing can fill it)"
+            )
+        values = fill_missing(values, offsets, fill)
+    return Panel(
+        ids=uniques,
+        values=np.ascontiguousarray(values, dtype=np.float64),
+        offsets=offsets,
+        first=pd.Index(first),
+        last=pd.Index(last),
+        freq=frequency,
+        layout=rows.layout,
+    )
+
+
+def _resolve_frequency(user_freq, expected, is_datetime, times, offsets, uniques) -> Frequency:
+    kind = "datetimes" if is_datetime else "integers"
+    if user_freq is not None and user_freq.is_datetime != is_datetime:
+        raise TypeError(
+            f"freq={user_freq.alias or user_freq.step!r} does not suit a time column of {kind}; "
+            f"use {'a pandas offset alias' if is_datetime else 'an integer step'}"
+        )
+    if expected is not None and expected.is_datetime != is_datetime:
+        fitted = "datetimes" if expected.is_datetime else "integers"
+        raise TypeError(f"the model was fitted on time of {fitted}, but this frame's time holds {kind}")
+    if user_freq is not None:
+        frequency = user_freq
+    elif not is_datetime:
+        frequency = expected if expected is not None else Frequency(None, 1)
+    else:
+        frequency = _infer_datetime_frequency(times, offsets, uniques, fallback=expected)
+    if expected is not None and frequency != expected:
+        raise ValueError(
+            f"this frame has frequency {frequency.describe()}, but the model was fitted on "
+            f"{expected.describe()}; resample it to {expected.describe()}"
+        )
+    return frequency
+
+
+def _infer_datetime_frequency(times: pd.DatetimeIndex, offsets, uniques, fallback=None) -> Frequency:
+    """One frequency for all series: from the spacing, else per series with pandas."""
+    key = times.asi8
+    same = np.ones(len(key) - 1, dtype=bool) if len(key) > 1 else np.zeros(0, dtype=bool)
+    same[offsets[1:-1] - 1] = False  # no difference across a series boundary
+    spacing = np.unique(np.diff(key)[same])
+    if spacing.size == 0:
+        if fallback is not None:
+            return fallback
+        raise ValueError(
+            "cannot infer the frequency: every series has a single timestamp; pass freq= "
+            "(e.g. freq='D')"
+        )
+    unit = times.unit
+    lengths = np.diff(offsets)
+    found: dict[str, int] = {}
+    cache: dict[tuple, str | None] = {}
+    candidates = range(len(uniques)) if spacing.size > 1 else [int(np.argmax(lengths))]
+    for i in candidates:
+        a, b = offsets[i], offsets[i + 1]
+        if b - a < 3:
+            continue
+        signature = (key[a], key[b - 1], b - a)
+        if signature not in cache:
+            cache[signature] = pd.infer_freq(times[a:b])
+        alias = cache[signature]
+        if alias is not None:
+            found.setdefault(to_offset(alias).freqstr, i)
+    if len(found) > 1:
+        (a1, i1), (a2, i2) = list(found.items())[:2]
+        raise ValueError(
+            f"mixed frequencies: series {format_id(uniques[i1])} is {a1!r} but series "
+            f"{format_id(uniques[i2])} is {a2!r}; resample them to one frequency or fit them "
+            f"separately"
+        )
+    if spacing.size == 1:
+        step = pd.Timedelta(int(spacing[0]), unit=unit)
+        if found:
+            alias = next(iter(found))
+            if Frequency(alias).fixed_delta(times.tz) == step:
+                return Frequency(alias)
+        return Frequency(to_offset(step).freqstr)
+    if found:
+        return Frequency(next(iter(found)))
+    if fallback is not None:
+        return fallback
+    step = int(spacing[0])
+    if step > 0 and np.all(spacing % step == 0):
+        return Frequency(to_offset(pd.Timedelta(step, unit=unit)).freqstr)
+    raise ValueError(
+        "cannot infer one regular frequency from these timestamps; pass freq= (e.g. 'h', 'D', "
+        "'MS') and a fill= if some timestamps are missing"
+    )
+
+
+def check_min_length(panel: Panel, min_length: int, why: str) -> None:
+    """ValueError naming the first series shorter than ``min_length`` and what it needs."""
+    short = np.flatnonzero(panel.lengths < min_length)
+    if short.size:
+        i = int(short[0])
+        more = f" ({short.size - 1} other series too)" if short.size > 1 else ""
+        raise ValueError(
+            f"series {format_id(panel.ids[i])} has {int(panel.lengths[i])} observations but needs "
+            f"at least {min_length} ({why}){more}; lower those settings or drop the short series"
+        )

@@ -1,0 +1,61 @@
+"""Lazy sliding windows over a concatenated array: index arithmetic, no per-window copies.
+
+A window is ``input_size`` inputs followed by ``h`` targets. Windows are addressed by a global
+index; the values of a batch are gathered in one fancy-indexing step, so memory grows with
+the number of points, never with the number of windows.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+class SlidingWindows:
+    """All windows of series i whose first value sits at a position in ``[lo[i], hi[i]]``.
+
+    Parameters
+    ----------
+    values : ndarray, shape (N,)
+        Series after series (float32 for training).
+    lo, hi : ndarray of int, shape (S,)
+        First and last allowed absolute start position per series; hi < lo means none.
+    input_size, h : int
+        Window layout: ``input_size`` inputs, then ``h`` targets.
+    """
+
+    def __init__(self, values: np.ndarray, lo: np.ndarray, hi: np.ndarray, input_size: int, h: int):
+        self.values = values
+        self.lo = np.asarray(lo, dtype=np.int64)
+        counts = np.maximum(np.asarray(hi, dtype=np.int64) - self.lo + 1, 0)  # (S,)
+        self.cum = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)  # (S + 1,)
+        self.input_size = int(input_size)
+        self.h = int(h)
+        self._span = np.arange(self.input_size + self.h, dtype=np.int64)  # (L + h,)
+
+    def __len__(self) -> int:
+        return int(self.cum[-1])
+
+    def locate(self, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Absolute start position and series number of each global window index."""
+        series = np.searchsorted(self.cum, index, side="right") - 1  # (B,)
+        return self.lo[series] + (index - self.cum[series]), series
+
+    def batch(self, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Inputs (B, input_size) and targets (B, h) of the given windows."""
+        starts, _ = self.locate(np.asarray(index, dtype=np.int64))
+        block = self.values[starts[:, None] + self._span[None, :]]  # (B, L + h)
+        return block[:, : self.input_size], block[:, self.input_size :]
+
+
+def training_windows(values, offsets, fit_lengths, input_size: int, h: int) -> SlidingWindows:
+    """Windows lying wholly inside each series' first ``fit_lengths[i]`` values."""
+    lo = offsets[:-1]
+    return SlidingWindows(values, lo, lo + fit_lengths - (input_size + h), input_size, h)
+
+
+def validation_windows(values, offsets, fit_lengths, input_size: int, h: int) -> SlidingWindows:
+    """Windows whose targets lie wholly in each series' part after ``fit_lengths[i]``.
+
+    Their inputs may reach back into the training part.
+    """
+    lo = offsets[:-1] + fit_lengths - input_size
+    return SlidingWindows(values, lo, offsets[1:] - (input_size + h), input_size, h)

@@ -1,0 +1,229 @@
+"""The estimator contract every forecaster shares: parameters, fit/predict frames, plot, save.
+
+A forecaster class names its parameters in ``__init__`` (stored as given, nothing else) and
+implements four hooks:
+
+- ``_check_params()``: validate the constructor arguments (run at the entry of ``fit``);
+- ``_min_length(panel)``: how many observations a series needs for fitting, and why;
+- ``_fit_panel(panel)``: learn from a validated :class:`~tsrsa.data.Panel`, set ``memory_``;
+- ``_forecast(memory, h)``: forecasts ``{column: (S, h) array}`` for the remembered series.
+
+Validation of frames, output framing, ``predict(df=...)``, plotting and saving live here.
+"""
+from __future__ import annotations
+
+import contextlib
+import inspect
+import warnings
+
+import numpy as np
+
+from tsrsa.data.frames import FrameSpec, forecast_frame
+from tsrsa.data.memory import SeriesMemory
+from tsrsa.data.validation import build_panel, check_fill, check_min_length
+from tsrsa.data.frequency import Frequency, parse_freq
+from tsrsa.forecasters.params import check_int, check_str
+from tsrsa.forecasters.persistence import decode_index, decode_times, encode_index, encode_times
+
+
+def _store_init_args(estimator, values: dict) -> None:
+    """``__init__`` body of every forecaster: keep each argument under its own name."""
+    for name in type(estimator)._get_param_names():
+        setattr(estimator, name, values[name])
+
+
+@contextlib.contextmanager
+def quiet(verbose: int):
+    """At verbose=0 no warning from any dependency reaches the user."""
+    if verbose:
+        yield
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+class BaseForecaster:
+    """Shared behaviour of tsrsa forecasters (see the module docstring)."""
+
+    #: whether a fit is random (neural networks) or deterministic (naive)
+    _stochastic = False
+
+    # ------------------------------------------------------------------ parameters
+    @classmethod
+    def _get_param_names(cls) -> list[str]:
+        signature = inspect.signature(cls.__init__)
+        return [
+            p.name for p in signature.parameters.values()
+            if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        ]
+
+    def get_params(self, deep: bool = True) -> dict:
+        """The constructor arguments, as sklearn's ``get_params``."""
+        return {name: getattr(self, name) for name in self._get_param_names()}
+
+    def set_params(self, **params):
+        """Set constructor arguments by name (as sklearn's ``set_params``); returns self."""
+        valid = self._get_param_names()
+        for name, value in params.items():
+            if name not in valid:
+                raise ValueError(
+                    f"{type(self).__name__} has no parameter {name!r}; valid parameters: {valid}"
+                )
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self) -> str:
+        defaults = {
+            p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()
+        }
+        shown = []
+        for name, value in self.get_params().items():
+            default = defaults.get(name, inspect.Parameter.empty)
+            if default is inspect.Parameter.empty or not _same(value, default):
+                shown.append(f"{name}={value!r}")
+        return f"{type(self).__name__}({', '.join(shown)})"
+
+    # ------------------------------------------------------------------ hooks
+    def _check_params(self) -> None:
+        check_int("h", self.h)
+        check_fill(self.fill)
+        parse_freq(self.freq)
+        for name in ("id_col", "time_col", "target_col"):
+            check_str(name, getattr(self, name))
+
+    def _min_length(self, panel) -> tuple[int, str]:
+        raise NotImplementedError
+
+    def _fit_panel(self, panel) -> None:
+        raise NotImplementedError
+
+    def _forecast(self, memory: SeriesMemory, h: int) -> dict[str, np.ndarray]:
+        raise NotImplementedError
+
+    def _memory_for(self, panel) -> SeriesMemory:
+        """Memory of new data for ``predict(df=...)``."""
+        return self.memory_.for_new_data(panel, self.memory_.tails.shape[1], None)
+
+    # ------------------------------------------------------------------ public API
+    @property
+    def _spec(self) -> FrameSpec:
+        return FrameSpec(self.id_col, self.time_col, self.target_col)
+
+    def fit(self, df):
+        """Learn from ``df`` (long frame, wide frame or Series) and return self."""
+        self._check_params()
+        panel = build_panel(df, self._spec, freq=self.freq, fill=self.fill)
+        need, why = self._min_length(panel)
+        check_min_length(panel, need, why)
+        for name in [a for a in vars(self) if a.endswith("_") and not a.startswith("_")]:
+            delattr(self, name)  # a refit starts from nothing
+        self._fit_panel(panel)
+        self.freq_ = panel.freq
+        return self
+
+    def predict(self, h: int | None = None, *, df=None):
+        """Forecast the next ``h`` steps of every series.
+
+        Parameters
+        ----------
+        h : int, optional
+            Steps to forecast; at most the trained horizon (default: all of it).
+        df : DataFrame or Series, optional
+            Forecast after the end of each series in ``df`` instead of the training data;
+            ids not seen in training are allowed.
+
+        Returns
+        -------
+        DataFrame
+            Long frame: id, time, ``yhat`` (and ``yhat_q..`` columns for quantile losses).
+        """
+        self._check_is_fitted()
+        h = self._check_predict_h(h)
+        memory = self.memory_ if df is None else self._memory_for(self._predict_panel(df))
+        with quiet(getattr(self, "verbose", 0)):
+            columns = self._forecast(memory, h)
+        times = self.freq_.future(memory.last, h)
+        return forecast_frame(memory.ids, times, columns, self._spec)
+
+    def _predict_panel(self, df):
+        panel = build_panel(df, self._spec, freq=self.freq, fill=self.fill, expected_freq=self.freq_)
+        check_min_length(panel, self.memory_.tails.shape[1], "the model's look-back at predict time")
+        return panel
+
+    def _check_predict_h(self, h) -> int:
+        if h is None:
+            return int(self.h)
+        check_int("h", h)
+        if h > self.h:
+            raise ValueError(
+                f"h={h} is above the horizon this model was trained for ({self.h}); refit with "
+                f"h={h} or forecast at most {self.h} steps"
+            )
+        return int(h)
+
+    def _check_is_fitted(self) -> None:
+        if not hasattr(self, "memory_"):
+            from sklearn.exceptions import NotFittedError
+
+            raise NotFittedError(
+                f"This {type(self).__name__} instance is not fitted yet; call fit(df) before "
+                f"predict, plot or save."
+            )
+
+    def __sklearn_is_fitted__(self) -> bool:
+        return hasattr(self, "memory_")
+
+    def plot(self, df=None, *, forecast=None, ids=None, max_series: int = 4, history: int | None = None):
+        """Plot recent history and the forecast of a few series; returns a matplotlib Figure.
+
+        Parameters
+        ----------
+        df : DataFrame or Series, optional
+            History to draw (and to forecast from when ``forecast`` is None); default: the
+            tail the model remembers from fitting.
+        forecast : DataFrame, optional
+            Output of ``predict``; computed when not given.
+        ids : list, optional
+            Series to draw; default the first ``max_series``.
+        max_series : int, default 4
+        history : int, optional
+            Number of past steps to draw per series (default: 3 horizons).
+        """
+        from tsrsa.forecasters.plotting import plot_forecast
+
+        self._check_is_fitted()
+        if forecast is None:
+            forecast = self.predict(df=df)
+        panel = self._predict_panel(df) if df is not None else None
+        return plot_forecast(
+            self, panel, forecast, ids=ids, max_series=max_series,
+            history=history if history is not None else 3 * int(self.h),
+        )
+
+    def save(self, path) -> None:
+        """Write the fitted model to the directory ``path`` (see :func:`tsrsa.load`)."""
+        from tsrsa.forecasters.persistence import save
+
+        save(self, path)
+
+    def _fitted_state(self) -> tuple[dict, dict, dict | None]:
+        """(JSON state, numpy arrays, torch weights or None) that ``predict`` needs."""
+        memory = self.memory_
+        state = {"freq": self.freq_.to_json(), "ids": encode_index(memory.ids), "last": encode_times(memory.last)}
+        arrays = {"tails": memory.tails, "loc": memory.loc, "scale": memory.scale}
+        return state, arrays, None
+
+    def _restore_fitted_state(self, state: dict, arrays: dict, weights, device) -> None:
+        self.freq_ = Frequency.from_json(state["freq"])
+        self.memory_ = SeriesMemory(
+            ids=decode_index(state["ids"]), last=decode_times(state["last"]),
+            tails=arrays["tails"], loc=arrays["loc"], scale=arrays["scale"],
+        )
+
+
+def _same(a, b) -> bool:
+    try:
+        return bool(a == b) if not isinstance(a, np.ndarray) else False
+    except Exception:
+        return False

@@ -1,0 +1,65 @@
+"""LSTMForecaster: the recurrent baseline."""
+from __future__ import annotations
+
+from tsrsa.forecasters.base import _store_init_args
+from tsrsa.forecasters.neural import COMMON_PARAMS_DOC, NeuralForecaster
+from tsrsa.forecasters.params import check_int
+from tsrsa.nn.lstm import LSTMConfig, LSTMNetwork
+
+
+class LSTMForecaster(NeuralForecaster):
+    """LSTM encoder over the look-back window with a direct multi-horizon head.
+
+    Parameters
+    ----------
+    h : int
+        Forecast horizon (steps).
+    input_size : int, optional
+        Look-back window in steps; None uses ``2 * h``.
+    hidden_size : int, default 64
+        LSTM state width.
+    n_layers : int, default 2
+        Stacked LSTM layers.
+    dropout : float, default 0.1
+    revin : bool, default True
+        Reversible instance normalisation of each window.
+    {common}
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from tsrsa import LSTMForecaster
+    >>> y = pd.Series(np.sin(np.arange(200) / 4), index=pd.date_range("2024-01-01", periods=200, freq="h"))
+    >>> f = LSTMForecaster(h=12, input_size=24, hidden_size=8, max_epochs=2, random_state=0).fit(y)
+    >>> f.predict().shape
+    (12, 3)
+    """
+
+    def __init__(
+        self, h, *, input_size=None, hidden_size=64, n_layers=2, dropout=0.1, revin=True,
+        patch_len=1, loss="mse", quantiles=None, scaler="standard", fill=None, freq=None,
+        max_epochs=20, batch_size=64, learning_rate=1e-3, weight_decay=1e-4, lr_schedule=None,
+        early_stopping_patience=None, val_size=0, accelerator="auto", devices=None,
+        precision="32", num_threads=None, random_state=None, verbose=0,
+        id_col="unique_id", time_col="ds", target_col="y",
+    ):
+        _store_init_args(self, locals())
+
+    def _check_architecture(self) -> None:
+        check_int("hidden_size", self.hidden_size)
+        check_int("n_layers", self.n_layers)
+
+    def _network_config(self) -> LSTMConfig:
+        levels = self._quantile_levels()
+        return LSTMConfig(
+            input_size=self._input_size, h=int(self.h), patch_len=int(self.patch_len),
+            hidden_size=int(self.hidden_size), n_layers=int(self.n_layers),
+            dropout=float(self.dropout), revin=bool(self.revin),
+            n_outputs=len(levels) if levels else 1,
+        )
+
+    @staticmethod
+    def _build_network(config: LSTMConfig) -> LSTMNetwork:
+        return LSTMNetwork(config)
+
+
+LSTMForecaster.__doc__ = LSTMForecaster.__doc__.replace("{common}", COMMON_PARAMS_DOC.strip("\n").lstrip())

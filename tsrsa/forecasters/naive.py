@@ -1,0 +1,70 @@
+"""SeasonalNaiveForecaster: repeat the last season (the sanity floor)."""
+from __future__ import annotations
+
+import numpy as np
+
+from tsrsa.data.memory import SeriesMemory
+from tsrsa.forecasters.base import BaseForecaster, _store_init_args
+from tsrsa.forecasters.params import check_int
+
+
+class SeasonalNaiveForecaster(BaseForecaster):
+    """Forecast each step with the value one season earlier: ŷ[T+k] = y[T+k-m·⌈k/m⌉].
+
+    Parameters
+    ----------
+    h : int
+        Forecast horizon (steps).
+    season_length : int, optional
+        Season m in steps. None takes the first natural period of the frequency (24 for
+        hourly, 7 daily, 52 weekly, 12 monthly, 4 quarterly; 1 where there is none, e.g.
+        yearly); integer time needs it given.
+    fill : {"ffill", "interpolate", "zero"} or None, default None
+        How to fill missing timestamps and NaN values; None makes them errors.
+    freq : str or int, optional
+        pandas offset alias or integer step; inferred when None.
+    id_col, time_col, target_col : str, default "unique_id", "ds", "y"
+        Column names of long frames, in and out.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from tsrsa import SeasonalNaiveForecaster
+    >>> y = pd.Series([1.0, 2.0, 3.0, 1.5, 2.5, 3.5], index=pd.RangeIndex(6))
+    >>> SeasonalNaiveForecaster(h=4, season_length=3).fit(y).predict()["yhat"].tolist()
+    [1.5, 2.5, 3.5, 1.5]
+    """
+
+    def __init__(self, h, *, season_length=None, fill=None, freq=None,
+                 id_col="unique_id", time_col="ds", target_col="y"):
+        _store_init_args(self, locals())
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        check_int("season_length", self.season_length, allow_none=True)
+
+    def _season(self, panel) -> int:
+        if self.season_length is not None:
+            return int(self.season_length)
+        if not panel.freq.is_datetime:
+            raise ValueError(
+                "SeasonalNaiveForecaster on integer time needs season_length= (the season in steps)"
+            )
+        periods = panel.freq.natural_periods()
+        return periods[0] if periods else 1
+
+    def _min_length(self, panel) -> tuple[int, str]:
+        m = self._season(panel)
+        return m, f"one season of season_length={m}"
+
+    def _fit_panel(self, panel) -> None:
+        self.season_length_ = self._season(panel)
+        self.memory_ = SeriesMemory.from_panel(panel, self.season_length_)
+
+    def _forecast(self, memory: SeriesMemory, h: int) -> dict[str, np.ndarray]:
+        m = memory.tails.shape[1]
+        return {"yhat": memory.tails[:, np.arange(h) % m]}  # (S, h)
+
+    def _restore_fitted_state(self, state, arrays, weights, device) -> None:
+        super()._restore_fitted_state(state, arrays, weights, device)
+        self.season_length_ = self.memory_.tails.shape[1]

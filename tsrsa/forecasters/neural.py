@@ -1,0 +1,232 @@
+"""Neural forecasters: scaling, windows, training and batched prediction around a network.
+
+A neural forecaster class adds its architecture arguments to the common ones and names its
+network through two hooks:
+
+- ``_network_config()``: a dataclass describing the network (stored with a saved model);
+- ``_build_network(config)``: the ``nn.Module`` for that config.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+import torch
+
+from tsrsa.data.memory import SeriesMemory
+from tsrsa.data.scalers import SCALERS, scale_values, series_statistics
+from tsrsa.data.windows import training_windows, validation_windows
+from tsrsa.forecasters.base import BaseForecaster, quiet
+from tsrsa.forecasters.params import (
+    check_bool, check_choice, check_float, check_int, quantile_column, quantile_levels,
+)
+from tsrsa.nn.losses import LOSSES, make_loss
+from tsrsa.training import (
+    TrainingConfig, WindowLoader, check_precision, resolve_device, resolve_seed, seeded,
+    torch_threads, train_network,
+)
+from tsrsa.training.devices import autocast, check_accelerator
+from tsrsa.training.loop import check_lr_schedule
+
+#: windows per forward pass at predict time
+INFERENCE_BATCH = 4096
+#: quantile levels used by loss="quantile" when none are given
+DEFAULT_QUANTILES = (0.1, 0.5, 0.9)
+
+COMMON_PARAMS_DOC = """
+    patch_len : int
+        Steps per token (1 = one token per step). REM lags count tokens.
+    loss : {"mse", "mae", "huber", "quantile"}, default "mse"
+        Training loss; "quantile" trains one output per level in ``quantiles``.
+    quantiles : list of float, optional
+        Levels in (0, 1) for ``loss="quantile"`` (default 0.1, 0.5, 0.9; 0.5 is always
+        added and becomes ``yhat``). Columns are named ``yhat_q10``, ``yhat_q2.5``, ...
+    scaler : {"standard", "robust", "minmax", "identity"} or None, default "standard"
+        Per-series scaling fitted on each series' training part.
+    fill : {"ffill", "interpolate", "zero"} or None, default None
+        How to fill missing timestamps and NaN values; None makes them errors.
+    freq : str or int, optional
+        pandas offset alias ("h", "MS", ...) or integer step; inferred when None.
+    max_epochs : int, default 20
+    batch_size : int, default 64
+    learning_rate : float, default 1e-3
+    weight_decay : float, default 1e-4
+        AdamW's decoupled weight decay.
+    lr_schedule : {"cosine", "onecycle", "constant"} or None, default None
+    early_stopping_patience : int, optional
+        Epochs without validation improvement before stopping; None: off (also off when
+        ``val_size=0``). With validation the best epoch's weights are kept.
+    val_size : int, default 0
+        Trailing steps of each series held out for validation (0 or at least ``h``).
+    accelerator : {"auto", "cpu", "gpu", "cuda", "mps"}, default "auto"
+        "auto" uses CUDA when present.
+    devices : int or list, optional
+        Device count or indices (one device for now).
+    precision : {"32", "bf16-mixed", "16-mixed"}, default "32"
+    num_threads : int, optional
+        torch CPU threads during fit and predict (restored afterwards).
+    random_state : int, optional
+        Seed that makes a fit repeatable; the global random state is left untouched.
+    verbose : int, default 0
+        0 is silent; 1 shows one progress bar.
+    id_col, time_col, target_col : str, default "unique_id", "ds", "y"
+        Column names of long frames, in and out.
+"""
+
+
+class NeuralForecaster(BaseForecaster):
+    """Base of the neural forecasters (see the module docstring)."""
+
+    _stochastic = True
+
+    # ------------------------------------------------------------------ hooks
+    def _network_config(self):
+        raise NotImplementedError
+
+    @staticmethod
+    def _build_network(config) -> torch.nn.Module:
+        raise NotImplementedError
+
+    def _check_architecture(self) -> None:
+        """Subclasses validate their own architecture arguments here."""
+
+    # ------------------------------------------------------------------ derived settings
+    @property
+    def _input_size(self) -> int:
+        return int(self.input_size) if self.input_size is not None else 2 * int(self.h)
+
+    def _quantile_levels(self) -> tuple[float, ...] | None:
+        if self.loss != "quantile":
+            return None
+        levels = quantile_levels(self.quantiles if self.quantiles is not None else DEFAULT_QUANTILES)
+        return tuple(sorted(set(levels) | {0.5}))
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        check_int("input_size", self.input_size, allow_none=True)
+        check_int("patch_len", self.patch_len)
+        check_choice("loss", self.loss, LOSSES)
+        if self.quantiles is not None:
+            quantile_levels(self.quantiles)
+            if self.loss != "quantile":
+                raise ValueError(
+                    f"quantiles={self.quantiles!r} need loss='quantile' (loss={self.loss!r} gives a "
+                    f"point forecast)"
+                )
+        check_choice("scaler", self.scaler, SCALERS, allow_none=True)
+        check_int("max_epochs", self.max_epochs)
+        check_int("batch_size", self.batch_size)
+        check_float("learning_rate", self.learning_rate, strict=True)
+        check_float("weight_decay", self.weight_decay)
+        check_lr_schedule(self.lr_schedule)
+        check_int("early_stopping_patience", self.early_stopping_patience, allow_none=True)
+        check_int("val_size", self.val_size, minimum=0)
+        if 0 < self.val_size < self.h:
+            raise ValueError(
+                f"val_size={self.val_size} must be 0 (no validation) or at least h={self.h}, so "
+                f"that a validation window's targets fit in the held-out steps"
+            )
+        check_accelerator(self.accelerator, self.devices)
+        check_precision(self.precision)
+        check_int("num_threads", self.num_threads, allow_none=True)
+        resolve_seed(self.random_state)
+        check_int("verbose", self.verbose, minimum=0)
+        check_bool("revin", self.revin)
+        check_float("dropout", self.dropout, maximum=1.0)
+        if self.dropout == 1.0:
+            raise ValueError("dropout=1.0 drops everything; use a value in [0, 1)")
+        self._check_architecture()
+
+    def _min_length(self, panel) -> tuple[int, str]:
+        L, h, v = self._input_size, int(self.h), int(self.val_size)
+        return L + h + v, f"input_size={L} + h={h} + val_size={v}"
+
+    def _training_config(self) -> TrainingConfig:
+        return TrainingConfig(
+            max_epochs=self.max_epochs, batch_size=self.batch_size, learning_rate=self.learning_rate,
+            weight_decay=self.weight_decay, lr_schedule=self.lr_schedule,
+            early_stopping_patience=self.early_stopping_patience, precision=check_precision(self.precision),
+            verbose=self.verbose, description=type(self).__name__,
+        )
+
+    # ------------------------------------------------------------------ fit
+    def _fit_panel(self, panel) -> None:
+        L, h, v = self._input_size, int(self.h), int(self.val_size)
+        fit_lengths = panel.lengths - v
+        loc, scale = series_statistics(panel.values, panel.offsets, fit_lengths, self.scaler)
+        scaled = scale_values(panel.values, panel.offsets, loc, scale)  # (N,) float32, built once
+        device = resolve_device(self.accelerator, self.devices)
+        train = WindowLoader(training_windows(scaled, panel.offsets, fit_lengths, L, h),
+                             self.batch_size, shuffle=True, device=device)
+        val = None
+        if v:
+            val = WindowLoader(validation_windows(scaled, panel.offsets, fit_lengths, L, h),
+                               self.batch_size, shuffle=False, device=device)
+        config = self._network_config()
+        seed = resolve_seed(self.random_state)
+        with quiet(self.verbose), torch_threads(self.num_threads), seeded(seed, device) as rng:
+            network = self._build_network(config).to(device)
+            loss_fn = make_loss(self.loss, self._quantile_levels()).to(device)
+            try:
+                result = train_network(network, loss_fn, train, val, self._training_config(),
+                                       device=device, rng=rng)
+            except FloatingPointError as error:  # the network holds the best weights so far
+                self._set_fitted(panel, network, error.training_result.history, loc, scale)
+                raise
+        self._set_fitted(panel, network, result.history, loc, scale)
+
+    def _set_fitted(self, panel, network, history, loc, scale) -> None:
+        self.network_ = network.eval()
+        self.fit_history_ = pd.DataFrame(
+            history, columns=["epoch", "train_loss", "val_loss", "learning_rate", "seconds"]
+        )
+        self.memory_ = SeriesMemory.from_panel(panel, self._input_size, loc, scale)
+        self.freq_ = panel.freq
+
+    # ------------------------------------------------------------------ predict
+    def _memory_for(self, panel) -> SeriesMemory:
+        return self.memory_.for_new_data(panel, self._input_size, self.scaler)
+
+    @torch.no_grad()
+    def _network_forecast(self, memory: SeriesMemory) -> np.ndarray:
+        """Forecasts (S, H, Q) in the data's units for every remembered series."""
+        network = self.network_.eval()
+        device = next(network.parameters()).device
+        x = (memory.tails - memory.loc[:, None]) / memory.scale[:, None]  # (S, L)
+        x = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32))
+        out = []
+        with torch_threads(self.num_threads):
+            for start in range(0, len(x), INFERENCE_BATCH):
+                batch = x[start : start + INFERENCE_BATCH].to(device)
+                with autocast(device, self.precision):
+                    out.append(network(batch).float().cpu())  # (B, H, Q)
+        y = torch.cat(out).numpy().astype(np.float64)
+        return y * memory.scale[:, None, None] + memory.loc[:, None, None]
+
+    def _forecast(self, memory: SeriesMemory, h: int) -> dict[str, np.ndarray]:
+        y = self._network_forecast(memory)[:, :h, :]  # (S, h, Q)
+        levels = self._quantile_levels()
+        if levels is None:
+            return {"yhat": y[..., 0]}
+        y = np.sort(y, axis=-1)  # quantiles never cross
+        columns = {"yhat": y[..., levels.index(0.5)]}
+        asked = quantile_levels(self.quantiles) if self.quantiles is not None else DEFAULT_QUANTILES
+        for q in asked:
+            columns[quantile_column(q)] = y[..., levels.index(q)]
+        return columns
+
+    # ------------------------------------------------------------------ saving
+    def _fitted_state(self):
+        state, arrays, _ = super()._fitted_state()
+        state["network"] = dataclasses.asdict(self.network_.config)
+        state["fit_history"] = self.fit_history_.to_dict(orient="list")
+        return state, arrays, self.network_.state_dict()
+
+    def _restore_fitted_state(self, state, arrays, weights, device) -> None:
+        super()._restore_fitted_state(state, arrays, weights, device)
+        config = type(self._network_config())(**state["network"])
+        network = self._build_network(config)
+        network.load_state_dict(weights)
+        self.network_ = network.to(device).eval()
+        self.fit_history_ = pd.DataFrame(state["fit_history"])

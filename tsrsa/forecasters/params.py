@@ -1,0 +1,69 @@
+"""Checks of constructor arguments, run at the entry of ``fit`` (sklearn style)."""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+
+def check_int(name: str, value, minimum: int = 1, *, allow_none: bool = False) -> None:
+    if value is None and allow_none:
+        return
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        kind = "None or an int" if allow_none else "an int"
+        raise TypeError(f"{name} must be {kind} >= {minimum}, got {value!r} ({type(value).__name__})")
+    if value < minimum:
+        raise ValueError(f"{name}={value} must be >= {minimum}")
+
+
+def check_float(name: str, value, minimum: float = 0.0, *, strict: bool = False, maximum: float | None = None,
+                allow_none: bool = False) -> None:
+    if value is None and allow_none:
+        return
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number, got {value!r} ({type(value).__name__})")
+    if not np.isfinite(value):
+        raise ValueError(f"{name}={value} must be finite")
+    if value < minimum or (strict and value == minimum):
+        raise ValueError(f"{name}={value} must be {'>' if strict else '>='} {minimum}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name}={value} must be <= {maximum}")
+
+
+def check_bool(name: str, value) -> None:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+
+
+def check_choice(name: str, value, choices, *, allow_none: bool = False) -> None:
+    if value is None and allow_none:
+        return
+    if not isinstance(value, str) or value not in choices:
+        extra = " or None" if allow_none else ""
+        raise ValueError(f"{name}={value!r} is not supported; use one of {tuple(choices)}{extra}")
+
+
+def check_str(name: str, value) -> None:
+    if not isinstance(value, str) or not value:
+        raise TypeError(f"{name} must be a non-empty string, got {value!r}")
+
+
+def quantile_levels(quantiles) -> tuple[float, ...]:
+    """The requested quantile levels, sorted, unique, each in (0, 1)."""
+    if isinstance(quantiles, (str, bytes)) or not hasattr(quantiles, "__iter__"):
+        raise TypeError(f"quantiles must be a list of levels in (0, 1), got {quantiles!r}")
+    levels = []
+    for q in quantiles:
+        if isinstance(q, (bool, np.bool_)) or not isinstance(q, numbers.Real):
+            raise TypeError(f"quantiles must be numbers in (0, 1), got {q!r}")
+        if not 0.0 < float(q) < 1.0:
+            raise ValueError(f"quantile {q} is outside (0, 1); use levels such as 0.1, 0.5, 0.9")
+        levels.append(float(q))
+    if not levels:
+        raise ValueError("quantiles is empty; give at least one level in (0, 1)")
+    return tuple(sorted(set(levels)))
+
+
+def quantile_column(q: float) -> str:
+    """The output column of level q: 0.1 -> 'yhat_q10', 0.025 -> 'yhat_q2.5'."""
+    return f"yhat_q{100 * q:g}"

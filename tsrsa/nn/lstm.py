@@ -1,0 +1,56 @@
+"""LSTM encoder with a direct multi-horizon head (the recurrent baseline)."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from tsrsa.nn.revin import RevIN
+
+
+@dataclass
+class LSTMConfig:
+    input_size: int = 96  # L: look-back window, in steps
+    h: int = 24  # forecast horizon, in steps
+    patch_len: int = 1  # steps fed to the LSTM per time step (1 = one value per step)
+    hidden_size: int = 64  # LSTM state width
+    n_layers: int = 2  # stacked LSTM layers
+    dropout: float = 0.1  # between LSTM layers and before the head
+    revin: bool = True  # reversible instance normalisation of each window
+    n_outputs: int = 1  # values per horizon step (1 for a point forecast, Q for quantiles)
+
+
+class LSTMNetwork(nn.Module):
+    """Windows ``(B, input_size)`` -> forecasts ``(B, h, n_outputs)`` from the last LSTM state."""
+
+    def __init__(self, config: LSTMConfig):
+        super().__init__()
+        self.config = config
+        self.patch_len = config.patch_len
+        self.n_steps = math.ceil(config.input_size / config.patch_len)
+        self.pad = self.n_steps * config.patch_len - config.input_size
+        self.revin = RevIN() if config.revin else None
+        self.lstm = nn.LSTM(
+            input_size=config.patch_len,
+            hidden_size=config.hidden_size,
+            num_layers=config.n_layers,
+            dropout=config.dropout if config.n_layers > 1 else 0.0,
+            batch_first=True,
+        )
+        self.dropout = nn.Dropout(config.dropout)
+        self.head = nn.Linear(config.hidden_size, config.h * config.n_outputs)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        B = x.size(0)
+        stats = None
+        if self.revin is not None:
+            x, stats = self.revin.normalise(x)  # (B, L)
+        if self.pad:
+            x = torch.cat([x[:, :1].expand(-1, self.pad), x], dim=1)  # (B, T * P)
+        steps = x.unfold(1, self.patch_len, self.patch_len)  # (B, T, P)
+        _, (h_n, _) = self.lstm(steps)  # h_n: (n_layers, B, hidden)
+        y = self.head(self.dropout(h_n[-1]))  # (B, h * Q)
+        y = y.view(B, self.config.h, self.config.n_outputs)  # (B, h, Q)
+        return self.revin.denormalise(y, stats) if stats is not None else y

@@ -1,0 +1,20 @@
+"""Settings of one training run."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+LR_SCHEDULES = ("constant", "cosine", "onecycle")
+
+
+@dataclass
+class TrainingConfig:
+    max_epochs: int = 20  # passes over the training windows
+    batch_size: int = 64  # windows per optimisation step
+    learning_rate: float = 1e-3  # AdamW step size (peak of a schedule)
+    weight_decay: float = 1e-4  # AdamW decoupled weight decay
+    lr_schedule: str | None = None  # None/"constant", "cosine" (to 0 over all steps), "onecycle"
+    early_stopping_patience: int | None = None  # epochs without validation improvement; None: off
+    gradient_clip: float | None = 1.0  # max global gradient norm; None: no clipping
+    precision: str = "32"  # "32", "bf16-mixed" or "16-mixed"
+    verbose: int = 0  # 0: silent; 1: one progress bar
+    description: str = "training"  # label of the progress bar

@@ -1,0 +1,76 @@
+"""Where and in which precision a network runs; threads for CPU work."""
+from __future__ import annotations
+
+import contextlib
+
+import torch
+
+ACCELERATORS = ("auto", "cpu", "gpu", "cuda", "mps")
+PRECISIONS = ("32", "32-true", "bf16-mixed", "16-mixed")
+
+
+def check_accelerator(accelerator, devices) -> None:
+    if accelerator not in ACCELERATORS:
+        raise ValueError(f"accelerator={accelerator!r} is not supported; use one of {ACCELERATORS}")
+    if devices in (None, "auto"):
+        return
+    if isinstance(devices, bool) or not isinstance(devices, (int, list, tuple)):
+        raise TypeError(f"devices must be None, 'auto', a count or a list of device indices; got {devices!r}")
+    count = devices if isinstance(devices, int) else len(devices)
+    if count < 1:
+        raise ValueError(f"devices={devices!r} names no device; use 1 or a list with one index")
+    if count > 1:
+        raise ValueError(
+            f"devices={devices!r}: training on more than one device is not supported yet; use devices=1"
+        )
+
+
+def resolve_device(accelerator: str = "auto", devices=None) -> torch.device:
+    """The torch device a fit runs on."""
+    check_accelerator(accelerator, devices)
+    index = devices[0] if isinstance(devices, (list, tuple)) else None
+    if accelerator == "auto":
+        accelerator = "cuda" if torch.cuda.is_available() else "cpu"
+    if accelerator in ("gpu", "cuda"):
+        if not torch.cuda.is_available():
+            raise ValueError(
+                f"accelerator={accelerator!r} but torch sees no CUDA device; use accelerator='cpu' "
+                "or 'auto', or install a CUDA build of torch (see the README)"
+            )
+        return torch.device("cuda", index if index is not None else torch.cuda.current_device())
+    if accelerator == "mps":
+        if not torch.backends.mps.is_available():
+            raise ValueError("accelerator='mps' but torch sees no Apple GPU; use accelerator='cpu'")
+        return torch.device("mps")
+    return torch.device("cpu")
+
+
+def check_precision(precision) -> str:
+    """The precision as a canonical string ("32", "bf16-mixed", "16-mixed")."""
+    value = str(precision)
+    if value not in PRECISIONS and value not in ("16", "bf16"):
+        raise ValueError(f"precision={precision!r} is not supported; use one of {PRECISIONS}")
+    return {"32-true": "32", "16": "16-mixed", "bf16": "bf16-mixed"}.get(value, value)
+
+
+def autocast(device: torch.device, precision: str):
+    """Context manager running the forward pass in the requested precision."""
+    precision = check_precision(precision)
+    if precision == "32":
+        return contextlib.nullcontext()
+    dtype = torch.bfloat16 if precision == "bf16-mixed" else torch.float16
+    return torch.autocast(device_type=device.type, dtype=dtype)
+
+
+@contextlib.contextmanager
+def torch_threads(num_threads: int | None):
+    """Use ``num_threads`` intra-op threads inside the block, then restore the caller's setting."""
+    if num_threads is None:
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(int(num_threads))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)

@@ -1,0 +1,165 @@
+"""One lean training loop: AdamW, clipping, schedules, early stopping, best-weights restore."""
+from __future__ import annotations
+
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from torch import nn
+
+from tsrsa.training.config import LR_SCHEDULES, TrainingConfig
+from tsrsa.training.devices import autocast, check_precision
+
+
+@dataclass
+class TrainingResult:
+    history: list[dict] = field(default_factory=list)  # one record per finished epoch
+    best_epoch: int = 0  # 1-based epoch whose weights the network holds (0: initial weights)
+    stopped_early: bool = False
+
+
+def check_lr_schedule(schedule) -> None:
+    if schedule is not None and schedule not in LR_SCHEDULES:
+        raise ValueError(f"lr_schedule={schedule!r} is not supported; use None or one of {LR_SCHEDULES}")
+
+
+def _scheduler(optimizer, config: TrainingConfig, total_steps: int):
+    check_lr_schedule(config.lr_schedule)
+    if config.lr_schedule == "cosine":
+        return torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=max(total_steps, 1))
+    if config.lr_schedule == "onecycle":
+        return torch.optim.lr_scheduler.OneCycleLR(
+            optimizer, max_lr=config.learning_rate, total_steps=max(total_steps, 1)
+        )
+    return None
+
+
+def _snapshot(network: nn.Module) -> dict:
+    return {k: v.detach().clone() for k, v in network.state_dict().items()}
+
+
+@torch.no_grad()
+def evaluate_loss(network: nn.Module, loss_fn, loader, device, precision: str = "32") -> float:
+    """Mean loss over every window of ``loader`` (weighted by batch size)."""
+    network.eval()
+    total = torch.zeros((), device=device)
+    for x, y in loader.iterate():
+        with autocast(device, precision):
+            pred = network(x)
+        total += loss_fn(pred.float(), y) * len(x)
+    return float(total) / max(loader.n_windows, 1)
+
+
+def _progress(config: TrainingConfig):
+    if config.verbose < 1:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=config.max_epochs, desc=config.description, unit="epoch", file=sys.stderr)
+
+
+def train_network(
+    network: nn.Module,
+    loss_fn: nn.Module,
+    train_loader,
+    val_loader=None,
+    config: TrainingConfig | None = None,
+    *,
+    device: torch.device = torch.device("cpu"),
+    rng: np.random.Generator | None = None,
+) -> TrainingResult:
+    """Train ``network`` in place and return its record.
+
+    With a validation loader the network ends with the weights of its best validation epoch
+    (and stops after ``early_stopping_patience`` epochs without improvement); without one it
+    keeps its last weights.
+
+    Raises
+    ------
+    FloatingPointError
+        When the training or validation loss is NaN or inf. The network then holds the best
+        weights seen so far (its initial weights if no epoch finished); the error's
+        ``training_result`` holds the epochs that finished.
+    """
+    config = config or TrainingConfig()
+    precision = check_precision(config.precision)
+    optimizer = torch.optim.AdamW(
+        network.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay
+    )
+    scheduler = _scheduler(optimizer, config, len(train_loader) * config.max_epochs)
+    grad_scaler = torch.amp.GradScaler(device.type) if precision == "16-mixed" else None
+    result = TrainingResult()
+    best_loss, best_state = math.inf, _snapshot(network)
+    patience_left = config.early_stopping_patience
+    bar = _progress(config)
+    try:
+        for epoch in range(1, config.max_epochs + 1):
+            start = time.perf_counter()
+            network.train()
+            total = torch.zeros((), device=device)
+            for x, y in train_loader.iterate(rng):
+                optimizer.zero_grad(set_to_none=True)
+                with autocast(device, precision):
+                    pred = network(x)  # (B, h, Q)
+                loss = loss_fn(pred.float(), y)
+                if grad_scaler is not None:
+                    grad_scaler.scale(loss).backward()
+                    grad_scaler.unscale_(optimizer)
+                else:
+                    loss.backward()
+                if config.gradient_clip is not None:
+                    nn.utils.clip_grad_norm_(network.parameters(), config.gradient_clip)
+                if grad_scaler is not None:
+                    grad_scaler.step(optimizer)
+                    grad_scaler.update()
+                else:
+                    optimizer.step()
+                if scheduler is not None:
+                    scheduler.step()
+                total += loss.detach() * len(x)
+            train_loss = float(total) / max(train_loader.n_windows, 1)  # one sync per epoch
+            val_loss = math.nan
+            if val_loader is not None:
+                val_loss = evaluate_loss(network, loss_fn, val_loader, device, precision)
+            checked = [("training", train_loss)] + ([("validation", val_loss)] if val_loader else [])
+            for name, value in checked:
+                if not math.isfinite(value):
+                    network.load_state_dict(best_state)
+                    error = FloatingPointError(
+                        f"the {name} loss became {value} in epoch {epoch}; the network keeps the "
+                        f"weights of epoch {result.best_epoch} (0 = initial). Lower learning_rate, "
+                        f"keep gradient clipping on, or check the scale of the data"
+                    )
+                    error.training_result = result  # the epochs that finished
+                    raise error
+            result.history.append({
+                "epoch": epoch,
+                "train_loss": train_loss,
+                "val_loss": val_loss,
+                "learning_rate": optimizer.param_groups[0]["lr"],
+                "seconds": time.perf_counter() - start,
+            })
+            monitored = val_loss if val_loader is not None else train_loss
+            if monitored < best_loss:
+                best_loss, best_state, result.best_epoch = monitored, _snapshot(network), epoch
+                patience_left = config.early_stopping_patience
+            elif val_loader is not None and patience_left is not None:
+                patience_left -= 1
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix(train=f"{train_loss:.4g}", val=f"{val_loss:.4g}")
+            if patience_left is not None and patience_left <= 0 and val_loader is not None:
+                result.stopped_early = True
+                break
+    finally:
+        if bar is not None:
+            bar.close()
+    if val_loader is not None:
+        network.load_state_dict(best_state)
+    else:
+        result.best_epoch = len(result.history)
+    network.eval()
+    return result
