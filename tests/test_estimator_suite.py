@@ -127,6 +127,16 @@ def test_predict_h_truncates_and_refuses_more(fitted):
         model.predict(h=0)
 
 
+def test_bounded_inference_batches_give_the_same_forecast(fitted):
+    model = fitted["model"]
+    if "inference_batch_size" not in model.get_params():
+        pytest.skip("no batched inference")
+    small = clone(model)
+    small.__dict__.update({k: v for k, v in vars(model).items() if k.endswith("_")})
+    small.set_params(inference_batch_size=1)
+    np.testing.assert_allclose(small.predict()["yhat"], fitted["pred"]["yhat"], rtol=1e-6)
+
+
 def test_predict_on_training_frame_equals_predict(fitted):
     pd.testing.assert_frame_equal(fitted["model"].predict(df=fitted["train"]), fitted["pred"])
 
@@ -339,7 +349,8 @@ def test_verbose_one_shows_one_progress_bar(fitted, capsys):
 # ---------------------------------------------------------------------- shared argument names
 COMMON = [
     "h", "input_size", "patch_len", "loss", "quantiles", "scaler", "fill", "freq", "max_epochs",
-    "batch_size", "learning_rate", "weight_decay", "lr_schedule", "early_stopping_patience", "val_size",
+    "batch_size", "inference_batch_size", "learning_rate", "weight_decay", "lr_schedule",
+    "early_stopping_patience", "val_size",
     "accelerator", "devices", "precision", "num_threads", "random_state", "verbose", "id_col",
     "time_col", "target_col",
 ]

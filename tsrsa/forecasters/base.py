@@ -6,7 +6,8 @@ implements four hooks:
 - ``_check_params()``: validate the constructor arguments (run at the entry of ``fit``);
 - ``_min_length(panel)``: how many observations a series needs for fitting, and why;
 - ``_fit_panel(panel)``: learn from a validated :class:`~tsrsa.data.Panel`, set ``memory_``;
-- ``_forecast(memory, h)``: forecasts ``{column: (S, h) array}`` for the remembered series.
+- ``_forecast_windows(tails, loc, scale, h)``: forecasts ``{column: (n, h) array}`` from ``n``
+  input windows (each series' last values, or any windows: cross-validation, benchmarks).
 
 Validation of frames, output framing, ``predict(df=...)``, plotting and saving live here.
 """
@@ -98,7 +99,9 @@ class BaseForecaster:
     def _fit_panel(self, panel) -> None:
         raise NotImplementedError
 
-    def _forecast(self, memory: SeriesMemory, h: int) -> dict[str, np.ndarray]:
+    def _forecast_windows(self, tails: np.ndarray, loc: np.ndarray, scale: np.ndarray,
+                          h: int) -> dict[str, np.ndarray]:
+        """Forecasts from input windows ``tails`` (n, T) whose series have statistics loc/scale (n,)."""
         raise NotImplementedError
 
     def _memory_for(self, panel) -> SeriesMemory:
@@ -142,7 +145,7 @@ class BaseForecaster:
         h = self._check_predict_h(h)
         memory = self.memory_ if df is None else self._memory_for(self._predict_panel(df))
         with quiet(getattr(self, "verbose", 0)):
-            columns = self._forecast(memory, h)
+            columns = self._forecast_windows(memory.tails, memory.loc, memory.scale, h)
         times = self.freq_.future(memory.last, h)
         return forecast_frame(memory.ids, times, columns, self._spec)
 

@@ -61,9 +61,9 @@ class SeasonalNaiveForecaster(BaseForecaster):
         self.season_length_ = self._season(panel)
         self.memory_ = SeriesMemory.from_panel(panel, self.season_length_)
 
-    def _forecast(self, memory: SeriesMemory, h: int) -> dict[str, np.ndarray]:
-        m = memory.tails.shape[1]
-        return {"yhat": memory.tails[:, np.arange(h) % m]}  # (S, h)
+    def _forecast_windows(self, tails, loc, scale, h: int) -> dict[str, np.ndarray]:
+        m = self.season_length_
+        return {"yhat": tails[:, -m:][:, np.arange(h) % m]}  # (n, h)
 
     def _restore_fitted_state(self, state, arrays, weights, device) -> None:
         super()._restore_fitted_state(state, arrays, weights, device)

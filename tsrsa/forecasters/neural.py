@@ -29,8 +29,6 @@ from tsrsa.training import (
 from tsrsa.training.devices import autocast, check_accelerator
 from tsrsa.training.loop import check_lr_schedule
 
-#: windows per forward pass at predict time
-INFERENCE_BATCH = 4096
 #: quantile levels used by loss="quantile" when none are given
 DEFAULT_QUANTILES = (0.1, 0.5, 0.9)
 
@@ -50,6 +48,9 @@ COMMON_PARAMS_DOC = """
         pandas offset alias ("h", "MS", ...) or integer step; inferred when None.
     max_epochs : int, default 20
     batch_size : int, default 64
+        Training windows per optimisation step.
+    inference_batch_size : int, default 1024
+        Windows per forward pass in validation and prediction (bounds their memory).
     learning_rate : float, default 1e-3
     weight_decay : float, default 1e-4
         AdamW's decoupled weight decay.
@@ -117,6 +118,7 @@ class NeuralForecaster(BaseForecaster):
         check_choice("scaler", self.scaler, SCALERS, allow_none=True)
         check_int("max_epochs", self.max_epochs)
         check_int("batch_size", self.batch_size)
+        check_int("inference_batch_size", self.inference_batch_size)
         check_float("learning_rate", self.learning_rate, strict=True)
         check_float("weight_decay", self.weight_decay)
         check_lr_schedule(self.lr_schedule)
@@ -162,7 +164,7 @@ class NeuralForecaster(BaseForecaster):
         val = None
         if v:
             val = WindowLoader(validation_windows(scaled, panel.offsets, fit_lengths, L, h),
-                               self.batch_size, shuffle=False, device=device)
+                               self.inference_batch_size, shuffle=False, device=device)
         config = self._network_config()
         seed = resolve_seed(self.random_state)
         with quiet(self.verbose), torch_threads(self.num_threads), seeded(seed, device) as rng:
@@ -189,23 +191,24 @@ class NeuralForecaster(BaseForecaster):
         return self.memory_.for_new_data(panel, self._input_size, self.scaler)
 
     @torch.no_grad()
-    def _network_forecast(self, memory: SeriesMemory) -> np.ndarray:
-        """Forecasts (S, H, Q) in the data's units for every remembered series."""
+    def _network_forecast(self, tails: np.ndarray, loc: np.ndarray, scale: np.ndarray) -> np.ndarray:
+        """Forecasts (n, H, Q) in the data's units from windows (n, L), in bounded batches."""
         network = self.network_.eval()
         device = next(network.parameters()).device
-        x = (memory.tails - memory.loc[:, None]) / memory.scale[:, None]  # (S, L)
-        x = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32))
-        out = []
+        L, n = self._input_size, len(tails)
+        out = np.empty((n, int(self.h), network.config.n_outputs), dtype=np.float64)
         with torch_threads(self.num_threads):
-            for start in range(0, len(x), INFERENCE_BATCH):
-                batch = x[start : start + INFERENCE_BATCH].to(device)
+            for start in range(0, n, self.inference_batch_size):
+                stop = min(start + self.inference_batch_size, n)
+                x = (tails[start:stop, -L:] - loc[start:stop, None]) / scale[start:stop, None]  # (B, L)
+                x = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32)).to(device)
                 with autocast(device, self.precision):
-                    out.append(network(batch).float().cpu())  # (B, H, Q)
-        y = torch.cat(out).numpy().astype(np.float64)
-        return y * memory.scale[:, None, None] + memory.loc[:, None, None]
+                    y = network(x).float().cpu().numpy()  # (B, H, Q)
+                out[start:stop] = y * scale[start:stop, None, None] + loc[start:stop, None, None]
+        return out
 
-    def _forecast(self, memory: SeriesMemory, h: int) -> dict[str, np.ndarray]:
-        y = self._network_forecast(memory)[:, :h, :]  # (S, h, Q)
+    def _forecast_windows(self, tails, loc, scale, h: int) -> dict[str, np.ndarray]:
+        y = self._network_forecast(tails, loc, scale)[:, :h, :]  # (n, h, Q)
         levels = self._quantile_levels()
         if levels is None:
             return {"yhat": y[..., 0]}
