@@ -366,9 +366,10 @@ def test_neural_classes_share_argument_names_order_and_defaults():
     for cls in neural:
         params = inspect.signature(cls.__init__).parameters
         names = [n for n in params if n != "self"]
-        assert [n for n in names if n in COMMON] == COMMON, cls.__name__
+        common = COMMON if "patch_len" in names else [n for n in COMMON if n != "patch_len"]
+        assert [n for n in names if n in COMMON] == common, cls.__name__  # patch_len: token models
         assert all(params[n].kind is inspect.Parameter.KEYWORD_ONLY for n in names[1:]), cls.__name__
-        for name in COMMON[1:]:
+        for name in common[1:]:
             if name == "patch_len":
                 continue  # a per-model default (tokens are a model's own choice)
             defaults.setdefault(name, params[name].default)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from tsrsa.forecasters.base import _store_init_args
 from tsrsa.forecasters.neural import COMMON_PARAMS_DOC, NeuralForecaster
-from tsrsa.forecasters.params import check_int
+from tsrsa.forecasters.params import check_int, check_sequence_model
 from tsrsa.nn.lstm import LSTMConfig, LSTMNetwork
 
 
@@ -45,6 +45,7 @@ class LSTMForecaster(NeuralForecaster):
         _store_init_args(self, locals())
 
     def _check_architecture(self) -> None:
+        check_sequence_model(self)
         check_int("hidden_size", self.hidden_size)
         check_int("n_layers", self.n_layers)
 

@@ -18,9 +18,7 @@ from tsrsa.data.memory import SeriesMemory
 from tsrsa.data.scalers import SCALERS, scale_values, series_statistics
 from tsrsa.data.windows import training_windows, validation_windows
 from tsrsa.forecasters.base import BaseForecaster, quiet
-from tsrsa.forecasters.params import (
-    check_bool, check_choice, check_float, check_int, quantile_column, quantile_levels,
-)
+from tsrsa.forecasters.params import check_choice, check_float, check_int, quantile_column, quantile_levels
 from tsrsa.nn.losses import LOSSES, make_loss
 from tsrsa.training import (
     TrainingConfig, WindowLoader, check_precision, resolve_device, resolve_seed, seeded,
@@ -106,7 +104,6 @@ class NeuralForecaster(BaseForecaster):
     def _check_params(self) -> None:
         super()._check_params()
         check_int("input_size", self.input_size, allow_none=True)
-        check_int("patch_len", self.patch_len)
         check_choice("loss", self.loss, LOSSES)
         if self.quantiles is not None:
             quantile_levels(self.quantiles)
@@ -134,10 +131,6 @@ class NeuralForecaster(BaseForecaster):
         check_int("num_threads", self.num_threads, allow_none=True)
         resolve_seed(self.random_state)
         check_int("verbose", self.verbose, minimum=0)
-        check_bool("revin", self.revin)
-        check_float("dropout", self.dropout, maximum=1.0)
-        if self.dropout == 1.0:
-            raise ValueError("dropout=1.0 drops everything; use a value in [0, 1)")
         self._check_architecture()
 
     def _min_length(self, panel) -> tuple[int, str]:

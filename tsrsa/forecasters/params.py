@@ -48,6 +48,15 @@ def check_str(name: str, value) -> None:
         raise TypeError(f"{name} must be a non-empty string, got {value!r}")
 
 
+def check_sequence_model(model) -> None:
+    """Checks shared by the token/step models: ``patch_len``, ``dropout``, ``revin``."""
+    check_int("patch_len", model.patch_len)
+    check_float("dropout", model.dropout, maximum=1.0)
+    if model.dropout == 1.0:
+        raise ValueError("dropout=1.0 drops everything; use a value in [0, 1)")
+    check_bool("revin", model.revin)
+
+
 def quantile_levels(quantiles) -> tuple[float, ...]:
     """The requested quantile levels, sorted, unique, each in (0, 1)."""
     if isinstance(quantiles, (str, bytes)) or not hasattr(quantiles, "__iter__"):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from tsrsa.forecasters.base import _store_init_args
 from tsrsa.forecasters.neural import COMMON_PARAMS_DOC, NeuralForecaster
-from tsrsa.forecasters.params import check_bool, check_int
+from tsrsa.forecasters.params import check_bool, check_int, check_sequence_model
 from tsrsa.nn.backbone import BackboneConfig, ForecastingTransformer
 
 
@@ -53,6 +53,7 @@ class TransformerForecaster(NeuralForecaster):
         _store_init_args(self, locals())
 
     def _check_architecture(self) -> None:
+        check_sequence_model(self)
         for name in ("d_model", "n_heads", "n_layers", "d_ff"):
             check_int(name, getattr(self, name))
         if self.d_model % self.n_heads:
