@@ -34,6 +34,11 @@ SUITE = [
     pytest.param(lambda **kw: TransformerForecaster(h=H, input_size=8, patch_len=4, d_model=8, n_heads=2,
                                                     n_layers=1, d_ff=16, max_epochs=2, batch_size=16,
                                                     random_state=0, **kw), id="Transformer"),
+    pytest.param(lambda **kw: tsrsa.DLinearForecaster(h=H, input_size=8, kernel_size=5, max_epochs=2, batch_size=16,
+                                                      random_state=0, **kw), id="DLinear"),
+    pytest.param(lambda **kw: tsrsa.RSAForecaster(h=H, input_size=8, patch_len=2, d_model=8, n_heads=4, n_layers=1,
+                                                  d_ff=16, max_epochs=2, batch_size=16, random_state=0, **kw),
+                 id="RSA"),
 ]
 
 

@@ -17,6 +17,8 @@ _LAZY = {
     "SeasonalNaiveForecaster": "tsrsa.forecasters.naive",
     "LSTMForecaster": "tsrsa.forecasters.lstm",
     "TransformerForecaster": "tsrsa.forecasters.transformer",
+    "RSAForecaster": "tsrsa.forecasters.rsa",
+    "DLinearForecaster": "tsrsa.forecasters.dlinear",
     "load": "tsrsa.forecasters.persistence",
     "evaluate": "tsrsa.metrics",
 }

@@ -90,6 +90,9 @@ class NeuralForecaster(BaseForecaster):
     def _check_architecture(self) -> None:
         """Subclasses validate their own architecture arguments here."""
 
+    def _initialise_network(self, network: torch.nn.Module, panel, fit_lengths) -> None:
+        """Subclasses may set initial weights from the training data (training parts only)."""
+
     # ------------------------------------------------------------------ derived settings
     @property
     def _input_size(self) -> int:
@@ -161,7 +164,9 @@ class NeuralForecaster(BaseForecaster):
         config = self._network_config()
         seed = resolve_seed(self.random_state)
         with quiet(self.verbose), torch_threads(self.num_threads), seeded(seed, device) as rng:
-            network = self._build_network(config).to(device)
+            network = self._build_network(config)
+            self._initialise_network(network, panel, fit_lengths)
+            network = network.to(device)
             loss_fn = make_loss(self.loss, self._quantile_levels()).to(device)
             try:
                 result = train_network(network, loss_fn, train, val, self._training_config(),

@@ -20,6 +20,7 @@ from torch import nn
 # name -> module whose import registers it (imported on first use)
 _BUILTIN = {
     "softmax": "tsrsa.nn.softmax",
+    "rsa": "tsrsa.nn.rsa",
 }
 _KINDS: dict[str, type] = {}
 

@@ -1,0 +1,288 @@
+"""RSA: REM formulas elementwise, the three forms of P @ V, gate limits, the RNN theorem,
+RSAForecaster's explain() and initialisation."""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from tsrsa import RSAForecaster, TransformerForecaster
+from tsrsa.nn import RSAAttention, SoftmaxAttention, linear_rnn_to_rem, plan_heads, rem_matrix
+from tsrsa.nn.rem import (
+    kind_codes, rem_apply_dense, rem_apply_fft, rem_apply_scan, rem_kernels, rem_matrices,
+)
+from tsrsa.nn.softmax import split_heads
+
+from conftest import make_panel
+
+
+# ---------------------------------------------------------------------- REM formulas
+def _formula(kind, i, j, lam, gamma, theta, d, mask, max_lag):
+    lag = i - j if mask == "causal" else abs(i - j)
+    if lag < 1 or lag % d or (max_lag is not None and lag > max_lag):
+        return 0.0
+    m = lag // d
+    if kind == "regular":
+        return lam**m
+    return gamma**m * (math.cos(theta * m) if kind == "cyclic_cos" else math.sin(theta * m))
+
+
+@pytest.mark.parametrize("kind", ["regular", "cyclic_cos", "cyclic_sin"])
+@pytest.mark.parametrize("dilation", [1, 2, 3])
+@pytest.mark.parametrize("mask", ["causal", "bidirectional"])
+@pytest.mark.parametrize("max_lag", [None, 5])
+def test_rem_matrix_elementwise(kind, dilation, mask, max_lag):
+    lam, gamma, theta, T = -0.8, 0.9, 0.7, 9
+    P = rem_matrix(kind, T, lam=lam, gamma=gamma, theta=theta, dilation=dilation, mask=mask, max_lag=max_lag)
+    assert P.shape == (T, T)
+    for i in range(T):
+        for j in range(T):
+            expected = _formula(kind, i, j, lam, gamma, theta, dilation, mask, max_lag)
+            assert P[i, j].item() == pytest.approx(expected, abs=1e-6), (i, j)
+    assert torch.all(P.diagonal() == 0)
+    if mask == "causal":
+        assert torch.all(P.triu() == 0)
+
+
+def test_rem_matrix_errors():
+    with pytest.raises(ValueError, match="needs lam="):
+        rem_matrix("regular", 4)
+    with pytest.raises(ValueError, match="needs gamma= and theta="):
+        rem_matrix("cyclic_cos", 4, gamma=0.5)
+    with pytest.raises(ValueError, match="unknown REM kind"):
+        rem_matrix("seasonal", 4, lam=0.5)
+    with pytest.raises(ValueError, match="mask="):
+        rem_matrix("regular", 4, lam=0.5, mask="future")
+
+
+# ---------------------------------------------------------------------- the three forms
+@pytest.fixture
+def heads():
+    kinds = ["regular", "cyclic_cos", "cyclic_sin", "regular", "cyclic_cos", "cyclic_sin"]
+    return (kind_codes(kinds), torch.tensor([0.9, 0.8, 0.8, -0.7, 0.95, 0.95], dtype=torch.float64),
+            torch.tensor([0.0, 0.5, 0.5, 0.0, 2.5, 2.5], dtype=torch.float64),
+            torch.tensor([1, 1, 1, 3, 2, 2]))
+
+
+@pytest.mark.parametrize("mask", ["causal", "bidirectional"])
+@pytest.mark.parametrize("max_lag", [None, 6])
+def test_fft_form_equals_dense(heads, mask, max_lag):
+    code, radius, theta, dilation = heads
+    v = torch.randn(2, 6, 37, 3, dtype=torch.float64)
+    dense = rem_apply_dense(rem_matrices(code, radius, theta, dilation, 37, mask=mask, max_lag=max_lag), v)
+    fft = rem_apply_fft(rem_kernels(code, radius, theta, dilation, 37, max_lag=max_lag), v, mask=mask)
+    torch.testing.assert_close(fft, dense, atol=1e-10, rtol=1e-10)
+
+
+def test_recurrent_form_equals_dense(heads):
+    code, radius, theta, dilation = heads
+    v = torch.randn(2, 6, 25, 3, dtype=torch.float64)
+    dense = rem_apply_dense(rem_matrices(code, radius, theta, dilation, 25), v)
+    torch.testing.assert_close(rem_apply_scan(code, radius, theta, dilation, v), dense, atol=1e-10, rtol=1e-10)
+
+
+def test_attention_module_paths_agree():
+    torch.manual_seed(0)
+    attn = RSAAttention(16, 4, n_regular=1, n_cyclic=1, n_dilated_regular=1, dilations=3).double().eval()
+    x = torch.randn(2, 30, 16, dtype=torch.float64)
+    attn.method = "dense"
+    dense = attn(x)
+    attn.method = "fft"
+    torch.testing.assert_close(attn(x), dense)
+
+
+# ---------------------------------------------------------------------- the RSA head
+def test_parameterisation_and_paper_initialisation():
+    attn = RSAAttention(24, 6, n_regular=3, n_cyclic=1, n_dilated_regular=1, dilations=4)
+    assert attn.plan.kinds == ("regular",) * 3 + ("cyclic_cos", "cyclic_sin", "regular")
+    assert attn.plan.dilations == (1, 1, 1, 1, 1, 4)
+    eta = attn.eta.detach()
+    assert torch.all((eta.abs() >= 1) & (eta.abs() <= 2)) and (eta > 0).any() and (eta < 0).any()
+    assert torch.all((attn.nu >= 1) & (attn.nu <= 2))
+    assert torch.allclose(attn.theta, torch.tensor(math.pi / 4)) and attn.mu.item() == 0.0
+    radius, angle = attn.rem_parameters()
+    torch.testing.assert_close(radius[:3], torch.tanh(eta[:3]))
+    torch.testing.assert_close(radius[5], torch.tanh(eta[3]))
+    torch.testing.assert_close(radius[3:5], torch.sigmoid(attn.nu).expand(2))
+    attn.set_rem_parameters(lam=[0.5, -0.5, 0.25, 0.9], gamma=[0.7], theta=[1.0], mu=2.0)
+    radius, angle = attn.rem_parameters()
+    torch.testing.assert_close(radius, torch.tensor([0.5, -0.5, 0.25, 0.7, 0.7, 0.9]))
+    torch.testing.assert_close(angle, torch.tensor([0.0, 0.0, 0.0, 1.0, 1.0, 0.0]))
+    assert attn.gate().item() == pytest.approx(1 / (1 + math.exp(-2.0)))
+    P = attn.rem_matrices(8)
+    torch.testing.assert_close(P[3], rem_matrix("cyclic_cos", 8, gamma=0.7, theta=1.0))
+    torch.testing.assert_close(P[5], rem_matrix("regular", 8, lam=0.9, dilation=4))
+
+
+def test_unshared_cyclic_and_per_head_gates():
+    attn = RSAAttention(16, 4, n_regular=0, n_cyclic=2, share_cyclic=False, gate="head")
+    assert attn.plan.param == (0, 1, 2, 3) and attn.nu.shape == (4,) and attn.mu.shape == (4,)
+
+
+def test_plan_errors():
+    with pytest.raises(ValueError, match="need 5 heads"):
+        plan_heads(4, n_regular=1, n_cyclic=2)
+    with pytest.raises(ValueError, match="one per dilated"):
+        plan_heads(4, n_regular=0, n_cyclic=0, n_dilated_regular=2, dilations=[2])
+    with pytest.raises(ValueError, match=">= 1"):
+        plan_heads(4, n_dilated_regular=1, dilations=0)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_gate_limits(causal):
+    torch.manual_seed(0)
+    rsa = RSAAttention(16, 4, causal=causal, n_regular=1, n_cyclic=1, n_dilated_regular=0).double().eval()
+    vanilla = SoftmaxAttention(16, 4, causal=causal).double().eval()
+    vanilla.load_state_dict({k: v for k, v in rsa.state_dict().items() if k.split(".")[0] in ("qkv", "proj")})
+    x = torch.randn(3, 10, 16, dtype=torch.float64)
+    rsa.gate_override = 0.0
+    torch.testing.assert_close(rsa(x), vanilla(x))  # gate 0: softmax attention
+    rsa.gate_override = 1.0
+    v = split_heads(rsa.qkv(x).split(16, dim=2)[2], 4)  # (B, H, T, hs)
+    y = v.clone()  # the 4th head has no REM: it stays a softmax head
+    y[:, :3] = rsa.rem_matrices(10) @ v[:, :3]
+    soft = torch.softmax(
+        split_heads(rsa.qkv(x).split(16, 2)[0], 4) @ split_heads(rsa.qkv(x).split(16, 2)[1], 4).mT / 2.0
+        + (torch.full((10, 10), -torch.inf, dtype=torch.float64).triu(1) if causal else 0.0), -1) @ v
+    y[:, 3] = soft[:, 3]
+    expected = rsa.proj(y.transpose(1, 2).reshape(3, 10, 16))
+    torch.testing.assert_close(rsa(x), expected)  # gate 1: P @ V (REM heads)
+
+
+def test_causal_rsa_ignores_the_future():
+    torch.manual_seed(0)
+    attn = RSAAttention(8, 4, causal=True, n_regular=1, n_cyclic=1, n_dilated_regular=1).eval()
+    x = torch.randn(2, 12, 8)
+    y = x.clone()
+    y[:, 7:] += 5.0
+    torch.testing.assert_close(attn(x)[:, :7], attn(y)[:, :7])
+
+
+# ---------------------------------------------------------------------- the theorem
+def _random_rnn(seed=0, n=5, d_in=3):
+    """W_h with eigenvalues 0.9, -0.6, 0.5 and 0.8 e^{+-0.7i}, in a random basis."""
+    g = torch.Generator().manual_seed(seed)
+    block = torch.zeros(n, n, dtype=torch.float64)
+    block[0, 0], block[1, 1], block[2, 2] = 0.9, -0.6, 0.5
+    c, s = 0.8 * math.cos(0.7), 0.8 * math.sin(0.7)
+    block[3:, 3:] = torch.tensor([[c, -s], [s, c]], dtype=torch.float64)
+    S = torch.randn(n, n, generator=g, dtype=torch.float64)
+    return S @ block @ torch.linalg.inv(S), torch.randn(n, d_in, generator=g, dtype=torch.float64)
+
+
+@pytest.mark.parametrize("dilation", [1, 4])
+def test_linear_rnn_is_a_sum_of_rem_heads(dilation):
+    W_h, W_x = _random_rnn()
+    n, d_in = W_x.shape
+    conv = linear_rnn_to_rem(W_h, W_x, dilation=dilation)
+    assert sorted(conv.kinds) == ["cyclic_cos", "cyclic_sin", "regular", "regular", "regular"]
+    attn = conv.build_attention()
+    assert attn.gate_override == 1.0 and attn.mu.item() == 0.0  # forced, not a large mu
+    B, T = 2, 60
+    x = torch.randn(B, T, d_in, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    h = torch.zeros(B, T, n, dtype=torch.float64)
+    for t in range(T):  # h_t = W_h h_{t-d} + W_x x_t
+        previous = h[:, t - dilation] if t >= dilation else torch.zeros(B, n, dtype=torch.float64)
+        h[:, t] = previous @ W_h.T + x[:, t] @ W_x.T
+    inputs = torch.zeros(B, T, attn.proj.in_features, dtype=torch.float64)
+    inputs[..., :d_in] = x
+    with torch.no_grad():
+        heads = attn(inputs)[..., :n]  # sum over REM heads of their outputs
+    recurrent = torch.zeros_like(h)
+    recurrent[:, dilation:] = h[:, :-dilation] @ W_h.T  # W_h h_{t-d}
+    for t in range(dilation, T):
+        err = (heads[:, t] - recurrent[:, t]).norm() / recurrent[:, t].norm()
+        assert err < 1e-5, (t, err)
+        err = (heads[:, t] + x[:, t] @ conv.lag0.T - h[:, t]).norm() / h[:, t].norm()
+        assert err < 1e-5, (t, err)
+    assert heads[:, :dilation].abs().max() < 1e-12  # nothing before the first lag
+
+
+def test_conversion_errors():
+    with pytest.raises(ValueError, match="need W_h"):
+        linear_rnn_to_rem(torch.eye(3), torch.ones(2, 1))
+
+
+# ---------------------------------------------------------------------- RSAForecaster
+@pytest.fixture(scope="module")
+def fitted_rsa():
+    model = RSAForecaster(h=4, input_size=16, patch_len=4, d_model=16, n_heads=4, n_layers=2, d_ff=16,
+                          n_regular=1, n_cyclic=1, n_dilated_regular=1, dilations=3, max_epochs=1,
+                          random_state=0)
+    return model.fit(make_panel(length=60))
+
+
+def test_explain_units_under_patches(fitted_rsa):
+    model = fitted_rsa
+    attn = model.network_.blocks[1].attn
+    attn.set_rem_parameters(lam=[0.5, 0.9], gamma=[0.8], theta=[2 * math.pi / 3 + 2 * math.pi], mu=0.0)
+    table = model.explain()
+    assert list(table.columns) == ["layer", "head", "rem_type", "lambda", "gamma", "theta", "period",
+                                   "dilation", "gate", "lag_unit"]
+    assert len(table) == 2 * 4 and (table["lag_unit"] == 4).all()
+    layer1 = table[table["layer"] == 1].set_index("head")
+    assert layer1["rem_type"].tolist() == ["regular", "cyclic_cos", "cyclic_sin", "regular"]
+    assert layer1.loc[0, "lambda"] == pytest.approx(0.5) and math.isnan(layer1.loc[0, "period"])
+    # theta folded into (0, pi]: a period of 3 tokens = 12 steps, whatever multiple of 2 pi was added
+    assert layer1.loc[1, "period"] == pytest.approx(12.0) and layer1.loc[2, "period"] == pytest.approx(12.0)
+    assert layer1.loc[1, "gamma"] == pytest.approx(0.8) and layer1.loc[1, "dilation"] == 4
+    assert layer1.loc[3, "dilation"] == 12  # 3 tokens of 4 steps
+    assert (layer1["gate"] == 0.5).all()
+
+
+def test_explain_softmax_heads_and_plot(fitted_rsa):
+    model = RSAForecaster(h=4, input_size=16, patch_len=4, d_model=16, n_heads=4, n_layers=1, d_ff=16,
+                          n_regular=1, n_cyclic=0, n_dilated_regular=0, max_epochs=1, random_state=0)
+    table = model.fit(make_panel(length=40)).explain()
+    assert table["rem_type"].tolist() == ["regular", "softmax", "softmax", "softmax"]
+    assert table.loc[1:, "gate"].isna().all() and table.loc[1:, "lambda"].isna().all()
+    fig = fitted_rsa.plot_rem()
+    assert len([ax for ax in fig.axes if ax.get_title()]) == 2 * 4
+    with pytest.raises(ValueError, match="layer=5"):
+        fitted_rsa.plot_rem(layer=5)
+
+
+def test_rem_init_values_are_applied_to_every_layer():
+    model = RSAForecaster(h=4, input_size=16, patch_len=4, d_model=16, n_heads=4, n_layers=2,
+                          rem_init={"lambda": [0.3, -0.4], "gamma": 0.6, "theta": 1.2, "gate": -1.0})
+    model._check_params()
+    network = model._build_network(model._network_config())
+    model._initialise_network(network, None, None)
+    for block in network.blocks:
+        radius, angle = block.attn.rem_parameters()
+        torch.testing.assert_close(radius, torch.tensor([0.3, 0.6, 0.6, -0.4]))
+        torch.testing.assert_close(angle, torch.tensor([0.0, 1.2, 1.2, 0.0]))
+        assert block.attn.mu.item() == pytest.approx(-1.0)
+
+
+@pytest.mark.parametrize("rem_init,error,message", [
+    ({"lambda": [0.3]}, ValueError, "needs one value or 2"),
+    ({"gamma": 1.5}, ValueError, "must lie in"),
+    ({"phase": 1.0}, ValueError, "unknown key"),
+    ("random", ValueError, "rem_init='random'"),
+    (0.5, TypeError, "rem_init must be"),
+])
+def test_rem_init_errors(rem_init, error, message):
+    with pytest.raises(error, match=message):
+        RSAForecaster(h=4, input_size=16, rem_init=rem_init).fit(make_panel(length=40))
+
+
+def test_twins_differ_in_attention_alone():
+    kw = dict(h=4, input_size=16, patch_len=4, d_model=16, n_heads=4, n_layers=2, d_ff=16)
+    rsa, vanilla = RSAForecaster(**kw), TransformerForecaster(**kw)
+    net_r = rsa._build_network(rsa._network_config()).eval()
+    net_v = vanilla._build_network(vanilla._network_config()).eval()
+    extra = set(net_r.state_dict()) - set(net_v.state_dict())
+    assert extra and all(k.split(".")[-1] in ("eta", "nu", "theta", "mu") for k in extra)
+    assert set(net_v.state_dict()) <= set(net_r.state_dict())
+    net_v.load_state_dict({k: v for k, v in net_r.state_dict().items() if k not in extra})
+    for block in net_r.blocks:
+        block.attn.gate_override = 0.0
+    x = torch.randn(5, 16)
+    torch.testing.assert_close(net_r(x), net_v(x))
+    for block in net_r.blocks:
+        block.attn.gate_override = None
+    assert not torch.allclose(net_r(x), net_v(x))
+    extra_params = sum(p.numel() for p in net_r.parameters()) - sum(p.numel() for p in net_v.parameters())
+    assert extra_params == 2 * (2 + 1 + 1 + 1)  # eta (2), nu, theta, mu per layer

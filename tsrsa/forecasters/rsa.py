@@ -1,0 +1,204 @@
+"""RSAForecaster: the shared transformer backbone with Self-Attention with Recurrence."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from tsrsa.forecasters.base import _store_init_args
+from tsrsa.forecasters.neural import COMMON_PARAMS_DOC
+from tsrsa.forecasters.params import check_bool, check_choice, check_float, check_int
+from tsrsa.forecasters.transformer import TransformerForecaster
+from tsrsa.nn.rem import REM_MASKS, fold_angle
+from tsrsa.nn.rsa import GATES, plan_heads
+
+REM_INITS = ("paper",)
+_INIT_KEYS = ("lambda", "gamma", "theta", "gate")
+
+
+class RSAForecaster(TransformerForecaster):
+    """Transformer whose heads carry recurrence: each REM head mixes softmax attention with a
+    Recurrence Encoding Matrix through a learned gate (Huang et al., ICLR 2023).
+
+    The network is TransformerForecaster's backbone with the attention kind "rsa", so the two
+    differ in attention alone. REM lags count tokens (``patch_len`` steps each).
+
+    Parameters
+    ----------
+    h : int
+        Forecast horizon (steps).
+    input_size : int, optional
+        Look-back window in steps; None uses ``2 * h``.
+    d_model, n_heads, n_layers, d_ff, dropout, causal, revin
+        As in TransformerForecaster (``causal`` is the softmax mask, the same in both).
+    n_regular : int, default 1
+        Regular REM heads per layer (lam ** l, an exponential decay).
+    n_cyclic : int, default 1
+        Cyclic REM head pairs per layer (gamma ** l cos/sin(theta l), a damped cycle); two heads each.
+    n_dilated_regular : int, default 1
+        Dilated regular heads (non-zero only at multiples of the dilation: a seasonal memory).
+    n_dilated_cyclic : int, default 0
+        Dilated cyclic pairs.
+    dilations : int or list of int, default 2
+        Dilation in tokens of each dilated head or pair. Heads left over are plain softmax heads;
+        the defaults fill the 4 default heads: 1 regular, 1 cyclic pair, 1 dilated regular.
+    gate : {"layer", "head"}, default "layer"
+        One gate per layer, or one per REM head.
+    share_cyclic : bool, default True
+        The cos and sin heads of a pair share (gamma, theta).
+    rem_mask : {"causal", "bidirectional"}, default "causal"
+        REMs over past tokens only (the recurrence), or over both directions.
+    max_lag : int, optional
+        Zero every REM lag above it (tokens).
+    gate_init : float, default 0.0
+        Initial gate logit mu (sigmoid(0) = 0.5 mixes both branches equally).
+    rem_init : "paper" or dict, default "paper"
+        "paper": the paper's initialisation (eta spread over +-[1, 2], nu over [1, 2],
+        theta = pi/4). A dict sets values for every layer: keys "lambda", "gamma", "theta"
+        (a number or one per regular head / cyclic parameter, per token) and "gate" (mu).
+    {common}
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from tsrsa import RSAForecaster
+    >>> y = pd.Series(np.sin(np.arange(200) / 4), index=pd.date_range("2024-01-01", periods=200, freq="h"))
+    >>> f = RSAForecaster(h=12, input_size=24, d_model=16, max_epochs=2, random_state=0).fit(y)
+    >>> f.predict().shape
+    (12, 3)
+    >>> f.explain()[["layer", "head", "rem_type"]].head(4)
+       layer  head    rem_type
+    0      0     0     regular
+    1      0     1  cyclic_cos
+    2      0     2  cyclic_sin
+    3      0     3     regular
+    """
+
+    _attention = "rsa"
+
+    def __init__(
+        self, h, *, input_size=None, d_model=64, n_heads=4, n_layers=2, d_ff=128, dropout=0.1,
+        causal=False, revin=True, n_regular=1, n_cyclic=1, n_dilated_regular=1, n_dilated_cyclic=0,
+        dilations=2, gate="layer", share_cyclic=True, rem_mask="causal", max_lag=None, gate_init=0.0,
+        rem_init="paper", patch_len=8, loss="mse", quantiles=None, scaler="standard", fill=None,
+        freq=None, max_epochs=20, batch_size=64, inference_batch_size=1024, learning_rate=1e-3,
+        weight_decay=1e-4, lr_schedule=None, early_stopping_patience=None, val_size=0,
+        accelerator="auto", devices=None, precision="32", num_threads=None, random_state=None,
+        verbose=0, id_col="unique_id", time_col="ds", target_col="y",
+    ):
+        _store_init_args(self, locals())
+
+    # ------------------------------------------------------------------ checks and network
+    def _check_architecture(self) -> None:
+        super()._check_architecture()
+        plan_heads(self.n_heads, **self._allocation())  # raises for impossible allocations
+        check_choice("gate", self.gate, GATES)
+        check_bool("share_cyclic", self.share_cyclic)
+        check_choice("rem_mask", self.rem_mask, REM_MASKS)
+        check_int("max_lag", self.max_lag, allow_none=True)
+        check_float("gate_init", self.gate_init, minimum=-math.inf)
+        self._init_values()
+
+    def _allocation(self) -> dict:
+        dilations = self.dilations if isinstance(self.dilations, int) else list(self.dilations)
+        return dict(n_regular=self.n_regular, n_cyclic=self.n_cyclic, n_dilated_regular=self.n_dilated_regular,
+                    n_dilated_cyclic=self.n_dilated_cyclic, dilations=dilations, share_cyclic=self.share_cyclic)
+
+    def _attention_options(self) -> dict:
+        return {**self._allocation(), "gate": self.gate, "rem_mask": self.rem_mask, "max_lag": self.max_lag,
+                "gate_init": float(self.gate_init)}
+
+    def _init_values(self) -> dict:
+        """The explicit initial values of ``rem_init`` ({} for "paper")."""
+        if isinstance(self.rem_init, str):
+            check_choice("rem_init", self.rem_init, REM_INITS)
+            return {}
+        if not isinstance(self.rem_init, dict):
+            raise TypeError(f"rem_init must be one of {REM_INITS} or a dict of values, got {self.rem_init!r}")
+        unknown = set(self.rem_init) - set(_INIT_KEYS)
+        if unknown:
+            raise ValueError(f"rem_init has unknown key(s) {sorted(unknown)}; use {_INIT_KEYS}")
+        plan = plan_heads(self.n_heads, **self._allocation())
+        sizes = {"lambda": plan.n_eta, "gamma": plan.n_cyclic_params, "theta": plan.n_cyclic_params,
+                 "gate": 1 if self.gate == "layer" else len(plan.kinds)}
+        bounds = {"lambda": (-1.0, 1.0), "gamma": (0.0, 1.0)}
+        values = {}
+        for key, raw in self.rem_init.items():
+            arr = np.broadcast_to(np.asarray(raw, dtype=np.float64), (sizes[key],)) if np.ndim(raw) == 0 \
+                else np.asarray(raw, dtype=np.float64)
+            if arr.shape != (sizes[key],):
+                raise ValueError(f"rem_init[{key!r}] needs one value or {sizes[key]}, got {len(arr)}")
+            lo, hi = bounds.get(key, (-np.inf, np.inf))
+            if not np.all((arr > lo) & (arr < hi)):
+                raise ValueError(f"rem_init[{key!r}] values must lie in ({lo}, {hi}), got {arr.tolist()}")
+            values[key] = arr.copy()
+        return values
+
+    def _initialise_network(self, network, panel, fit_lengths) -> None:
+        values = self._init_values()
+        if not values:
+            return
+        for block in network.blocks:
+            block.attn.set_rem_parameters(lam=values.get("lambda"), gamma=values.get("gamma"),
+                                          theta=values.get("theta"), mu=values.get("gate"))
+
+    # ------------------------------------------------------------------ inspection
+    def explain(self) -> pd.DataFrame:
+        """One row per (layer, head): what each head learned, in tokens and in time steps.
+
+        Columns: layer, head, rem_type ("regular", "cyclic_cos", "cyclic_sin" or "softmax"),
+        lambda, gamma, theta (as learned, per token), period (2 pi / theta with theta folded
+        into (0, pi], times the dilation, in time steps), dilation (time steps), gate (sigmoid(mu)
+        of the head's layer or head; NaN for softmax heads), lag_unit (steps per token).
+        """
+        self._check_is_fitted()
+        step = int(self.patch_len)
+        rows = []
+        for layer, block in enumerate(self.network_.blocks):
+            for rec in block.attn.describe_heads():
+                cyclic = rec["rem_type"].startswith("cyclic")
+                folded = fold_angle(rec["theta"]) if cyclic else math.nan
+                period = 2 * math.pi / folded * rec["dilation"] * step if cyclic and folded > 0 else math.nan
+                rows.append({"layer": layer, **rec, "period": period,
+                             "dilation": rec["dilation"] * step, "lag_unit": step})
+        columns = ["layer", "head", "rem_type", "lambda", "gamma", "theta", "period", "dilation", "gate", "lag_unit"]
+        return pd.DataFrame(rows, columns=columns)
+
+    def plot_rem(self, layer: int | None = None, *, length: int | None = None):
+        """Heatmaps of the learned REMs (one row per layer, one column per REM head).
+
+        Parameters
+        ----------
+        layer : int, optional
+            Only this layer (default: all).
+        length : int, optional
+            Tokens to draw (default: the model's look-back in tokens).
+        """
+        from tsrsa.forecasters.plotting import _matplotlib
+
+        self._check_is_fitted()
+        Figure, FigureCanvasAgg = _matplotlib()
+        blocks = list(enumerate(self.network_.blocks))
+        if layer is not None:
+            if not 0 <= layer < len(blocks):
+                raise ValueError(f"layer={layer} is not one of 0..{len(blocks) - 1}")
+            blocks = [blocks[layer]]
+        T = int(length or self.network_.config.n_tokens)
+        n_rem = blocks[0][1].attn.n_rem
+        if n_rem == 0:
+            raise ValueError("this model has no REM heads to draw")
+        fig = Figure(figsize=(2.4 * n_rem + 0.6, 2.4 * len(blocks)), layout="constrained")
+        FigureCanvasAgg(fig)
+        axes = fig.subplots(len(blocks), n_rem, squeeze=False)
+        for row, (index, block) in enumerate(blocks):
+            P = block.attn.rem_matrices(T).detach().cpu().numpy()  # (H_rem, T, T)
+            for h in range(n_rem):
+                ax = axes[row, h]
+                image = ax.imshow(P[h], cmap="RdBu_r", vmin=-np.abs(P[h]).max(), vmax=np.abs(P[h]).max())
+                ax.set_title(f"layer {index} head {h}\n{block.attn.plan.kinds[h]}", fontsize=8)
+                ax.set_xticks([]), ax.set_yticks([])
+            fig.colorbar(image, ax=axes[row, :].tolist(), shrink=0.8)
+        return fig
+
+
+RSAForecaster.__doc__ = RSAForecaster.__doc__.replace("{common}", COMMON_PARAMS_DOC.strip("\n").lstrip())

@@ -1,0 +1,191 @@
+"""Recurrence Encoding Matrices (REMs), Huang et al., "Encoding Recurrence into Transformers", ICLR 2023.
+
+Query token i, key token j, lag l = i - j counted in tokens. Every REM has a zero diagonal:
+
+    regular      P[i, j] = lam ** l
+    cyclic_cos   P[i, j] = gamma ** l * cos(theta * l)
+    cyclic_sin   P[i, j] = gamma ** l * sin(theta * l)
+
+A dilated REM (dilation d) is non-zero only where d divides l, with value f(l / d). The causal
+mask keeps l >= 1; the bidirectional one uses |i - j| (the diagonal stays zero). ``max_lag``
+zeroes every lag above it (counted in l).
+
+P is Toeplitz, so P @ V is a convolution of V along time with the kernel k[l] = P[i, i - l].
+Three equal ways to compute it live here side by side:
+
+- ``rem_apply_dense``: build P (H, T, T) and multiply, O(T^2);
+- ``rem_apply_fft``: causal convolution through the real FFT, O(T log T);
+- ``rem_apply_scan``: the linear recurrence itself, token by token (the streaming form):
+  regular s_t = lam * (s_{t-1} + v_{t-1}); a cyclic pair is one complex state
+  z_t = gamma * e^{i theta} * (z_{t-1} + v_{t-1}) whose real part serves the cos head and
+  imaginary part the sin head; a dilated head runs d interleaved chains (t - d instead of t - 1).
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+
+REM_KINDS = ("regular", "cyclic_cos", "cyclic_sin")
+REM_MASKS = ("causal", "bidirectional")
+_CODES = {"regular": 0, "cyclic_cos": 1, "cyclic_sin": 2}
+
+
+def kind_codes(kinds) -> torch.Tensor:
+    """Per-head integer codes: 0 regular, 1 cyclic_cos, 2 cyclic_sin."""
+    unknown = [k for k in kinds if k not in _CODES]
+    if unknown:
+        raise ValueError(f"unknown REM kind(s) {unknown}; choose from {REM_KINDS}")
+    return torch.tensor([_CODES[k] for k in kinds], dtype=torch.long)
+
+
+def rem_value(code: torch.Tensor, radius: torch.Tensor, theta: torch.Tensor, m: torch.Tensor) -> torch.Tensor:
+    """f(m) of each head at integer-valued steps m >= 0.
+
+    code, radius, theta: (H,) with radius = lam (regular) or gamma (cyclic); m: (H, ...).
+    """
+    shape = (-1,) + (1,) * (m.dim() - 1)
+    r, th, c = radius.view(shape), theta.view(shape), code.view(shape)
+    power = r ** m  # (H, ...) lam**m may alternate in sign: m is a whole number
+    trig = torch.where(c == 1, torch.cos(th * m), torch.sin(th * m))
+    return torch.where(c == 0, power, power * trig)
+
+
+def _lag_grid(length: int, mask: str, device=None) -> torch.Tensor:
+    """Lags l (T, T): i - j for the causal mask (negative above the diagonal), |i - j| otherwise."""
+    if mask not in REM_MASKS:
+        raise ValueError(f"mask={mask!r} is not one of {REM_MASKS}")
+    idx = torch.arange(length, device=device)
+    lag = idx[:, None] - idx[None, :]  # (T, T)
+    return lag if mask == "causal" else lag.abs()
+
+
+def _lattice(lag: torch.Tensor, dilation: torch.Tensor, max_lag: int | None):
+    """(valid, m): where a head's REM is non-zero and its step count m = l / d there.
+
+    lag: (T, T) or (T,), dilation: (H,) -> both (H, *lag.shape); m is 0 where invalid, so that
+    no power of a negative base is ever taken at a fractional or negative exponent.
+    """
+    d = dilation.view(-1, *([1] * lag.dim()))  # (H, 1, ...)
+    valid = (lag >= 1) & (lag % d == 0)
+    if max_lag is not None:
+        valid = valid & (lag <= max_lag)
+    m = torch.where(valid, torch.div(lag, d, rounding_mode="floor"), torch.zeros_like(lag))
+    return valid, m
+
+
+def rem_matrices(code, radius, theta, dilation, length: int, *, mask: str = "causal",
+                 max_lag: int | None = None) -> torch.Tensor:
+    """P of every head: (H, T, T). ``dilation`` is an integer tensor (H,)."""
+    lag = _lag_grid(length, mask, radius.device)  # (T, T)
+    valid, m = _lattice(lag, dilation.to(lag.device), max_lag)  # (H, T, T)
+    values = rem_value(code.to(lag.device), radius, theta, m.to(radius.dtype))  # (H, T, T)
+    return torch.where(valid, values, torch.zeros((), dtype=values.dtype, device=values.device))
+
+
+def rem_kernels(code, radius, theta, dilation, length: int, *, max_lag: int | None = None) -> torch.Tensor:
+    """Causal kernels k[l], l = 0 .. T-1, of every head: (H, T), k[0] = 0."""
+    lag = torch.arange(length, device=radius.device)  # (T,)
+    valid, m = _lattice(lag, dilation.to(lag.device), max_lag)  # (H, T)
+    values = rem_value(code.to(lag.device), radius, theta, m.to(radius.dtype))  # (H, T)
+    return torch.where(valid, values, torch.zeros((), dtype=values.dtype, device=values.device))
+
+
+def rem_apply_dense(P: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """P (H, T, T) @ v (B, H, T, hs) -> (B, H, T, hs)."""
+    return P.to(v.dtype) @ v
+
+
+def _causal_conv_fft(k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """y[t] = sum_{l <= t} k[l] v[t - l] along dim -2: k (H, T), v (B, H, T, hs)."""
+    T = v.size(-2)
+    n = 1 << (2 * T - 1).bit_length()  # linear (not circular) convolution, a fast FFT size
+    dtype = torch.promote_types(v.dtype, torch.float32)  # no FFT in half precision
+    kf = torch.fft.rfft(k.to(dtype), n=n, dim=-1)[None, :, :, None]  # (1, H, F, 1)
+    vf = torch.fft.rfft(v.to(dtype), n=n, dim=-2)  # (B, H, F, hs)
+    return torch.fft.irfft(kf * vf, n=n, dim=-2)[..., :T, :].to(v.dtype)  # (B, H, T, hs)
+
+
+def rem_apply_fft(k: torch.Tensor, v: torch.Tensor, *, mask: str = "causal") -> torch.Tensor:
+    """P @ v through the FFT from the causal kernels k (H, T); v (B, H, T, hs)."""
+    y = _causal_conv_fft(k, v)
+    if mask == "bidirectional":  # the anti-causal half: the same kernel on reversed time
+        y = y + _causal_conv_fft(k, v.flip(-2)).flip(-2)
+    return y
+
+
+def rem_apply_scan(code, radius, theta, dilation, v: torch.Tensor, *, max_lag: int | None = None) -> torch.Tensor:
+    """Causal P @ v by running each head's linear recurrence over the tokens (reference and
+    streaming form): v (B, H, T, hs) -> (B, H, T, hs).
+
+    max_lag is not a recurrence (a finite window); it is not supported here.
+    """
+    if max_lag is not None:
+        raise ValueError("the recurrent form has no max_lag; use the dense or FFT form")
+    B, H, T, hs = v.shape
+    out = torch.zeros_like(v)
+    for h in range(H):
+        d = int(dilation[h])
+        if code[h] == 0:
+            step = radius[h].to(v.dtype)
+        else:  # gamma * e^{i theta}
+            step = torch.polar(radius[h].double(), theta[h].double()).to(torch.complex128)
+        # d interleaved chains: state[c] serves tokens t = c (mod d)
+        state = torch.zeros(B, d, hs, dtype=step.dtype if code[h] else v.dtype, device=v.device)
+        for t in range(T):
+            c = t % d
+            if t >= d:
+                state[:, c] = step * (state[:, c] + v[:, h, t - d])
+            s = state[:, c]
+            out[:, h, t] = s if code[h] == 0 else (s.real if code[h] == 1 else s.imag).to(v.dtype)
+    return out
+
+
+def rem_matrix(kind: str, length: int, *, lam=None, gamma=None, theta=None, dilation: int = 1,
+               mask: str = "causal", max_lag: int | None = None) -> torch.Tensor:
+    """The REM of one head as a (length, length) tensor (for users and notebooks).
+
+    Parameters
+    ----------
+    kind : {"regular", "cyclic_cos", "cyclic_sin"}
+    length : int
+        Number of tokens T.
+    lam : float, for kind="regular"
+        Decay in (-1, 1): P[i, j] = lam ** (i - j).
+    gamma, theta : float, for the cyclic kinds
+        Decay in (0, 1) and angle in radians per lag.
+    dilation : int, default 1
+        Non-zero only where the lag is a multiple of ``dilation``.
+    mask : {"causal", "bidirectional"}, default "causal"
+    max_lag : int, optional
+        Zero every lag above it.
+
+    Examples
+    --------
+    >>> from tsrsa.nn import rem_matrix
+    >>> rem_matrix("regular", 4, lam=0.5)
+    tensor([[0.0000, 0.0000, 0.0000, 0.0000],
+            [0.5000, 0.0000, 0.0000, 0.0000],
+            [0.2500, 0.5000, 0.0000, 0.0000],
+            [0.1250, 0.2500, 0.5000, 0.0000]])
+    """
+    code = kind_codes([kind])
+    if kind == "regular":
+        if lam is None:
+            raise ValueError("kind='regular' needs lam=")
+        radius, angle = torch.as_tensor(lam, dtype=torch.float32), torch.tensor(0.0)
+    else:
+        if gamma is None or theta is None:
+            raise ValueError(f"kind={kind!r} needs gamma= and theta=")
+        radius, angle = torch.as_tensor(gamma, dtype=torch.float32), torch.as_tensor(theta, dtype=torch.float32)
+    if int(dilation) < 1:
+        raise ValueError(f"dilation={dilation} must be >= 1")
+    P = rem_matrices(code, radius.reshape(1), angle.reshape(1).to(radius.dtype),
+                     torch.tensor([int(dilation)]), int(length), mask=mask, max_lag=max_lag)
+    return P[0]
+
+
+def fold_angle(theta: float) -> float:
+    """theta folded into [0, pi]: the same cosine pattern, hence the same period."""
+    t = math.fmod(abs(theta), 2 * math.pi)
+    return 2 * math.pi - t if t > math.pi else t

@@ -1,0 +1,256 @@
+"""Self-Attention with Recurrence (RSA), Huang et al., ICLR 2023: an attention kind.
+
+Each REM head h mixes softmax attention with its Recurrence Encoding Matrix P_h through a gate:
+
+    out_h = ((1 - sigmoid(mu)) * softmax(Q_h K_h^T / sqrt(d_h) [+ mask]) + sigmoid(mu) * P_h) @ V_h
+
+V is shared by both branches; attention dropout acts on the softmax branch only; P is used raw.
+Heads are laid out in this order (per layer):
+
+    [regular] * n_regular, [cyclic_cos, cyclic_sin] * n_cyclic,
+    [regular, dilated] * n_dilated_regular, [cyclic_cos, cyclic_sin, dilated] * n_dilated_cyclic,
+    [softmax] * (the rest)
+
+Parameterisation: lam = tanh(eta), gamma = sigmoid(nu), theta free; the cos and sin heads of one
+pair share (gamma, theta) unless ``share_cyclic=False``. The gate mu is one per layer, or one per
+REM head with ``gate="head"``.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from tsrsa.nn.registry import Attention, register_attention
+from tsrsa.nn.rem import (
+    REM_MASKS, kind_codes, rem_apply_dense, rem_apply_fft, rem_kernels, rem_matrices,
+)
+from tsrsa.nn.softmax import merge_heads, split_heads
+
+GATES = ("layer", "head")
+METHODS = ("auto", "dense", "fft")
+#: token counts above which the FFT form of P @ V replaces the dense one (benchmarks/bench_rem.py)
+FFT_FROM_TOKENS = 128
+
+
+@dataclass(frozen=True)
+class HeadPlan:
+    """Which REM each head carries and which parameters it reads."""
+
+    kinds: tuple[str, ...]  # (H_rem,) "regular", "cyclic_cos" or "cyclic_sin"
+    dilations: tuple[int, ...]  # (H_rem,) in tokens
+    param: tuple[int, ...]  # (H_rem,) index into eta (regular) or nu/theta (cyclic)
+    n_eta: int
+    n_cyclic_params: int
+
+
+def plan_heads(n_heads: int, *, n_regular: int = 1, n_cyclic: int = 1, n_dilated_regular: int = 0,
+               n_dilated_cyclic: int = 0, dilations=2, share_cyclic: bool = True) -> HeadPlan:
+    """Lay out the REM heads of one layer (see the module docstring)."""
+    counts = {"n_regular": n_regular, "n_cyclic": n_cyclic, "n_dilated_regular": n_dilated_regular,
+              "n_dilated_cyclic": n_dilated_cyclic}
+    for name, value in counts.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"{name}={value!r} must be a non-negative int")
+    used = n_regular + 2 * n_cyclic + n_dilated_regular + 2 * n_dilated_cyclic
+    if used > n_heads:
+        raise ValueError(
+            f"the REM heads need {used} heads (n_regular + 2*n_cyclic + n_dilated_regular + "
+            f"2*n_dilated_cyclic) but the layer has n_heads={n_heads}"
+        )
+    n_units = n_dilated_regular + n_dilated_cyclic
+    units = [dilations] * n_units if isinstance(dilations, int) else list(dilations)
+    if len(units) != n_units:
+        raise ValueError(
+            f"dilations={dilations!r} must be one int or one per dilated head/pair ({n_units})"
+        )
+    for d in units:
+        if isinstance(d, bool) or not isinstance(d, int) or d < 1:
+            raise ValueError(f"dilations={dilations!r}: every dilation must be an int >= 1")
+    kinds, dil, param = [], [], []
+    n_eta = n_cyc = 0
+
+    def regular(d):
+        nonlocal n_eta
+        kinds.append("regular"), dil.append(d), param.append(n_eta)
+        n_eta += 1
+
+    def pair(d):
+        nonlocal n_cyc
+        kinds.extend(["cyclic_cos", "cyclic_sin"]), dil.extend([d, d])
+        param.extend([n_cyc, n_cyc] if share_cyclic else [n_cyc, n_cyc + 1])
+        n_cyc += 1 if share_cyclic else 2
+
+    for _ in range(n_regular):
+        regular(1)
+    for _ in range(n_cyclic):
+        pair(1)
+    for d in units[:n_dilated_regular]:
+        regular(d)
+    for d in units[n_dilated_regular:]:
+        pair(d)
+    return HeadPlan(tuple(kinds), tuple(dil), tuple(param), n_eta, n_cyc)
+
+
+@register_attention("rsa")
+class RSAAttention(Attention):
+    """Multi-head self-attention with recurrence (see the module docstring).
+
+    Parameters
+    ----------
+    d_model, n_heads : int
+        Token width and number of heads (REM heads first, then plain softmax heads).
+    dropout : float, default 0.0
+        On the softmax branch's attention weights and on the output projection.
+    causal : bool, default False
+        Softmax mask over the look-back (the same as the vanilla transformer's).
+    n_regular, n_cyclic, n_dilated_regular, n_dilated_cyclic : int
+        Head allocation: regular heads, cyclic (cos + sin) pairs, and their dilated versions.
+    dilations : int or sequence of int, default 2
+        Dilation (tokens) of each dilated head or pair.
+    gate : {"layer", "head"}, default "layer"
+        One gate mu per layer, or one per REM head.
+    share_cyclic : bool, default True
+        The cos and sin heads of a pair share (gamma, theta).
+    rem_mask : {"causal", "bidirectional"}, default "causal"
+        P[i, j] for lags i - j >= 1 only, or f(|i - j|).
+    max_lag : int, optional
+        Zero every REM lag above it.
+    method : {"auto", "dense", "fft"}, default "auto"
+        How P @ V is computed; "auto" switches to the FFT above FFT_FROM_TOKENS tokens.
+    gate_init : float, default 0.0
+        Initial mu (the paper draws it from [-3, 3]; 0 mixes both branches equally).
+    """
+
+    def __init__(self, d_model: int, n_heads: int, *, dropout: float = 0.0, causal: bool = False,
+                 n_regular: int = 1, n_cyclic: int = 1, n_dilated_regular: int = 0,
+                 n_dilated_cyclic: int = 0, dilations=2, gate: str = "layer", share_cyclic: bool = True,
+                 rem_mask: str = "causal", max_lag: int | None = None, method: str = "auto",
+                 gate_init: float = 0.0):
+        super().__init__()
+        if d_model % n_heads:
+            raise ValueError(f"d_model={d_model} must be a multiple of n_heads={n_heads}")
+        for name, value, choices in (("gate", gate, GATES), ("rem_mask", rem_mask, REM_MASKS),
+                                     ("method", method, METHODS)):
+            if value not in choices:
+                raise ValueError(f"{name}={value!r} is not one of {choices}")
+        self.plan = plan_heads(n_heads, n_regular=n_regular, n_cyclic=n_cyclic,
+                               n_dilated_regular=n_dilated_regular, n_dilated_cyclic=n_dilated_cyclic,
+                               dilations=dilations, share_cyclic=share_cyclic)
+        self.n_heads, self.n_rem = n_heads, len(self.plan.kinds)
+        self.causal, self.dropout, self.rem_mask = causal, dropout, rem_mask
+        self.max_lag, self.method, self.gate_mode = max_lag, method, gate
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.proj = nn.Linear(d_model, d_model)
+        self.resid_dropout = nn.Dropout(dropout)
+        self.eta = nn.Parameter(torch.zeros(self.plan.n_eta))  # lam = tanh(eta)
+        self.nu = nn.Parameter(torch.zeros(self.plan.n_cyclic_params))  # gamma = sigmoid(nu)
+        self.theta = nn.Parameter(torch.zeros(self.plan.n_cyclic_params))
+        self.mu = nn.Parameter(torch.zeros(1 if gate == "layer" else self.n_rem))
+        self.register_buffer("codes", kind_codes(self.plan.kinds), persistent=False)
+        self.register_buffer("dilation", torch.tensor(self.plan.dilations, dtype=torch.long), persistent=False)
+        self.register_buffer("param_index", torch.tensor(self.plan.param, dtype=torch.long), persistent=False)
+        #: set to a number in [0, 1] to force the gate (tests and analysis), None to learn it
+        self.gate_override: float | None = None
+        self.reset_rem_parameters(gate_init)
+
+    # ------------------------------------------------------------------ parameters
+    def reset_rem_parameters(self, gate_init: float = 0.0) -> None:
+        """The paper's initialisation: eta spread over +-[1, 2], nu over [1, 2], theta = pi/4."""
+        with torch.no_grad():
+            n = self.plan.n_eta
+            signs = torch.tensor([1.0 if i % 2 == 0 else -1.0 for i in range(n)])
+            self.eta.copy_(signs * torch.linspace(1.0, 2.0, n) if n > 1 else signs)
+            self.nu.copy_(torch.linspace(1.0, 2.0, self.plan.n_cyclic_params))
+            self.theta.fill_(math.pi / 4)
+            self.mu.fill_(gate_init)
+
+    def set_rem_parameters(self, *, lam=None, gamma=None, theta=None, mu=None) -> None:
+        """Set REM values directly: lam (n_eta,) in (-1, 1), gamma (n_cyclic_params,) in (0, 1),
+        theta (n_cyclic_params,) radians per token-lag, mu (1,) or (n_rem,)."""
+        with torch.no_grad():
+            if lam is not None:
+                lam = torch.as_tensor(lam, dtype=self.eta.dtype).clamp(-1 + 1e-6, 1 - 1e-6)
+                self.eta.copy_(torch.atanh(lam))
+            if gamma is not None:
+                gamma = torch.as_tensor(gamma, dtype=self.nu.dtype).clamp(1e-6, 1 - 1e-6)
+                self.nu.copy_(torch.logit(gamma))
+            if theta is not None:
+                self.theta.copy_(torch.as_tensor(theta, dtype=self.theta.dtype))
+            if mu is not None:
+                self.mu.copy_(torch.as_tensor(mu, dtype=self.mu.dtype).expand_as(self.mu))
+
+    def rem_parameters(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """(radius, angle) per REM head, (H_rem,) each: lam or gamma, and theta (0 for regular)."""
+        regular = self.codes == 0
+        idx = self.param_index
+        lam = torch.tanh(self.eta)[idx.clamp(max=max(self.plan.n_eta - 1, 0))] if self.plan.n_eta else None
+        if self.plan.n_cyclic_params:
+            cyc = idx.clamp(max=self.plan.n_cyclic_params - 1)
+            gamma, angle = torch.sigmoid(self.nu)[cyc], self.theta[cyc]
+        else:
+            gamma = angle = torch.zeros(self.n_rem, device=self.eta.device)
+        radius = torch.where(regular, lam, gamma) if lam is not None else gamma
+        return radius, torch.where(regular, torch.zeros_like(angle), angle)
+
+    def gate(self) -> torch.Tensor:
+        """sigmoid(mu): (1,) or (H_rem,) (the override when one is set)."""
+        if self.gate_override is not None:
+            return torch.full_like(self.mu, float(self.gate_override))
+        return torch.sigmoid(self.mu)
+
+    def rem_matrices(self, length: int) -> torch.Tensor:
+        """P of every REM head for ``length`` tokens: (H_rem, T, T)."""
+        radius, angle = self.rem_parameters()
+        return rem_matrices(self.codes, radius, angle, self.dilation, length, mask=self.rem_mask,
+                            max_lag=self.max_lag)
+
+    # ------------------------------------------------------------------ forward
+    def rem_branch(self, v: torch.Tensor) -> torch.Tensor:
+        """P_h @ V_h of the REM heads: v (B, H_rem, T, hs) -> (B, H_rem, T, hs)."""
+        T = v.size(-2)
+        use_fft = self.method == "fft" or (self.method == "auto" and T > FFT_FROM_TOKENS)
+        if use_fft:
+            radius, angle = self.rem_parameters()
+            k = rem_kernels(self.codes, radius, angle, self.dilation, T, max_lag=self.max_lag)  # (H_rem, T)
+            return rem_apply_fft(k, v, mask=self.rem_mask)
+        return rem_apply_dense(self.rem_matrices(T), v)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        B, T, D = x.shape  # (B, T, D)
+        q, k, v = (split_heads(t, self.n_heads) for t in self.qkv(x).split(D, dim=2))  # (B, H, T, hs)
+        p = self.dropout if self.training else 0.0
+        y = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=self.causal)  # (B, H, T, hs)
+        if self.n_rem:
+            R = self.n_rem
+            g = self.gate().to(y.dtype).view(1, -1, 1, 1)  # (1, 1 or R, 1, 1)
+            mixed = (1 - g) * y[:, :R] + g * self.rem_branch(v[:, :R])  # (B, R, T, hs)
+            y = torch.cat([mixed, y[:, R:]], dim=1)  # (B, H, T, hs)
+        return self.resid_dropout(self.proj(merge_heads(y)))  # (B, T, D)
+
+    # ------------------------------------------------------------------ introspection
+    def describe_heads(self) -> list[dict]:
+        """One record per head: kind, lambda, gamma, theta (per token), dilation (tokens), gate."""
+        radius, angle = (t.detach().cpu().tolist() for t in self.rem_parameters())
+        gate = self.gate().detach().cpu().tolist()
+        nan = float("nan")
+        rows = []
+        for h in range(self.n_heads):
+            if h >= self.n_rem:
+                rows.append({"head": h, "rem_type": "softmax", "lambda": nan, "gamma": nan, "theta": nan,
+                             "dilation": nan, "gate": nan})
+                continue
+            kind = self.plan.kinds[h]
+            regular = kind == "regular"
+            rows.append({
+                "head": h, "rem_type": kind,
+                "lambda": radius[h] if regular else nan,
+                "gamma": nan if regular else radius[h],
+                "theta": nan if regular else angle[h],
+                "dilation": self.plan.dilations[h],
+                "gate": gate[0] if len(gate) == 1 else gate[h],
+            })
+        return rows
