@@ -1,0 +1,211 @@
+"""The long-horizon harness: TSLib's borders, training-row scaling, batched scoring, rows, CLI."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tsrsa import datasets
+from tsrsa.benchmarking import COLUMNS, append_rows, borders, prepare, read_results, score_forecasts, score_model
+from tsrsa.benchmarking.configs import ModelConfig
+from tsrsa.benchmarking.protocol import fit_frame, training_start, validation_size
+from tsrsa.benchmarking.results import replace_section
+from tsrsa.benchmarking.runner import run_one
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# ---------------------------------------------------------------------- splits
+def _tslib_borders(name: str, n: int, L: int):
+    """Time-Series-Library's data_loader.py, written out."""
+    if name.startswith("ETTh"):
+        return [0, 12 * 30 * 24 - L, 12 * 30 * 24 + 4 * 30 * 24 - L], \
+               [12 * 30 * 24, 12 * 30 * 24 + 4 * 30 * 24, 12 * 30 * 24 + 8 * 30 * 24]
+    if name.startswith("ETTm"):
+        return [0, 12 * 30 * 24 * 4 - L, 12 * 30 * 24 * 4 + 4 * 30 * 24 * 4 - L], \
+               [12 * 30 * 24 * 4, 12 * 30 * 24 * 4 + 4 * 30 * 24 * 4, 12 * 30 * 24 * 4 + 8 * 30 * 24 * 4]
+    num_train, num_test = int(n * 0.7), int(n * 0.2)
+    num_vali = n - num_train - num_test
+    return [0, num_train - L, n - num_test - L], [num_train, num_train + num_vali, n]
+
+
+@pytest.mark.parametrize("name,L", [("ETTh1", 96), ("ETTh2", 96), ("ETTm1", 96), ("ETTm2", 336), ("weather", 96),
+                                    ("exchange_rate", 96), ("national_illness", 36)])
+def test_borders_are_time_series_library_borders(name, L):
+    entry = datasets.info(name)
+    b = borders(name, entry.n_rows, L)
+    border1s, border2s = _tslib_borders(name, entry.n_rows, L)
+    assert list(b.border1s) == border1s and list(b.border2s) == border2s
+    split = entry.split  # the registry's standard split agrees
+    assert (b.train_end, b.val_size, b.test_end - b.val_end) == (split.train, split.val, split.test)
+
+
+def test_named_borders():
+    assert borders("ETTh1", 17420, 96).border2s == (8640, 11520, 14400)
+    assert borders("ETTm1", 69680, 96).border1s == (0, 34464, 45984)
+    assert borders("weather", 52696, 96).border2s == (36887, 42157, 52696)
+    assert borders("national_illness", 966, 36).border1s == (0, 640, 737)
+    with pytest.raises(ValueError, match="needs at least 14400"):
+        borders("ETTh1", 1000, 96)
+
+
+# ---------------------------------------------------------------------- scaling
+def _synthetic(T=200, C=3, seed=0):
+    rng = np.random.default_rng(seed)
+    t = np.arange(T)[:, None]
+    return 5 + 3 * np.sin(2 * np.pi * t / 12 + np.arange(C)) + 0.3 * rng.standard_normal((T, C)) + 0.01 * t
+
+
+def test_scaling_is_fitted_on_the_training_rows_only():
+    values = _synthetic()
+    data = prepare("weather", values, ["a", "b", "c"], 12)  # 70/10/20: 140 training rows
+    train = data.scaled[: data.borders.train_end]
+    np.testing.assert_allclose(train.mean(axis=0), 0, atol=1e-12)
+    np.testing.assert_allclose(train.std(axis=0), 1, rtol=1e-12)  # population std, as sklearn
+    np.testing.assert_allclose(data.mean, values[:140].mean(axis=0))
+    changed = values.copy()
+    changed[140:] *= 1000  # later rows never move the statistics
+    other = prepare("weather", changed, ["a", "b", "c"], 12)
+    np.testing.assert_allclose(other.mean, data.mean)
+    np.testing.assert_allclose(other.std, data.std)
+    np.testing.assert_allclose(other.scaled[:140], data.scaled[:140])
+
+
+def test_fit_frame_rows_and_training_fraction():
+    data = prepare("weather", _synthetic(), ["a", "b", "c"], 12)
+    b = data.borders  # train 140, val 20, test 40
+    h = 4
+    assert training_start(data, h) == 0
+    n = b.n_windows("train", h)  # 140 - 12 - 4 + 1
+    start = training_start(data, h, train_fraction=0.5)
+    assert b.train_end - start - 12 - h + 1 == int(np.ceil(0.5 * n))
+    assert training_start(data, h, max_windows=3) == b.train_end - (3 + 12 + h - 1)
+    assert validation_size(data, h) == 20 and validation_size(data, h, max_windows=2) == 5
+    frame = fit_frame(data, 10, 160)
+    assert list(frame.columns) == ["unique_id", "ds", "y"]
+    assert frame["ds"].iloc[0] == 10 and frame["ds"].iloc[149] == 159 and len(frame) == 3 * 150
+    np.testing.assert_allclose(frame.loc[frame["unique_id"] == "b", "y"], data.scaled[10:160, 1])
+    with pytest.raises(ValueError, match="train_fraction"):
+        training_start(data, h, train_fraction=0.0)
+
+
+# ---------------------------------------------------------------------- scoring
+def test_every_test_window_is_scored_once():
+    data = prepare("weather", _synthetic(), ["a", "b", "c"], 12)
+    h = 4
+    seen = []
+
+    def forecast(tails, loc, scale, horizon):
+        seen.append(len(tails))
+        return np.zeros((len(tails), horizon))
+
+    score = score_forecasts(forecast, data, h, chunk=7)
+    assert score.n_windows == 40 - h + 1  # stride 1, no dropped last batch
+    assert sum(seen) == 3 * score.n_windows and max(seen) == 7
+    test = data.scaled[data.borders.val_end :]
+    expected = np.mean([np.mean(test[j : j + h] ** 2) for j in range(score.n_windows)])
+    assert score.mse == pytest.approx(expected, rel=1e-12)
+
+
+def _dlinear_config():
+    return ModelConfig(name="DLinear", estimator="DLinearForecaster",
+                       params={"kernel_size": 5, "max_epochs": 2, "batch_size": 16, "early_stopping_patience": 3})
+
+
+@pytest.mark.parametrize("estimator", ["DLinear", "SeasonalNaive"])
+def test_batched_scorer_equals_a_slow_loop_of_predict_calls(estimator):
+    values = _synthetic()
+    values[:, 1] = values[:, 1] * 10 + 50  # channels of different scales
+    data = prepare("weather", values, ["a", "b", "c"], 12)
+    h = 4
+    if estimator == "DLinear":
+        config = _dlinear_config()
+    else:
+        config = ModelConfig(name="SeasonalNaive", estimator="SeasonalNaiveForecaster",
+                             datasets={"weather": {"season_length": 12}})
+    from tsrsa.benchmarking.runner import build_estimator
+
+    v = validation_size(data, h) if estimator == "DLinear" else 0
+    model = build_estimator(config, data, h, seed=0, val_size=v, num_threads=1)
+    model.fit(fit_frame(data, 0, data.borders.train_end + v))
+    fast = score_model(model, data, h, chunk=5)
+    sq, ab, n = 0.0, 0.0, 0
+    b = data.borders
+    for c, channel in enumerate(data.channels):
+        for j in range(b.n_windows("test", h)):
+            first = b.val_end + j - b.input_size
+            window = pd.DataFrame({"unique_id": channel, "ds": np.arange(first, first + b.input_size),
+                                   "y": data.scaled[first : first + b.input_size, c]})
+            yhat = model.predict(df=window)["yhat"].to_numpy()
+            err = yhat - data.scaled[b.val_end + j : b.val_end + j + h, c]
+            sq, ab, n = sq + np.sum(err**2), ab + np.sum(np.abs(err)), n + h
+    assert fast.mse == pytest.approx(sq / n, rel=1e-6)
+    assert fast.mae == pytest.approx(ab / n, rel=1e-6)
+
+
+# ---------------------------------------------------------------------- rows and files
+def test_run_one_gives_a_complete_row(tmp_path):
+    data = prepare("weather", _synthetic(), ["a", "b", "c"], 12)
+    row = run_one(_dlinear_config(), data, 4, seed=1, num_threads=1, train_fraction=0.5)
+    assert tuple(row) == COLUMNS
+    assert row["model"] == "DLinearForecaster" and row["variant"] == "default" and row["seed"] == 1
+    assert row["train_fraction"] == 0.5 and row["input_size"] == 12 and row["device"] == "cpu (1 thread)"
+    assert np.isfinite(row["mse"]) and row["mse"] > 0
+    path = tmp_path / "ltsf.csv"
+    append_rows(path, [row])
+    append_rows(path, [dict(row, mse=0.5)])  # a re-run of the same key replaces the earlier figure
+    assert path.read_text().splitlines()[0] == ",".join(COLUMNS)
+    df = read_results(path)
+    assert len(df) == 1 and df["mse"].iloc[0] == 0.5
+    with pytest.raises(ValueError, match="exactly the columns"):
+        append_rows(path, [{"dataset": "x"}])
+
+
+def test_results_md_sections_leave_the_rest_alone(tmp_path):
+    md = tmp_path / "RESULTS.md"
+    md.write_text("# Results\n\nThroughput figures by someone else.\n")
+    replace_section(md, "ltsf-results", "table one", title="LTSF")
+    replace_section(md, "ltsf-results", "table two", title="LTSF")
+    text = md.read_text()
+    assert "Throughput figures by someone else." in text
+    assert "table two" in text and "table one" not in text and text.count("## LTSF") == 1
+
+
+def _write_tiny_ili(folder: Path, n=160) -> None:
+    values = _synthetic(T=n, C=2)
+    frame = pd.DataFrame({"date": pd.date_range("2002-01-01", periods=n, freq="7D").strftime("%Y-%m-%d %H:%M:%S"),
+                          "A": values[:, 0], "OT": values[:, 1]})
+    frame.to_csv(folder / "national_illness.csv", index=False)
+
+
+def test_cli_smoke_on_a_tiny_synthetic_file(tmp_path):
+    from tsrsa.benchmarking.cli import main
+
+    _write_tiny_ili(tmp_path)
+    out = tmp_path / "bench"
+    args = ["--dataset", "national_illness", "--models", "DLinear,SeasonalNaive", "--horizons", "4",
+            "--input-size", "12", "--seeds", "0,1", "--max-epochs", "1", "--num-threads", "1",
+            "--data-dir", str(tmp_path), "--results", str(out / "results" / "ltsf.csv"), "--quiet"]
+    rows = main(args, root=ROOT / "benchmarks")
+    assert [(r["model"], r["seed"]) for r in rows] == [("DLinearForecaster", 0), ("DLinearForecaster", 1),
+                                                      ("SeasonalNaiveForecaster", 0)]
+    assert rows[0]["variant"] == "default+max_epochs=1"
+    df = pd.read_csv(out / "results" / "ltsf.csv")
+    assert tuple(df.columns) == COLUMNS and len(df) == 3
+    text = (out / "RESULTS.md").read_text()
+    assert "### national_illness, input 12" in text and "python benchmarks/ltsf.py --dataset national_illness" in text
+
+
+def test_cli_smoke_on_etth1(tmp_path):
+    if not os.environ.get("TSRSA_DATA_DIR") or not (Path(os.environ["TSRSA_DATA_DIR"]) / "ETTh1.csv").is_file():
+        pytest.skip("needs ETTh1.csv in $TSRSA_DATA_DIR")
+    from tsrsa.benchmarking.cli import main
+
+    args = ["--dataset", "ETTh1", "--models", "DLinear", "--horizons", "96", "--max-windows", "16",
+            "--max-epochs", "1", "--num-threads", "1", "--config-dir", str(ROOT / "benchmarks" / "configs"), "--quiet"]
+    rows = main(args, root=tmp_path)  # a --max-windows run writes nothing unless told where
+    assert len(rows) == 1 and rows[0]["dataset"] == "ETTh1" and np.isfinite(rows[0]["mse"])
+    assert not list(tmp_path.iterdir())

@@ -1,0 +1,226 @@
+"""Results rows (``benchmarks/results/ltsf.csv``) and the tables of ``benchmarks/RESULTS.md``.
+
+Rows are appended as runs finish. When the tables are made, a later row replaces an earlier one
+of the same (dataset, horizon, model, variant, seed, input_size, train_fraction), so a re-run
+updates its figures. RESULTS.md is rewritten only between its own markers
+(``<!-- BEGIN name -->`` ... ``<!-- END name -->``); the rest of the file is left as it is.
+"""
+from __future__ import annotations
+
+import csv
+import datetime
+import io
+import json
+import os
+import platform
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from tsrsa.benchmarking.anchors import ANCHORS, SOURCE
+
+COLUMNS = ("dataset", "horizon", "model", "variant", "seed", "mse", "mae", "input_size", "train_fraction",
+           "device", "train_seconds")
+KEY = ("dataset", "horizon", "model", "variant", "seed", "input_size", "train_fraction")
+
+#: display order of the models; others follow alphabetically
+_MODEL_ORDER = ("SeasonalNaiveForecaster", "DLinearForecaster", "LSTMForecaster", "TransformerForecaster",
+                "RSAForecaster")
+_DATASET_ORDER = ("ETTh1", "ETTh2", "ETTm1", "ETTm2", "weather", "exchange_rate", "national_illness")
+
+
+# ---------------------------------------------------------------------- the CSV
+def append_rows(path, rows: list[dict]) -> None:
+    """Append rows to the CSV at ``path`` (created with its header when missing)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    new = not path.exists() or path.stat().st_size == 0
+    lines = []
+    for row in rows:
+        if set(row) != set(COLUMNS):
+            raise ValueError(f"a results row needs exactly the columns {COLUMNS}; got {sorted(row)}")
+        lines.append([_cell(row[c]) for c in COLUMNS])
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    if new:
+        writer.writerow(COLUMNS)
+    writer.writerows(lines)
+    with open(path, "a", newline="") as fh:  # one write per call: concurrent runs do not interleave
+        fh.write(buffer.getvalue())
+
+
+def _cell(value):
+    if isinstance(value, float):
+        return repr(round(value, 6))
+    return value
+
+
+def read_results(path) -> pd.DataFrame:
+    """The rows of ``ltsf.csv``, the latest of each key kept (empty frame when no file)."""
+    path = Path(path)
+    if not path.exists() or path.stat().st_size == 0:
+        return pd.DataFrame(columns=list(COLUMNS))
+    df = pd.read_csv(path, dtype={"variant": str, "model": str, "dataset": str, "device": str})
+    if tuple(df.columns) != COLUMNS:
+        raise ValueError(f"{path} has columns {list(df.columns)}; expected {list(COLUMNS)}")
+    return df.drop_duplicates(subset=list(KEY), keep="last").reset_index(drop=True)
+
+
+# ---------------------------------------------------------------------- the run log
+def machine_description() -> str:
+    """CPU model and count, OS, Python, torch and (where present) the GPU."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    parts = [f"{cpu} ({os.cpu_count()} logical cores)", f"{platform.system()} {platform.release()}",
+             f"Python {platform.python_version()}"]
+    try:
+        import torch
+
+        parts.append(f"torch {torch.__version__}")
+        if torch.cuda.is_available():
+            parts.append(torch.cuda.get_device_name(0))
+    except ImportError:  # pragma: no cover
+        pass
+    return ", ".join(parts)
+
+
+def log_run(path, command: str, n_rows: int) -> None:
+    """Append one line (date, machine, command, rows written) to the run log ``path`` (JSON lines)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    entry = {"date": datetime.datetime.now().isoformat(timespec="seconds"), "machine": machine_description(),
+             "command": command, "rows": int(n_rows)}
+    with open(path, "a") as fh:
+        fh.write(json.dumps(entry) + "\n")
+
+
+def read_run_log(path) -> list[dict]:
+    path = Path(path)
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+# ---------------------------------------------------------------------- tables
+def _order(values, preferred) -> list:
+    values = list(dict.fromkeys(values))
+    return [v for v in preferred if v in values] + sorted(v for v in values if v not in preferred)
+
+
+def _fmt(values: np.ndarray) -> str:
+    values = np.asarray(values, dtype=float)
+    if len(values) == 0 or not np.isfinite(values).all():
+        return ""
+    if len(values) == 1:
+        return f"{values[0]:.3f}"
+    return f"{values.mean():.3f}±{values.std(ddof=1):.3f}"
+
+
+def _pair(mse: str, mae: str) -> str:
+    return f"{mse} / {mae}" if mse else ""
+
+
+def _anchor_cell(cell) -> str:
+    mse, mae = cell
+    if mse is None:
+        return ""
+    return f"{mse:.3f} / {mae:.3f}" if mae is not None else f"{mse:.3f} / –"
+
+
+def results_tables(df: pd.DataFrame, anchors: dict | None = None) -> str:
+    """Markdown tables, one per (data set, input length): mean ± std over seeds per horizon and
+    of the per-seed average over horizons, with the published anchors below."""
+    anchors = ANCHORS if anchors is None else anchors
+    if df.empty:
+        return "_No results yet._\n"
+    out = []
+    for dataset in _order(df["dataset"], _DATASET_ORDER):
+        part = df[df["dataset"] == dataset]
+        for input_size in sorted(part["input_size"].unique()):
+            block = part[part["input_size"] == input_size]
+            horizons = sorted(int(h) for h in block["horizon"].unique())
+            standard = _standard_horizons(dataset)
+            columns = sorted(set(horizons) | set(standard))
+            out.append(f"### {dataset}, input {input_size}\n")
+            head = ["model", "variant", "train fraction", "seeds", *[f"H{h}" for h in columns], "average"]
+            out.append("| " + " | ".join(head) + " |")
+            out.append("|" + "---|" * len(head))
+            groups = block.groupby(["model", "variant", "train_fraction"], sort=False)
+            keys = sorted(groups.groups, key=lambda k: (_rank(k[0]), k[1] != "default", k[1], -k[2]))
+            for model, variant, fraction in keys:
+                g = groups.get_group((model, variant, fraction))
+                cells = []
+                for h in columns:
+                    gh = g[g["horizon"] == h]
+                    cells.append(_pair(_fmt(gh["mse"]), _fmt(gh["mae"])))
+                wide = g.pivot_table(index="seed", columns="horizon", values=["mse", "mae"])
+                avg = ""
+                if all(("mse", h) in wide.columns for h in standard):
+                    complete = wide.dropna(subset=[("mse", h) for h in standard])
+                    if len(complete):
+                        avg = _pair(_fmt(complete["mse"][list(standard)].mean(axis=1)),
+                                    _fmt(complete["mae"][list(standard)].mean(axis=1)))
+                seeds = g["seed"].nunique()
+                name = model.removesuffix("Forecaster")
+                out.append("| " + " | ".join([name, variant, f"{fraction:g}", str(seeds), *cells, avg]) + " |")
+            for model, table in anchors.items():
+                rows = table.get(dataset)
+                if rows is None or input_size != 96:
+                    continue
+                cells = [_anchor_cell(rows.get(h, (None, None))) for h in columns]
+                out.append("| " + " | ".join([f"*{model} (published)*", "", "", "", *cells,
+                                              _anchor_cell(rows["avg"])]) + " |")
+            out.append("")
+    out.append(f"Cells: test MSE / MAE on the scaled data; mean ± std (ddof 1) over seeds where there are "
+               f"several. Average: each seed's mean over the four horizons, then mean ± std. Published: "
+               f"{SOURCE}; an empty cell is a figure we are not sure of.\n")
+    return "\n".join(out)
+
+
+def _rank(model: str):
+    return (_MODEL_ORDER.index(model) if model in _MODEL_ORDER else len(_MODEL_ORDER), model)
+
+
+def _standard_horizons(dataset: str) -> tuple[int, ...]:
+    from tsrsa.benchmarking.protocol import HORIZONS, LTSF_DATASETS
+
+    return LTSF_DATASETS.get(dataset, (96, HORIZONS))[1]
+
+
+def runs_table(runs: list[dict]) -> str:
+    if not runs:
+        return ""
+    lines = ["| date | machine | command | rows |", "|---|---|---|---|"]
+    for run in runs:
+        lines.append(f"| {run['date']} | {run['machine']} | `{run['command']}` | {run['rows']} |")
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------- RESULTS.md
+def replace_section(path, name: str, body: str, *, title: str | None = None) -> None:
+    """Write ``body`` between ``<!-- BEGIN name -->`` and ``<!-- END name -->`` in ``path``
+    (the markers are appended, under ``title``, when missing); atomic."""
+    path = Path(path)
+    begin, end = f"<!-- BEGIN {name} -->", f"<!-- END {name} -->"
+    text = path.read_text() if path.exists() else "# Benchmark results\n"
+    block = f"{begin}\n{body.rstrip()}\n{end}"
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        _, tail = rest.split(end, 1)
+        text = head + block + tail
+    else:
+        heading = f"\n## {title}\n\n" if title else "\n"
+        text = text.rstrip("\n") + "\n" + heading + block + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w") as fh:
+        fh.write(text)
+    os.replace(tmp, path)

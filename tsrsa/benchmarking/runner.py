@@ -1,0 +1,82 @@
+"""One benchmark run: fit a configured forecaster on the protocol's rows, score the test windows."""
+from __future__ import annotations
+
+import time
+
+from tsrsa.benchmarking.configs import ModelConfig
+from tsrsa.benchmarking.protocol import ProtocolData, fit_frame, training_start, validation_size
+from tsrsa.benchmarking.results import COLUMNS
+from tsrsa.benchmarking.scoring import score_model
+
+
+def build_estimator(config: ModelConfig, data: ProtocolData, h: int, *, seed: int, variant: str = "default",
+                    overrides: dict | None = None, val_size: int = 0, num_threads: int | None = None,
+                    accelerator: str = "cpu"):
+    """The configured estimator with the protocol's settings (only those it accepts)."""
+    cls = config.estimator_class()
+    params = config.params_for(data.name, variant)
+    params.update(overrides or {})
+    accepted = set(cls._get_param_names())
+    unknown = sorted(set(params) - accepted)
+    if unknown:
+        raise ValueError(f"{config.path}: {cls.__name__} has no parameters {unknown}")
+    harness = {"input_size": data.input_size, "val_size": val_size, "random_state": int(seed),
+               "num_threads": num_threads, "accelerator": accelerator, "verbose": 0}
+    params.update({k: v for k, v in harness.items() if k in accepted})
+    return cls(h=int(h), **params)
+
+
+def device_label(model) -> str:
+    """Where a fitted model ran: "cpu (1 thread)" or "cuda (NVIDIA H100 ...)"."""
+    network = getattr(model, "network_", None)
+    if network is None:
+        return "cpu"
+    import torch
+
+    device = next(network.parameters()).device
+    if device.type == "cuda":
+        return f"cuda ({torch.cuda.get_device_name(device)})"
+    if device.type == "cpu":
+        threads = model.num_threads or torch.get_num_threads()
+        return f"cpu ({threads} thread{'s' if threads != 1 else ''})"
+    return device.type
+
+
+def run_one(config: ModelConfig, data: ProtocolData, h: int, *, seed: int = 0, variant: str = "default",
+            overrides: dict | None = None, train_fraction: float = 1.0, max_windows: int | None = None,
+            num_threads: int | None = None, accelerator: str = "cpu") -> dict:
+    """Fit and score one (model, data set, horizon, seed); returns the row of ``ltsf.csv``.
+
+    The model fits rows [start, val_end) of every channel, the last ``val_size`` of them held out
+    for validation (its training windows lie wholly in the training rows; its validation
+    windows have their targets in the validation rows). ``start`` is 0, or the first row of the
+    most recent ``train_fraction`` of the training windows. A model without ``val_size`` fits
+    the training rows only.
+    """
+    b = data.borders
+    start = training_start(data, h, train_fraction, max_windows)
+    probe = config.estimator_class()._get_param_names()
+    overrides = {k: v for k, v in (overrides or {}).items() if k in probe}  # e.g. no max_epochs for naive
+    v = validation_size(data, h, max_windows) if "val_size" in probe else 0
+    model = build_estimator(config, data, h, seed=seed, variant=variant, overrides=overrides, val_size=v,
+                            num_threads=num_threads, accelerator=accelerator)
+    frame = fit_frame(data, start, b.train_end + v)
+    began = time.perf_counter()
+    model.fit(frame)
+    seconds = time.perf_counter() - began
+    score = score_model(model, data, h, max_windows=max_windows)
+    row = {
+        "dataset": data.name, "horizon": int(h), "model": type(model).__name__,
+        "variant": variant_name(variant, overrides), "seed": int(seed), "mse": score.mse, "mae": score.mae,
+        "input_size": data.input_size, "train_fraction": float(train_fraction), "device": device_label(model),
+        "train_seconds": round(seconds, 2),
+    }
+    assert list(row) == list(COLUMNS)
+    return row
+
+
+def variant_name(variant: str, overrides: dict | None) -> str:
+    """The variant with any command-line overrides spelled out: "default+max_epochs=1"."""
+    if not overrides:
+        return variant
+    return variant + "+" + ",".join(f"{k}={v}" for k, v in sorted(overrides.items()))

@@ -1,0 +1,60 @@
+"""DLinearForecaster: the linear reference of the long-horizon benchmark."""
+from __future__ import annotations
+
+from tsrsa.forecasters.base import _store_init_args
+from tsrsa.forecasters.neural import COMMON_PARAMS_DOC, NeuralForecaster
+from tsrsa.forecasters.params import check_int
+from tsrsa.nn.dlinear import DLinearConfig, DLinearNetwork
+
+
+class DLinearForecaster(NeuralForecaster):
+    """DLinear (Zeng et al., AAAI 2023): a moving-average trend/remainder split of the look-back
+    window and one linear map from each part to the horizon, shared by every series.
+
+    Parameters
+    ----------
+    h : int
+        Forecast horizon (steps).
+    input_size : int, optional
+        Look-back window in steps; None uses ``2 * h``.
+    kernel_size : int, default 25
+        Moving-average window of the trend, in steps; the window's ends are padded by
+        repeating its first and last values.
+    {common}
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from tsrsa import DLinearForecaster
+    >>> y = pd.Series(np.sin(np.arange(200) / 4), index=pd.date_range("2024-01-01", periods=200, freq="h"))
+    >>> f = DLinearForecaster(h=12, input_size=24, max_epochs=2, random_state=0).fit(y)
+    >>> f.predict().shape
+    (12, 3)
+    """
+
+    def __init__(
+        self, h, *, input_size=None, kernel_size=25, loss="mse", quantiles=None, scaler="standard",
+        fill=None, freq=None, max_epochs=20, batch_size=64, inference_batch_size=1024,
+        learning_rate=1e-3, weight_decay=1e-4, lr_schedule=None, early_stopping_patience=None,
+        val_size=0, accelerator="auto", devices=None, precision="32", num_threads=None,
+        random_state=None, verbose=0, id_col="unique_id", time_col="ds", target_col="y",
+    ):
+        _store_init_args(self, locals())
+
+    def _check_architecture(self) -> None:
+        check_int("kernel_size", self.kernel_size)
+
+    def _network_config(self) -> DLinearConfig:
+        levels = self._quantile_levels()
+        return DLinearConfig(
+            input_size=self._input_size, h=int(self.h), kernel_size=int(self.kernel_size),
+            n_outputs=len(levels) if levels else 1,
+        )
+
+    @staticmethod
+    def _build_network(config: DLinearConfig) -> DLinearNetwork:
+        return DLinearNetwork(config)
+
+
+# the common arguments less patch_len (DLinear has no tokens)
+_COMMON = "    loss :" + COMMON_PARAMS_DOC.split("    loss :", 1)[1]
+DLinearForecaster.__doc__ = DLinearForecaster.__doc__.replace("{common}", _COMMON.strip("\n").lstrip())
