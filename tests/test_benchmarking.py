@@ -197,6 +197,10 @@ def test_cli_smoke_on_a_tiny_synthetic_file(tmp_path):
     assert tuple(df.columns) == COLUMNS and len(df) == 3
     text = (out / "RESULTS.md").read_text()
     assert "### national_illness, input 12" in text and "python benchmarks/ltsf.py --dataset national_illness" in text
+    assert "**DLinear** (`DLinearForecaster`" in text  # the configuration behind the rows
+    (out / "RESULTS.md").write_text("# Results\n")
+    assert main(["--tables-only", "--results", str(out / "results" / "ltsf.csv")], root=ROOT / "benchmarks") == []
+    assert "### national_illness, input 12" in (out / "RESULTS.md").read_text()
 
 
 def test_cli_smoke_on_etth1(tmp_path):

@@ -8,6 +8,7 @@ fits each configured model on each data set, horizon and seed, appends one row p
 from __future__ import annotations
 
 import argparse
+import json
 import shlex
 import sys
 from pathlib import Path
@@ -33,9 +34,9 @@ def _names(text: str) -> list[str]:
 def parser(root: Path) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="ltsf", description="Long-horizon benchmark (Time-Series-Library protocol): fit, score, record.")
-    p.add_argument("--dataset", type=_names, required=True,
+    p.add_argument("--dataset", type=_names, default=[],
                    help=f"comma-separated data sets: {', '.join(LTSF_DATASETS)}")
-    p.add_argument("--models", type=_names, required=True,
+    p.add_argument("--models", type=_names, default=[],
                    help="comma-separated configuration names (files in --config-dir, e.g. DLinear,LSTM)")
     p.add_argument("--horizons", type=_ints, default=None,
                    help="comma-separated horizons (default 96,192,336,720; ILI 24,36,48,60)")
@@ -57,6 +58,8 @@ def parser(root: Path) -> argparse.ArgumentParser:
                         f"only where this is given)")
     p.add_argument("--results-md", type=Path, default=None,
                    help="RESULTS.md to regenerate (default: RESULTS.md beside the results folder)")
+    p.add_argument("--tables-only", action="store_true",
+                   help="run nothing: regenerate the tables of RESULTS.md from the results CSV")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
     return p
 
@@ -65,10 +68,16 @@ def main(argv: list[str] | None = None, *, root: Path | str = Path("benchmarks")
     """Run the benchmark described by ``argv``; returns the rows it produced."""
     root = Path(root)
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = parser(root).parse_args(argv)
+    p = parser(root)
+    args = p.parse_args(argv)
     smoke = args.max_windows is not None
     results = args.results if args.results is not None else (None if smoke else root / "results" / "ltsf.csv")
     results_md = args.results_md or (results.parent.parent / "RESULTS.md" if results is not None else None)
+    if args.tables_only:
+        write_results_md(results, results_md, args.config_dir)
+        return []
+    if not args.dataset or not args.models:
+        p.error("--dataset and --models are required (or --tables-only)")
     configs = [load_config(name, args.config_dir) for name in args.models]
     overrides = {"max_epochs": args.max_epochs} if args.max_epochs is not None else None
     say = (lambda *a: None) if args.quiet else (lambda *a: print(*a, flush=True))
@@ -91,14 +100,41 @@ def main(argv: list[str] | None = None, *, root: Path | str = Path("benchmarks")
     if results is not None:
         command = "python benchmarks/ltsf.py " + " ".join(shlex.quote(a) for a in argv)
         log_run(results.with_name("ltsf_runs.jsonl"), command, len(rows))
-        write_results_md(results, results_md)
+        write_results_md(results, results_md, args.config_dir)
     return rows
 
 
-def write_results_md(results: Path, results_md: Path) -> None:
-    """Regenerate the long-horizon tables of ``results_md`` from ``results`` and its run log."""
-    body = [results_tables(read_results(results))]
+def write_results_md(results: Path, results_md: Path, config_dir: Path | None = None) -> None:
+    """Regenerate the long-horizon tables of ``results_md`` from ``results``, its run log and the
+    configurations of the models it holds."""
+    df = read_results(results)
+    body = [PROTOCOL, results_tables(df)]
+    if config_dir is not None and not df.empty:
+        body.append(configs_list(config_dir, set(df["model"])))
     runs = read_run_log(results.with_name("ltsf_runs.jsonl"))
     if runs:
         body += ["#### Runs (date, machine, command)\n", runs_table(runs)]
     replace_section(results_md, SECTION, "\n".join(body), title="Long-horizon benchmark (LTSF)")
+
+
+PROTOCOL = """Time-Series-Library protocol (`tsrsa.benchmarking`): ETTh train rows [0, 8640), validation
+[8640 − L, 11520), test [11520 − L, 14400) (ETTm ×4; weather, exchange_rate, national_illness 70/10/20),
+StandardScaler per channel fitted on the training rows, multivariate (every channel forecast,
+channel-independent models see each channel as a series), MSE/MAE on the scaled data over every
+stride-1 test window, horizon step and channel. Models fit the training rows with the validation rows
+held out (`val_size`), early stopping on them, best epoch kept. Regenerate these tables with
+`python benchmarks/ltsf.py --tables-only`.
+"""
+
+
+def configs_list(config_dir: Path, estimators: set[str]) -> str:
+    """One line per configuration file whose estimator has rows: its notes and parameters."""
+    lines = ["#### Configurations (`benchmarks/configs/`)\n"]
+    for path in sorted(Path(config_dir).glob("*.json")):
+        config = load_config(path.stem, config_dir)
+        if config.estimator not in estimators:
+            continue
+        notes = json.loads(path.read_text()).get("notes", "")
+        params = ", ".join(f"{k}={v}" for k, v in config.params.items()) or "library defaults"
+        lines.append(f"- **{path.stem}** (`{config.estimator}`, default variant: {params}). {notes}")
+    return "\n".join(lines) + "\n"
