@@ -219,7 +219,7 @@ def test_explain_units_under_patches(fitted_rsa):
     attn.set_rem_parameters(lam=[0.5, 0.9], gamma=[0.8], theta=[2 * math.pi / 3 + 2 * math.pi], mu=0.0)
     table = model.explain()
     assert list(table.columns) == ["layer", "head", "rem_type", "lambda", "gamma", "theta", "period",
-                                   "dilation", "gate", "lag_unit"]
+                                   "dilation", "gate", "lag_unit", "lambda_init", "gamma_init", "theta_init"]
     assert len(table) == 2 * 4 and (table["lag_unit"] == 4).all()
     layer1 = table[table["layer"] == 1].set_index("head")
     assert layer1["rem_type"].tolist() == ["regular", "cyclic_cos", "cyclic_sin", "regular"]

@@ -90,6 +90,10 @@ class NeuralForecaster(BaseForecaster):
     def _check_architecture(self) -> None:
         """Subclasses validate their own architecture arguments here."""
 
+    def _prepare_fit(self, panel, fit_lengths) -> None:
+        """Subclasses may learn from the training parts what shapes their network (before it
+        is built), e.g. dilations from seasonal periods."""
+
     def _initialise_network(self, network: torch.nn.Module, panel, fit_lengths) -> None:
         """Subclasses may set initial weights from the training data (training parts only)."""
 
@@ -161,6 +165,7 @@ class NeuralForecaster(BaseForecaster):
         if v:
             val = WindowLoader(validation_windows(scaled, panel.offsets, fit_lengths, L, h),
                                self.inference_batch_size, shuffle=False, device=device)
+        self._prepare_fit(panel, fit_lengths)
         config = self._network_config()
         seed = resolve_seed(self.random_state)
         with quiet(self.verbose), torch_threads(self.num_threads), seeded(seed, device) as rng:

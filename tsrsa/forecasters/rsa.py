@@ -13,8 +13,11 @@ from tsrsa.forecasters.transformer import TransformerForecaster
 from tsrsa.nn.rem import REM_MASKS, fold_angle
 from tsrsa.nn.rsa import GATES, plan_heads
 
-REM_INITS = ("paper",)
+REM_INITS = ("data", "paper")
 _INIT_KEYS = ("lambda", "gamma", "theta", "gate")
+_DEFAULT_DILATION = 2
+_REPORT_COLUMNS = ["head", "rem_type", "source", "estimate", "lambda_init", "gamma_init", "theta_init",
+                   "dilation", "note"]
 
 
 class RSAForecaster(TransformerForecaster):
@@ -40,9 +43,11 @@ class RSAForecaster(TransformerForecaster):
         Dilated regular heads (non-zero only at multiples of the dilation: a seasonal memory).
     n_dilated_cyclic : int, default 0
         Dilated cyclic pairs.
-    dilations : int or list of int, default 2
-        Dilation in tokens of each dilated head or pair. Heads left over are plain softmax heads;
-        the defaults fill the 4 default heads: 1 regular, 1 cyclic pair, 1 dilated regular.
+    dilations : int or list of int, optional
+        Dilation in tokens of each dilated head or pair. None: from the seasonal periods of the
+        training data with ``rem_init="data"`` (round(period / patch_len)), else 2. Heads left
+        over are plain softmax heads; the defaults fill the 4 default heads: 1 regular, 1 cyclic
+        pair, 1 dilated regular.
     gate : {"layer", "head"}, default "layer"
         One gate per layer, or one per REM head.
     share_cyclic : bool, default True
@@ -53,8 +58,11 @@ class RSAForecaster(TransformerForecaster):
         Zero every REM lag above it (tokens).
     gate_init : float, default 0.0
         Initial gate logit mu (sigmoid(0) = 0.5 mixes both branches equally).
-    rem_init : "paper" or dict, default "paper"
-        "paper": the paper's initialisation (eta spread over +-[1, 2], nu over [1, 2],
+    rem_init : {"data", "paper"} or dict, default "data"
+        "data": start the REM heads from the training data -- AR roots give regular heads and
+        cyclic pairs, seasonal periods give dilations and cycles (see ``tsrsa.init``); heads
+        with no usable estimate keep the paper's values, and ``init_report_`` says which got
+        what. "paper": the paper's initialisation (eta spread over +-[1, 2], nu over [1, 2],
         theta = pi/4). A dict sets values for every layer: keys "lambda", "gamma", "theta"
         (a number or one per regular head / cyclic parameter, per token) and "gate" (mu).
     {common}
@@ -79,8 +87,8 @@ class RSAForecaster(TransformerForecaster):
     def __init__(
         self, h, *, input_size=None, d_model=64, n_heads=4, n_layers=2, d_ff=128, dropout=0.1,
         causal=False, revin=True, n_regular=1, n_cyclic=1, n_dilated_regular=1, n_dilated_cyclic=0,
-        dilations=2, gate="layer", share_cyclic=True, rem_mask="causal", max_lag=None, gate_init=0.0,
-        rem_init="paper", patch_len=8, loss="mse", quantiles=None, scaler="standard", fill=None,
+        dilations=None, gate="layer", share_cyclic=True, rem_mask="causal", max_lag=None, gate_init=0.0,
+        rem_init="data", patch_len=8, loss="mse", quantiles=None, scaler="standard", fill=None,
         freq=None, max_epochs=20, batch_size=64, inference_batch_size=1024, learning_rate=1e-3,
         weight_decay=1e-4, lr_schedule=None, early_stopping_patience=None, val_size=0,
         accelerator="auto", devices=None, precision="32", num_threads=None, random_state=None,
@@ -100,7 +108,10 @@ class RSAForecaster(TransformerForecaster):
         self._init_values()
 
     def _allocation(self) -> dict:
-        dilations = self.dilations if isinstance(self.dilations, int) else list(self.dilations)
+        dilations = getattr(self, "_fit_dilations", None)  # chosen from the data for this fit
+        if dilations is None:
+            given = _DEFAULT_DILATION if self.dilations is None else self.dilations
+            dilations = given if isinstance(given, int) else list(given)
         return dict(n_regular=self.n_regular, n_cyclic=self.n_cyclic, n_dilated_regular=self.n_dilated_regular,
                     n_dilated_cyclic=self.n_dilated_cyclic, dilations=dilations, share_cyclic=self.share_cyclic)
 
@@ -134,13 +145,54 @@ class RSAForecaster(TransformerForecaster):
             values[key] = arr.copy()
         return values
 
-    def _initialise_network(self, network, panel, fit_lengths) -> None:
-        values = self._init_values()
-        if not values:
+    def _prepare_fit(self, panel, fit_lengths) -> None:
+        """With rem_init="data": estimate AR roots and seasonal periods on the training parts and
+        assign them to heads (dilations included, before the network is built)."""
+        from tsrsa.init.heads import assign_heads, estimate_panel
+
+        self._fit_dilations, self._head_init = None, None
+        if self.rem_init != "data":
             return
+        estimates = estimate_panel(panel.values, panel.offsets, fit_lengths, freq=panel.freq)
+        allocation = self._allocation()
+        self._head_init = assign_heads(
+            estimates, stride=int(self.patch_len), n_tokens=math.ceil(self._input_size / int(self.patch_len)),
+            n_regular=self.n_regular, n_cyclic=self.n_cyclic, n_dilated_regular=self.n_dilated_regular,
+            n_dilated_cyclic=self.n_dilated_cyclic, dilations=self.dilations,
+            default_dilation=_DEFAULT_DILATION,
+        )
+        if allocation["n_dilated_regular"] + allocation["n_dilated_cyclic"]:
+            self._fit_dilations = self._head_init.dilations
+
+    def _initialise_network(self, network, panel, fit_lengths) -> None:
+        assigned = getattr(self, "_head_init", None) if self.rem_init == "data" else None
+        if assigned is not None:
+            values = {"lambda": assigned.lam, "gamma": assigned.gamma, "theta": assigned.theta}
+        else:
+            values = self._init_values()
         for block in network.blocks:
             block.attn.set_rem_parameters(lam=values.get("lambda"), gamma=values.get("gamma"),
                                           theta=values.get("theta"), mu=values.get("gate"))
+        self.init_report_ = self._report(network.blocks[0].attn, assigned)
+        self._fit_dilations, self._head_init = None, None
+
+    def _report(self, attention, assigned) -> pd.DataFrame:
+        """Which head got what: one row per REM head of a layer (every layer starts the same);
+        values per token, dilation in time steps."""
+        rows = []
+        source = {"paper": "paper"}.get(self.rem_init, "rem_init") if isinstance(self.rem_init, str) \
+            else "rem_init"
+        for rec in attention.describe_heads():
+            if rec["rem_type"] == "softmax":
+                continue
+            row = {"head": rec["head"], "rem_type": rec["rem_type"], "source": source, "estimate": "",
+                   "lambda_init": rec["lambda"], "gamma_init": rec["gamma"], "theta_init": rec["theta"],
+                   "dilation": rec["dilation"] * int(self.patch_len), "note": ""}
+            if assigned is not None:
+                entry = assigned.report[rec["head"]]
+                row.update(source=entry["source"], estimate=entry["estimate"], note=entry["note"])
+            rows.append(row)
+        return pd.DataFrame(rows, columns=_REPORT_COLUMNS)
 
     # ------------------------------------------------------------------ inspection
     def explain(self) -> pd.DataFrame:
@@ -149,7 +201,8 @@ class RSAForecaster(TransformerForecaster):
         Columns: layer, head, rem_type ("regular", "cyclic_cos", "cyclic_sin" or "softmax"),
         lambda, gamma, theta (as learned, per token), period (2 pi / theta with theta folded
         into (0, pi], times the dilation, in time steps), dilation (time steps), gate (sigmoid(mu)
-        of the head's layer or head; NaN for softmax heads), lag_unit (steps per token).
+        of the head's layer or head; NaN for softmax heads), lag_unit (steps per token), and the
+        values each head started from: lambda_init, gamma_init, theta_init (see init_report_).
         """
         self._check_is_fitted()
         step = int(self.patch_len)
@@ -162,7 +215,19 @@ class RSAForecaster(TransformerForecaster):
                 rows.append({"layer": layer, **rec, "period": period,
                              "dilation": rec["dilation"] * step, "lag_unit": step})
         columns = ["layer", "head", "rem_type", "lambda", "gamma", "theta", "period", "dilation", "gate", "lag_unit"]
-        return pd.DataFrame(rows, columns=columns)
+        table = pd.DataFrame(rows, columns=columns)
+        init = self.init_report_[["head", "lambda_init", "gamma_init", "theta_init"]]
+        return table.merge(init, on="head", how="left")
+
+    # ------------------------------------------------------------------ saving
+    def _fitted_state(self):
+        state, arrays, weights = super()._fitted_state()
+        state["init_report"] = self.init_report_.to_dict(orient="list")
+        return state, arrays, weights
+
+    def _restore_fitted_state(self, state, arrays, weights, device) -> None:
+        super()._restore_fitted_state(state, arrays, weights, device)
+        self.init_report_ = pd.DataFrame(state["init_report"], columns=_REPORT_COLUMNS)
 
     def plot_rem(self, layer: int | None = None, *, length: int | None = None):
         """Heatmaps of the learned REMs (one row per layer, one column per REM head).

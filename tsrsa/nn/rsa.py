@@ -170,18 +170,24 @@ class RSAAttention(Attention):
 
     def set_rem_parameters(self, *, lam=None, gamma=None, theta=None, mu=None) -> None:
         """Set REM values directly: lam (n_eta,) in (-1, 1), gamma (n_cyclic_params,) in (0, 1),
-        theta (n_cyclic_params,) radians per token-lag, mu (1,) or (n_rem,)."""
+        theta (n_cyclic_params,) radians per token-lag, mu (1,) or (n_rem,). NaN entries keep
+        their current value."""
+
+        def merged(values, current):
+            values = torch.as_tensor(values, dtype=current.dtype, device=current.device).expand_as(current)
+            return torch.where(torch.isnan(values), current, values)
+
         with torch.no_grad():
             if lam is not None:
-                lam = torch.as_tensor(lam, dtype=self.eta.dtype).clamp(-1 + 1e-6, 1 - 1e-6)
+                lam = merged(lam, torch.tanh(self.eta)).clamp(-1 + 1e-6, 1 - 1e-6)
                 self.eta.copy_(torch.atanh(lam))
             if gamma is not None:
-                gamma = torch.as_tensor(gamma, dtype=self.nu.dtype).clamp(1e-6, 1 - 1e-6)
+                gamma = merged(gamma, torch.sigmoid(self.nu)).clamp(1e-6, 1 - 1e-6)
                 self.nu.copy_(torch.logit(gamma))
             if theta is not None:
-                self.theta.copy_(torch.as_tensor(theta, dtype=self.theta.dtype))
+                self.theta.copy_(merged(theta, self.theta))
             if mu is not None:
-                self.mu.copy_(torch.as_tensor(mu, dtype=self.mu.dtype).expand_as(self.mu))
+                self.mu.copy_(merged(mu, self.mu))
 
     def rem_parameters(self) -> tuple[torch.Tensor, torch.Tensor]:
         """(radius, angle) per REM head, (H_rem,) each: lam or gamma, and theta (0 for regular)."""

@@ -1,0 +1,200 @@
+"""REM heads from the data: AR roots, seasonal periods, the stride-aware mapping, fallbacks."""
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import tsrsa
+from tsrsa import RSAForecaster
+from tsrsa.init import ar_roots, pooled_ar_roots, seasonal_periods
+from tsrsa.init.heads import Estimates, assign_heads, estimate_panel
+
+
+def _ar2(a1, a2, n=2000, seed=0):
+    rng = np.random.default_rng(seed)
+    y = np.zeros(n)
+    for t in range(2, n):
+        y[t] = a1 * y[t - 1] + a2 * y[t - 2] + rng.standard_normal()
+    return y
+
+
+@pytest.mark.parametrize("a1,a2", [(1.5, -0.9), (0.6, -0.8), (1.2, -0.5)])
+def test_complex_ar2_roots_recovered(a1, a2):
+    true = np.roots([1.0, -a1, -a2])  # z^2 - a1 z - a2
+    modulus, period = abs(true[0]), 2 * math.pi / abs(np.angle(true[0]))
+    y = _ar2(a1, a2)
+    for roots in (ar_roots(y, max_lag=6), pooled_ar_roots([y[:1000], y[1000:]])):
+        pair = roots[np.abs(roots.imag) > 1e-8][0]
+        assert abs(abs(pair) - modulus) < 0.03
+        assert abs(2 * math.pi / abs(np.angle(pair)) - period) < 0.05 * period
+
+
+def test_real_ar2_roots_recovered():
+    y = _ar2(1.1, -0.24)  # roots 0.8 and 0.3
+    roots = ar_roots(y, max_lag=6)
+    assert np.allclose(np.sort(roots.real)[::-1][:2], [0.8, 0.3], atol=0.03)
+    assert np.all(np.abs(roots.imag) < 1e-8)
+
+
+def test_ar_roots_errors():
+    with pytest.raises(ValueError, match="constant"):
+        ar_roots(np.ones(100))
+    with pytest.raises(ValueError, match="at least 8"):
+        ar_roots(np.arange(5.0))
+    with pytest.raises(ValueError, match="NaN"):
+        ar_roots(np.r_[np.arange(20.0), np.nan])
+    with pytest.raises(ValueError, match="ic="):
+        ar_roots(_ar2(0.5, 0.1, n=100), ic="cv")
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_daily_and_weekly_periods_under_trend_and_noise(seed):
+    rng = np.random.default_rng(seed)
+    t = np.arange(24 * 7 * 10)
+    y = 2 * np.sin(2 * np.pi * t / 24) + np.sin(2 * np.pi * t / 168) + 0.02 * t + rng.standard_normal(len(t))
+    assert seasonal_periods(y, k=2, freq="h") == [24, 168]
+    assert sorted(seasonal_periods(y, k=2)) == [24, 168]  # without the frequency's hints too
+
+
+def test_no_period_in_noise_and_degenerate_input():
+    rng = np.random.default_rng(0)
+    assert seasonal_periods(rng.standard_normal(3000), freq="h") == []
+    assert seasonal_periods(np.ones(500)) == []
+    assert seasonal_periods(np.arange(5.0)) == []
+    with pytest.raises(ValueError, match="NaN"):
+        seasonal_periods(np.r_[np.arange(50.0), np.nan])
+
+
+# ---------------------------------------------------------------------- mapping to heads
+def test_mapping_is_stride_aware():
+    root = 0.9 * np.exp(1j * 2 * math.pi / 24)  # a 24-step cycle
+    estimates = Estimates(roots=np.array([0.95, root, np.conj(root), -0.5]), periods=[24, 168],
+                          period_acf=[0.8, 0.6])
+    counts = dict(n_regular=2, n_cyclic=1, n_dilated_regular=1, n_dilated_cyclic=1)
+    one = assign_heads(estimates, stride=1, n_tokens=336, **counts)
+    four = assign_heads(estimates, stride=4, n_tokens=84, **counts)
+    np.testing.assert_allclose(one.lam[:2], [0.95, -0.5])
+    np.testing.assert_allclose(four.lam[:2], [0.95**4, (-0.5) ** 4])
+    np.testing.assert_allclose(one.theta[0], 2 * math.pi / 24)
+    np.testing.assert_allclose(four.theta[0], 4 * 2 * math.pi / 24)
+    np.testing.assert_allclose(four.gamma[0], 0.9**4)
+    assert one.dilations == [24, 168] and four.dilations == [6, 42]  # round(p / s) tokens
+    np.testing.assert_allclose([four.lam[2], four.gamma[1]], [0.8, 0.6])  # decay per season: the ACF
+    again = assign_heads(estimates, stride=4, n_tokens=84, **counts)
+    pd.testing.assert_frame_equal(pd.DataFrame(again.report), pd.DataFrame(four.report))  # deterministic
+    assert again.dilations == four.dilations
+    short = assign_heads(estimates, stride=4, n_tokens=24, **counts)  # 42 tokens > the window
+    assert short.dilations == [6, 2] and short.report[-1]["source"] == "paper"
+
+
+def test_cycles_too_fast_for_tokens_go_to_dilated_heads():
+    root = 0.9 * np.exp(1j * 2 * math.pi / 7)  # 7 steps: under 2 tokens of 4 steps
+    estimates = Estimates(roots=np.array([root, np.conj(root)]))
+    init = assign_heads(estimates, stride=4, n_tokens=24, n_regular=0, n_cyclic=1, n_dilated_regular=1)
+    assert np.isnan(init.gamma[0]) and init.report[0]["source"] == "paper"
+    assert init.dilations == [2] and init.report[2]["estimate"].startswith("root period 7.00")
+
+
+def test_unusable_estimates_keep_the_paper_values():
+    estimates = Estimates(roots=np.array([1.02, 0.999]), notes=[])
+    init = assign_heads(estimates, stride=2, n_tokens=10, n_regular=3, n_cyclic=1, n_dilated_regular=1,
+                        dilations=4)
+    assert np.isnan(init.lam[0]) and "non-stationary" in init.report[0]["note"]
+    assert init.lam[1] == pytest.approx(0.99**2)  # |lam| clipped to 0.99 before the stride power
+    assert np.isnan(init.lam[2]) and init.report[2]["source"] == "paper"
+    assert np.isnan(init.gamma).all() and init.dilations == [4]
+
+
+def test_panel_estimates_fall_back_silently():
+    values = np.r_[np.ones(50), np.arange(10.0)]
+    estimates = estimate_panel(values, np.array([0, 50, 60]), np.array([50, 10]))
+    assert estimates.roots.size == 0 and estimates.periods == []
+    assert "constant or shorter than 16" in estimates.notes[0]
+
+
+# ---------------------------------------------------------------------- RSAForecaster(rem_init="data")
+def _hourly(length=24 * 7 * 3, seed=0, ids=("a", "b")):
+    rng = np.random.default_rng(seed)
+    frames = []
+    for k, sid in enumerate(ids):
+        t = np.arange(length)
+        y = 10 * (k + 1) + 3 * np.sin(2 * np.pi * t / 24) + 0.5 * rng.standard_normal(length)
+        frames.append(pd.DataFrame({"unique_id": sid, "ds": pd.date_range("2024-01-01", periods=length, freq="h"),
+                                    "y": y}))
+    return pd.concat(frames, ignore_index=True)
+
+
+@pytest.fixture(scope="module")
+def data_init_model():
+    model = RSAForecaster(h=12, input_size=96, patch_len=8, d_model=16, n_heads=4, n_layers=1, d_ff=16,
+                          max_epochs=1, random_state=0)
+    return model.fit(_hourly())
+
+
+def test_data_initialisation_sets_heads_and_dilations(data_init_model):
+    model = data_init_model
+    report = model.init_report_
+    assert list(report.columns) == ["head", "rem_type", "source", "estimate", "lambda_init", "gamma_init",
+                                    "theta_init", "dilation", "note"]
+    assert report["rem_type"].tolist() == ["regular", "cyclic_cos", "cyclic_sin", "regular"]
+    dilated = report.iloc[3]
+    assert dilated["source"] == "seasonal_period" and dilated["estimate"] == "period 24 steps"
+    assert dilated["dilation"] == 24  # 3 tokens of 8 steps
+    assert model.network_.config.attention_options["dilations"] == [3]
+    assert (report["source"] != "paper").all()
+    explained = model.explain()
+    np.testing.assert_allclose(explained["lambda_init"].to_numpy(), report["lambda_init"].to_numpy())
+    assert explained.loc[3, "dilation"] == 24
+
+
+def test_data_initialisation_is_saved(data_init_model, tmp_path):
+    data_init_model.save(tmp_path / "m")
+    loaded = tsrsa.load(tmp_path / "m")
+    pd.testing.assert_frame_equal(loaded.init_report_, data_init_model.init_report_)
+    pd.testing.assert_frame_equal(loaded.predict(), data_init_model.predict())
+
+
+def test_estimates_use_the_training_part_only():
+    rng = np.random.default_rng(1)
+    n_train, n_val = 24 * 7 * 3, 24 * 7 * 2
+    t = np.arange(n_train + n_val)
+    y = np.where(t < n_train, 3 * np.sin(2 * np.pi * t / 24), 30 * np.sin(2 * np.pi * t / 12))
+    frame = pd.DataFrame({"unique_id": "a", "ds": pd.date_range("2024-01-01", periods=len(t), freq="h"),
+                          "y": y + 0.3 * rng.standard_normal(len(t))})
+    model = RSAForecaster(h=12, input_size=96, patch_len=4, d_model=8, n_heads=4, n_layers=1, d_ff=8,
+                          max_epochs=1, val_size=n_val, random_state=0).fit(frame)
+    assert model.init_report_.iloc[3]["estimate"] == "period 24 steps"
+
+
+def test_constant_and_short_series_fall_back_silently():
+    frame = pd.DataFrame({"unique_id": "flat", "ds": pd.date_range("2024-01-01", periods=40, freq="h"),
+                          "y": 5.0})
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
+            warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = RSAForecaster(h=4, input_size=16, patch_len=4, d_model=8, n_heads=4, n_layers=1,
+                              max_epochs=1, random_state=0).fit(frame)
+    assert out.getvalue() == err.getvalue() == "" and not caught
+    report = model.init_report_
+    assert (report["source"] == "paper").all()
+    assert report["note"].str.contains("constant or shorter than 16").all()
+    assert model.network_.config.attention_options["dilations"] == [2]
+
+
+def test_paper_and_explicit_initialisations_are_reported():
+    frame = _hourly(length=200, ids=("a",))
+    paper = RSAForecaster(h=4, input_size=16, patch_len=4, d_model=8, n_heads=4, n_layers=1, max_epochs=1,
+                          rem_init="paper", random_state=0).fit(frame)
+    assert (paper.init_report_["source"] == "paper").all()
+    assert paper.init_report_.loc[1, "theta_init"] == pytest.approx(math.pi / 4)
+    explicit = RSAForecaster(h=4, input_size=16, patch_len=4, d_model=8, n_heads=4, n_layers=1, max_epochs=1,
+                             rem_init={"lambda": 0.5}, random_state=0).fit(frame)
+    assert (explicit.init_report_["source"] == "rem_init").all()
+    assert explicit.init_report_.loc[0, "lambda_init"] == pytest.approx(0.5)

@@ -1,0 +1,164 @@
+"""Dominant seasonal periods: a periodogram of the detrended series, checked against the ACF."""
+from __future__ import annotations
+
+import numpy as np
+
+#: a peak must stand this many times above its spectral neighbourhood (natural periods, others)
+NATURAL_SCORE, OTHER_SCORE = 8.0, 30.0
+#: ... and this much when its second cycle lies beyond the autocorrelations we can check
+UNCONFIRMED_SCORE = 100.0
+
+
+def _natural_periods(freq) -> list[int]:
+    if freq is None:
+        return []
+    from tsrsa.data.frequency import Frequency, parse_freq
+
+    frequency = freq if isinstance(freq, Frequency) else parse_freq(freq)
+    return frequency.natural_periods() if frequency is not None else []
+
+
+def acf(y, max_lag: int) -> np.ndarray:
+    """Sample autocorrelation at lags 0..max_lag (FFT, biased normalisation)."""
+    z = np.asarray(y, dtype=np.float64) - np.mean(y)
+    size = 1 << int(np.ceil(np.log2(2 * len(z))))
+    spectrum = np.fft.rfft(z, size)
+    acov = np.fft.irfft(spectrum * np.conj(spectrum), size)[: max_lag + 1]
+    return acov / acov[0] if acov[0] > 0 else np.zeros(max_lag + 1)
+
+
+def _acf_peak(r: np.ndarray, lag: int, n: int) -> bool:
+    """Whether r has a significant local peak within 10 % of ``lag``."""
+    lo, hi = max(2, int(np.floor(0.9 * lag))), min(len(r) - 2, int(np.ceil(1.1 * lag)))
+    if hi < lo:
+        return False
+    top = lo + int(np.argmax(r[lo : hi + 1]))
+    if r[top] < r[top - 1] or r[top] < r[top + 1]:
+        return False
+    valley = r[max(1, top // 2) : top].min()
+    return r[top] > 2.0 / np.sqrt(n) and r[top] - valley > 3.0 / np.sqrt(n)
+
+
+def _peak_scores(power: np.ndarray, logf: np.ndarray, peaks: np.ndarray) -> np.ndarray:
+    """Each peak's power over the median power of its neighbourhood (+-35 % in frequency, at
+    most 100 bins each side), its own main lobe left out: a red-noise background does not make
+    a peak."""
+    lobe, reach = 3, 100
+    scores = np.empty(len(peaks))
+    for j, i in enumerate(peaks):
+        lo, hi = np.searchsorted(logf, [logf[i] - 0.35, logf[i] + 0.35])
+        lo, hi = max(lo, i - reach), min(hi, i + reach + 1)
+        around = np.r_[max(lo, 0) : max(i - lobe, 0), min(i + lobe, len(power)) : min(hi, len(power))]
+        if len(around) < 8:
+            around = np.r_[max(i - 8 * lobe, 0) : max(i - lobe, 0), min(i + lobe, len(power)) : min(i + 8 * lobe, len(power))]
+        scores[j] = power[i] / max(np.median(power[around]), 1e-300)
+    return scores
+
+
+def _refine(windowed: np.ndarray, f_lo: float, f_hi: float, points: int = 33) -> float:
+    """Frequency of the largest |DFT|^2 of ``windowed`` on a fine grid in [f_lo, f_hi]."""
+    grid = np.linspace(f_lo, f_hi, points)  # (G,)
+    t = np.arange(len(windowed))
+    dft = np.exp(-2j * np.pi * grid[:, None] * t[None, :]) @ windowed  # (G,)
+    return float(grid[np.argmax(np.abs(dft))])
+
+
+def seasonal_periods(y, k: int = 2, freq=None, *, return_strength: bool = False):
+    """The ``k`` dominant seasonal periods of ``y``, in time steps, strongest first.
+
+    1. Detrend (least-squares line); Hann-windowed periodogram.
+    2. Rank its peaks by how far they stand above their spectral neighbourhood, so that the
+       red-noise rise of persistent series at low frequencies does not pass for a season.
+    3. Refine each peak's frequency between its neighbouring bins, round its period to whole
+       steps, or snap it to a natural period of ``freq``
+       within 5 % (24 or 168 for hourly data, 96 for 15-minute, 7 daily, 52 weekly, 12 monthly).
+    4. Cross-check with the autocorrelation of the detrended series (or of its differences): a
+       significant local ACF peak within 10 % of the period, and another at twice it where the
+       series is long enough. A period that is not natural needs a peak 30x its background
+       (100x when its second cycle cannot be checked); a natural one 8x.
+    5. Drop periods within 5 % of a stronger one, and halves, thirds and quarters of another
+       candidate (harmonics), unless they are natural periods.
+
+    Periods longer than a third of the series, or shorter than 3 steps (the edge of the
+    spectrum), are ignored.
+
+    Parameters
+    ----------
+    y : array-like
+        One series, no NaN.
+    k : int, default 2
+        Number of periods wanted (fewer are returned when the data show fewer).
+    freq : str, int or tsrsa.data.Frequency, optional
+        Frequency whose natural periods the estimates snap to.
+    return_strength : bool, default False
+        Also return each period's autocorrelation at its lag (detrended series).
+
+    Returns
+    -------
+    list of int (and list of float with ``return_strength``)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> t = np.arange(24 * 7 * 8)
+    >>> y = np.sin(2 * np.pi * t / 24) + 0.5 * np.sin(2 * np.pi * t / 168) + 0.01 * t
+    >>> seasonal_periods(y, k=2, freq="h")
+    [24, 168]
+    """
+    from scipy import signal
+
+    y = np.asarray(y, dtype=np.float64).ravel()
+    if not np.all(np.isfinite(y)):
+        raise ValueError("y has NaN or inf values; fill or drop them first")
+    if k < 1:
+        raise ValueError(f"k={k} must be >= 1")
+    n, longest = len(y), len(y) // 3
+    empty = ([], []) if return_strength else []
+    if longest < 2 or np.std(y) <= 1e-12 * max(1.0, np.abs(y).max()):
+        return empty
+    detrended = signal.detrend(y, type="linear")
+    freqs, power = signal.periodogram(detrended, window="hann", detrend=False)
+    freqs, power = freqs[1:], power[1:]
+    windowed = detrended * signal.get_window("hann", n)
+    peaks, _ = signal.find_peaks(power)
+    peaks = peaks[(freqs[peaks] >= 1.0 / longest) & (freqs[peaks] <= 1.0 / 3)]  # 3 steps .. n / 3
+    if peaks.size == 0:
+        return empty
+    scores = _peak_scores(power, np.log(freqs), peaks)
+    ranked = np.argsort(-scores, kind="stable")
+    levels, differences = acf(detrended, longest + 2), acf(np.diff(detrended), longest + 2)
+    natural = [p for p in _natural_periods(freq) if 2 <= p <= longest]
+    candidates: list[tuple[int, float]] = []  # (period, score), strongest first
+    for j in ranked[: 40 * k]:
+        score, i = scores[j], peaks[j]
+        if score < NATURAL_SCORE:
+            break
+        rough = 1.0 / freqs[i]
+        if score < OTHER_SCORE and not any(abs(rough - q) <= 0.1 * q for q in natural):
+            continue  # too weak for anything but a natural period: skip before refining
+        period = 1.0 / _refine(windowed, freqs[max(i - 1, 0)], freqs[min(i + 1, len(freqs) - 1)])
+        lag = next((q for q in natural if abs(period - q) <= 0.05 * q), int(round(period)))
+        if lag not in natural and score < OTHER_SCORE:
+            continue
+        if any(abs(lag - c) <= 0.05 * c for c, _ in candidates):
+            continue
+        confirming = [r for r in (levels, differences) if _acf_peak(r, lag, n)]
+        if not confirming:
+            continue
+        if lag not in natural:
+            if 2 * lag <= longest:
+                if not any(_acf_peak(r, 2 * lag, n) for r in confirming):
+                    continue
+            elif score < UNCONFIRMED_SCORE:
+                continue
+        candidates.append((lag, score))
+
+    def harmonic(lag: int, score: float) -> bool:
+        return lag not in natural and any(
+            abs(lag - c / m) <= 0.05 * c / m and s >= 0.25 * score for c, s in candidates for m in (2, 3, 4)
+        )
+
+    chosen = [lag for lag, score in candidates if not harmonic(lag, score)][:k]
+    if return_strength:
+        return chosen, [float(levels[lag]) for lag in chosen]
+    return chosen
