@@ -74,6 +74,8 @@ def main(argv: list[str] | None = None, *, root: Path | str = Path("benchmarks")
     results = args.results if args.results is not None else (None if smoke else root / "results" / "ltsf.csv")
     results_md = args.results_md or (results.parent.parent / "RESULTS.md" if results is not None else None)
     if args.tables_only:
+        if results is None:
+            p.error("--tables-only needs --results with --max-windows")
         write_results_md(results, results_md, args.config_dir)
         return []
     if not args.dataset or not args.models:
@@ -82,25 +84,27 @@ def main(argv: list[str] | None = None, *, root: Path | str = Path("benchmarks")
     overrides = {"max_epochs": args.max_epochs} if args.max_epochs is not None else None
     say = (lambda *a: None) if args.quiet else (lambda *a: print(*a, flush=True))
     rows = []
-    for dataset in args.dataset:
-        data = load_protocol_data(dataset, args.input_size, args.data_dir)
-        horizons = args.horizons or LTSF_DATASETS[dataset][1]
-        for config in configs:
-            stochastic = config.estimator_class()._stochastic
-            for h in horizons:
-                for seed in (args.seeds if stochastic else args.seeds[:1]):
-                    row = run_one(config, data, h, seed=seed, variant=args.variant, overrides=overrides,
-                                  train_fraction=args.train_fraction, max_windows=args.max_windows,
-                                  num_threads=args.num_threads, accelerator=args.accelerator)
-                    rows.append(row)
-                    if results is not None:
-                        append_rows(results, [row])  # as it goes: a long run keeps what it finished
-                    say(f"{dataset} H{h} {row['model']} [{row['variant']}] seed {seed}: "
-                        f"mse {row['mse']:.4f} mae {row['mae']:.4f} ({row['train_seconds']:.1f} s)")
-    if results is not None:
-        command = "python benchmarks/ltsf.py " + " ".join(shlex.quote(a) for a in argv)
-        log_run(results.with_name("ltsf_runs.jsonl"), command, len(rows))
-        write_results_md(results, results_md, args.config_dir)
+    try:
+        for dataset in args.dataset:
+            data = load_protocol_data(dataset, args.input_size, args.data_dir)
+            horizons = args.horizons or LTSF_DATASETS[dataset][1]
+            for config in configs:
+                stochastic = config.estimator_class()._stochastic
+                for h in horizons:
+                    for seed in (args.seeds if stochastic else args.seeds[:1]):
+                        row = run_one(config, data, h, seed=seed, variant=args.variant, overrides=overrides,
+                                      train_fraction=args.train_fraction, max_windows=args.max_windows,
+                                      num_threads=args.num_threads, accelerator=args.accelerator)
+                        rows.append(row)
+                        if results is not None:
+                            append_rows(results, [row])  # as it goes: a long run keeps what it finished
+                        say(f"{dataset} H{h} {row['model']} [{row['variant']}] seed {seed}: "
+                            f"mse {row['mse']:.4f} mae {row['mae']:.4f} ({row['train_seconds']:.1f} s)")
+    finally:  # an interrupted run still records the command and the rows it finished
+        if results is not None and rows:
+            command = "python benchmarks/ltsf.py " + " ".join(shlex.quote(a) for a in argv)
+            log_run(results.with_name("ltsf_runs.jsonl"), command, len(rows))
+            write_results_md(results, results_md, args.config_dir)
     return rows
 
 
