@@ -10,7 +10,8 @@ from torch import nn
 
 from tsrsa.data.windows import training_windows
 from tsrsa.training import (
-    TrainingConfig, WindowLoader, resolve_device, resolve_seed, seeded, torch_threads, train_network,
+    TrainingConfig, WindowLoader, resolve_device, resolve_devices, resolve_seed, seeded, torch_threads,
+    train_network,
 )
 
 CPU = torch.device("cpu")
@@ -136,8 +137,11 @@ def test_threads_are_restored():
 def test_device_resolution():
     assert resolve_device("cpu") == CPU
     assert resolve_device("auto").type in ("cpu", "cuda")
-    with pytest.raises(ValueError, match="more than one device"):
-        resolve_device("cpu", 2)
+    assert resolve_devices("cpu", 2) == [CPU, CPU]
+    with pytest.raises(ValueError, match="names no device"):
+        resolve_device("cpu", 0)
+    with pytest.raises(ValueError, match="distinct non-negative"):
+        resolve_device("cpu", [0, 0])
     with pytest.raises(ValueError, match="accelerator='tpu'"):
         resolve_device("tpu")
     if not torch.cuda.is_available():
@@ -150,3 +154,15 @@ def test_loader_covers_every_window_once():
     seen = np.concatenate([x[:, 0].numpy() for x, _ in data.iterate(np.random.default_rng(1))])
     assert len(data) == math.ceil(data.n_windows / 7)
     np.testing.assert_allclose(np.sort(seen), np.sort(np.sin(np.arange(data.n_windows, dtype=np.float32) / 3)))
+
+
+@pytest.mark.parametrize("precision", ["bf16-mixed", "16-mixed"])
+def test_lstm_trains_in_mixed_precision_on_cpu(precision):
+    """oneDNN has no reduced-precision LSTM on most CPUs: the recurrence runs in float32."""
+    from tsrsa import LSTMForecaster
+
+    from conftest import make_panel
+
+    model = LSTMForecaster(h=4, input_size=8, hidden_size=8, n_layers=1, max_epochs=1, precision=precision,
+                           accelerator="cpu", num_threads=1, random_state=0).fit(make_panel())
+    assert np.isfinite(model.predict()["yhat"]).all()

@@ -25,6 +25,9 @@ from tsrsa.training import (
     torch_threads, train_network,
 )
 from tsrsa.training.devices import autocast, check_accelerator
+from tsrsa.training.distributed import (
+    SINGLE, TrainingJob, check_strategy, join_process_group, plan_placement, rank_seed, spawn_training,
+)
 from tsrsa.training.loop import check_lr_schedule
 
 #: quantile levels used by loss="quantile" when none are given
@@ -32,7 +35,11 @@ DEFAULT_QUANTILES = (0.1, 0.5, 0.9)
 
 COMMON_PARAMS_DOC = """
     patch_len : int
-        Steps per token (1 = one token per step). REM lags count tokens.
+        Steps per token (1 = one token per step; the LSTM reads one patch per step). REM lags
+        count tokens. Defaults, from accuracy and speed on ETTh1 at input 96
+        (benchmarks/RESULTS.md, "Default patch length"): 4 for the transformers (24 tokens:
+        more accurate than 8 or 16 there, 5x the windows/s of per-step tokens) and 8 for the
+        LSTM (as accurate as per-step, 7x faster).
     loss : {"mse", "mae", "huber", "quantile"}, default "mse"
         Training loss; "quantile" trains one output per level in ``quantiles``.
     quantiles : list of float, optional
@@ -61,7 +68,15 @@ COMMON_PARAMS_DOC = """
     accelerator : {"auto", "cpu", "gpu", "cuda", "mps"}, default "auto"
         "auto" uses CUDA when present.
     devices : int or list, optional
-        Device count or indices (one device for now).
+        Device count or indices. More than one trains data-parallel (DDP): ``devices=k`` runs
+        k worker processes on this machine (k CPU processes, or CUDA devices 0..k-1 or the
+        listed ones); each takes its part of every batch of ``batch_size`` windows.
+    strategy : {"auto", "single_device", "ddp", "ddp_spawn"}, default "auto"
+        How a fit runs. "auto": in this process on one device, spawned workers when
+        ``devices`` asks for more ("ddp_spawn"), or, in a script launched by ``torchrun``
+        (several ranks, one or more hosts), as this process's rank ("ddp"). A script that
+        spawns needs the ``if __name__ == "__main__":`` guard. Same seed and world size,
+        same model; see ``examples/data_parallel.py``.
     precision : {"32", "bf16-mixed", "16-mixed"}, default "32"
     num_threads : int, optional
         torch CPU threads during fit and predict (restored afterwards).
@@ -134,6 +149,7 @@ class NeuralForecaster(BaseForecaster):
                 f"that a validation window's targets fit in the held-out steps"
             )
         check_accelerator(self.accelerator, self.devices)
+        check_strategy(self.strategy)
         check_precision(self.precision)
         check_int("num_threads", self.num_threads, allow_none=True)
         resolve_seed(self.random_state)
@@ -158,28 +174,56 @@ class NeuralForecaster(BaseForecaster):
         fit_lengths = panel.lengths - v
         loc, scale = series_statistics(panel.values, panel.offsets, fit_lengths, self.scaler)
         scaled = scale_values(panel.values, panel.offsets, loc, scale)  # (N,) float32, built once
-        device = resolve_device(self.accelerator, self.devices)
-        train = WindowLoader(training_windows(scaled, panel.offsets, fit_lengths, L, h),
-                             self.batch_size, shuffle=True, device=device)
-        val = None
-        if v:
-            val = WindowLoader(validation_windows(scaled, panel.offsets, fit_lengths, L, h),
-                               self.inference_batch_size, shuffle=False, device=device)
+        placement = plan_placement(self.strategy, self.accelerator, self.devices)
+        train = training_windows(scaled, panel.offsets, fit_lengths, L, h)  # lazy: index arithmetic
+        val = validation_windows(scaled, panel.offsets, fit_lengths, L, h) if v else None
         self._prepare_fit(panel, fit_lengths)
         config = self._network_config()
         seed = resolve_seed(self.random_state)
-        with quiet(self.verbose), torch_threads(self.num_threads), seeded(seed, device) as rng:
+        rank = SINGLE
+        if placement.mode == "join":  # one rank of a torchrun launch: every rank uses rank 0's seed
+            rank, seed = join_process_group(placement.device, seed)
+        with quiet(self.verbose), torch_threads(self.num_threads), seeded(seed, placement.device) as rng:
             network = self._build_network(config)
             self._initialise_network(network, panel, fit_lengths)
-            network = network.to(device)
-            loss_fn = make_loss(self.loss, self._quantile_levels()).to(device)
+            loss_fn = make_loss(self.loss, self._quantile_levels())
             try:
-                result = train_network(network, loss_fn, train, val, self._training_config(),
-                                       device=device, rng=rng)
+                history = self._train(network, loss_fn, train, val, placement, seed, rng, rank)
             except FloatingPointError as error:  # the network holds the best weights so far
                 self._set_fitted(panel, network, error.training_result.history, loc, scale)
                 raise
-        self._set_fitted(panel, network, result.history, loc, scale)
+        self._set_fitted(panel, network, history, loc, scale)
+
+    def _train(self, network, loss_fn, train, val, placement, seed, rng, rank) -> list[dict]:
+        """Train ``network`` in place (here, or in spawned workers); returns the history."""
+        config = self._training_config()
+        if placement.mode == "spawn":
+            threads = self.num_threads or max(1, torch.get_num_threads() // placement.world_size)
+            job = TrainingJob(network, loss_fn, train, val, int(self.batch_size), int(self.inference_batch_size),
+                              config, seed, placement.devices, threads, int(self.verbose))
+            try:
+                state, result = spawn_training(job)
+            except FloatingPointError as error:
+                network.load_state_dict(error.state_dict)
+                network.to(placement.device)
+                raise
+            network.load_state_dict(state)
+            network.to(placement.device)
+            return result.history
+        device = placement.device
+        network.to(device)
+        loss_fn.to(device)
+        if rank.world_size > 1:  # each rank its own dropout stream; windows still shuffled alike
+            torch.manual_seed(rank_seed(seed, rank.rank))
+            if rank.rank > 0:
+                config = dataclasses.replace(config, verbose=0)  # one progress bar, rank 0's
+        train_loader = WindowLoader(train, self.batch_size, shuffle=True, device=device, rank=rank)
+        val_loader = None
+        if val is not None:
+            val_loader = WindowLoader(val, self.inference_batch_size, shuffle=False, device=device, rank=rank,
+                                      drop_uneven=False)
+        return train_network(network, loss_fn, train_loader, val_loader, config, device=device, rng=rng,
+                             rank=rank).history
 
     def _set_fitted(self, panel, network, history, loc, scale) -> None:
         self.network_ = network.eval()

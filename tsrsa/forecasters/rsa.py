@@ -88,10 +88,10 @@ class RSAForecaster(TransformerForecaster):
         self, h, *, input_size=None, d_model=64, n_heads=4, n_layers=2, d_ff=128, dropout=0.1,
         causal=False, revin=True, n_regular=1, n_cyclic=1, n_dilated_regular=1, n_dilated_cyclic=0,
         dilations=None, gate="layer", share_cyclic=True, rem_mask="causal", max_lag=None, gate_init=0.0,
-        rem_init="data", patch_len=8, loss="mse", quantiles=None, scaler="standard", fill=None,
+        rem_init="data", patch_len=4, loss="mse", quantiles=None, scaler="standard", fill=None,
         freq=None, max_epochs=20, batch_size=64, inference_batch_size=1024, learning_rate=1e-3,
         weight_decay=1e-4, lr_schedule=None, early_stopping_patience=None, val_size=0,
-        accelerator="auto", devices=None, precision="32", num_threads=None, random_state=None,
+        accelerator="auto", devices=None, strategy="auto", precision="32", num_threads=None, random_state=None,
         verbose=0, id_col="unique_id", time_col="ds", target_col="y",
     ):
         _store_init_args(self, locals())

@@ -50,7 +50,12 @@ class LSTMNetwork(nn.Module):
         if self.pad:
             x = torch.cat([x[:, :1].expand(-1, self.pad), x], dim=1)  # (B, T * P)
         steps = x.unfold(1, self.patch_len, self.patch_len)  # (B, T, P)
-        _, (h_n, _) = self.lstm(steps)  # h_n: (n_layers, B, hidden)
+        if x.device.type == "cpu" and torch.is_autocast_enabled("cpu"):
+            # oneDNN has no reduced-precision LSTM on most CPUs: the recurrence runs in float32
+            with torch.autocast("cpu", enabled=False):
+                _, (h_n, _) = self.lstm(steps.float())  # h_n: (n_layers, B, hidden)
+        else:
+            _, (h_n, _) = self.lstm(steps)  # h_n: (n_layers, B, hidden)
         y = self.head(self.dropout(h_n[-1]))  # (B, h * Q)
         y = y.view(B, self.config.h, self.config.n_outputs)  # (B, h, Q)
         return self.revin.denormalise(y, stats) if stats is not None else y

@@ -6,34 +6,85 @@ import math
 import numpy as np
 import torch
 
+from tsrsa.training.distributed import SINGLE, Rank
+
 
 class WindowLoader:
     """Iterate over ``windows`` (a :class:`tsrsa.data.SlidingWindows`) in batches.
 
-    No per-window Python work: each batch is one index array and one gather.
+    No per-window Python work and no per-window copies: the series array is one tensor on the
+    device (a view of the numpy array on the CPU); each batch is one small index array and one
+    gather on the device. With a data-parallel ``rank`` each global batch of ``batch_size``
+    windows is split into ``world_size`` near-equal parts and this rank gets its own.
     """
 
-    def __init__(self, windows, batch_size: int, *, shuffle: bool, device: torch.device):
+    def __init__(self, windows, batch_size: int, *, shuffle: bool, device: torch.device, rank: Rank = SINGLE,
+                 drop_uneven: bool = True):
         self.windows = windows
         self.batch_size = int(batch_size)
         self.shuffle = shuffle
-        self.device = device
+        self.device = torch.device(device)
+        self.rank = rank
+        self.drop_uneven = drop_uneven  # drop a last global batch that cannot give every rank a window
+        self._values = None  # the series as a tensor on the device, made on first use
+        self._span = None
 
     def __len__(self) -> int:
-        return math.ceil(len(self.windows) / self.batch_size)
+        return len(self._global_batches())
 
     @property
     def n_windows(self) -> int:
-        return len(self.windows)
+        """Windows per pass over all ranks (with ``drop_uneven``, a last global batch of fewer
+        windows than ranks is left out: every rank must take part in every step)."""
+        n = len(self.windows)
+        last = n % self.batch_size
+        if self.drop_uneven and 0 < last < self.rank.world_size:
+            return n - last
+        return n
+
+    def _global_batches(self) -> range:
+        return range(0, self.n_windows, self.batch_size)
+
+    def _tensors(self):
+        if self._values is None:
+            values = torch.from_numpy(np.ascontiguousarray(self.windows.values, dtype=np.float32))
+            self._values = values.to(self.device)
+            self._span = torch.arange(self.windows.input_size + self.windows.h, device=self.device)  # (L + h,)
+        return self._values, self._span
+
+    def _epoch_starts(self, rng) -> torch.Tensor:
+        """Absolute start position of every window in this pass's order, as one tensor on the
+        device (moved once per pass: no host-to-device copy, hence no sync, per step)."""
+        n = len(self.windows)
+        small = len(self.windows.values) < 2**31  # 4-byte positions: half the memory per window
+        order = np.arange(n, dtype=np.int32 if small else np.int64)
+        if self.shuffle and rng is not None:
+            rng.shuffle(order)  # the permutation rng.permutation(n) gives, in place
+        starts = np.empty(n, dtype=order.dtype)
+        for a in range(0, n, 1 << 20):  # in chunks: bounded temporaries however many windows
+            starts[a : a + (1 << 20)], _ = self.windows.locate(order[a : a + (1 << 20)])
+        del order
+        return torch.from_numpy(starts).to(self.device)
+
+    def shards(self, rng: np.random.Generator | None = None):
+        """Yield (x (b, L), y (b, h), share) for this rank's part of each global batch, where
+        ``share`` = b * world_size / (global batch size) (1.0 when training alone)."""
+        values, span = self._tensors()
+        starts = self._epoch_starts(rng)  # (n,)
+        n, world, rank = self.n_windows, self.rank.world_size, self.rank.rank
+        L = self.windows.input_size
+        for start in range(0, n, self.batch_size):
+            stop, share = min(start + self.batch_size, n), 1.0
+            if world > 1:  # this rank's near-equal part of the global batch
+                size = stop - start
+                a, b = start + (rank * size) // world, start + ((rank + 1) * size) // world
+                if a == b:
+                    continue  # a validation batch smaller than the group
+                start, stop, share = a, b, (b - a) * world / size
+            block = values[starts[start:stop, None] + span]  # (b, L + h), gathered on the device
+            yield block[:, :L], block[:, L:], share
 
     def iterate(self, rng: np.random.Generator | None = None):
         """Yield (x (B, L), y (B, h)) float32 tensors; shuffled with ``rng`` when asked."""
-        n = len(self.windows)
-        order = rng.permutation(n) if self.shuffle and rng is not None else np.arange(n)
-        non_blocking = self.device.type == "cuda"
-        for start in range(0, n, self.batch_size):
-            x, y = self.windows.batch(order[start : start + self.batch_size])
-            yield (
-                torch.from_numpy(x).to(self.device, non_blocking=non_blocking),
-                torch.from_numpy(y).to(self.device, non_blocking=non_blocking),
-            )
+        for x, y, _ in self.shards(rng):
+            yield x, y

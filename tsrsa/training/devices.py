@@ -18,11 +18,14 @@ def check_accelerator(accelerator, devices) -> None:
         raise TypeError(f"devices must be None, 'auto', a count or a list of device indices; got {devices!r}")
     count = devices if isinstance(devices, int) else len(devices)
     if count < 1:
-        raise ValueError(f"devices={devices!r} names no device; use 1 or a list with one index")
-    if count > 1:
-        raise ValueError(
-            f"devices={devices!r}: training on more than one device is not supported yet; use devices=1"
-        )
+        raise ValueError(f"devices={devices!r} names no device; use a count >= 1 or a list of indices")
+    if not isinstance(devices, int) and (
+        len(set(devices)) != len(devices)
+        or not all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in devices)
+    ):
+        raise ValueError(f"devices={devices!r} must list distinct non-negative device indices")
+    if count > 1 and accelerator == "mps":
+        raise ValueError(f"devices={devices!r}: there is one Apple GPU; use devices=1 with accelerator='mps'")
 
 
 def resolve_device(accelerator: str = "auto", devices=None) -> torch.device:
@@ -43,6 +46,21 @@ def resolve_device(accelerator: str = "auto", devices=None) -> torch.device:
             raise ValueError("accelerator='mps' but torch sees no Apple GPU; use accelerator='cpu'")
         return torch.device("mps")
     return torch.device("cpu")
+
+
+def resolve_devices(accelerator: str = "auto", devices=None) -> list[torch.device]:
+    """One torch device per data-parallel worker: ``devices`` CPU processes, or CUDA devices
+    0..k-1 (or the listed indices)."""
+    check_accelerator(accelerator, devices)
+    first = resolve_device(accelerator, None)
+    count = devices if isinstance(devices, int) else 1 if devices in (None, "auto") else len(devices)
+    if first.type != "cuda":
+        return [first] * count
+    indices = list(range(count)) if not isinstance(devices, (list, tuple)) else list(devices)
+    available = torch.cuda.device_count()
+    if max(indices) >= available:
+        raise ValueError(f"devices={devices!r} but torch sees {available} CUDA device(s)")
+    return [torch.device("cuda", i) for i in indices]
 
 
 def check_precision(precision) -> str:
