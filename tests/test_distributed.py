@@ -57,6 +57,7 @@ def test_placement(no_torchrun, monkeypatch):
     joined = plan_placement("auto", "cpu", None)
     assert (joined.mode, joined.world_size, joined.device) == ("join", 4, CPU)
     assert plan_placement("single_device", "cpu", None).mode == "single"  # opting out under torchrun
+    assert plan_placement("ddp", "cpu", 1).mode == "join"  # one device per process
     with pytest.raises(ValueError, match="torchrun started 2 process"):
         plan_placement("ddp", "cpu", 4)
     with pytest.raises(ValueError, match="ddp_spawn' inside a torchrun launch"):

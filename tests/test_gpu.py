@@ -51,7 +51,7 @@ def test_gpu_fit_matches_cpu_accuracy_and_loads_on_cpu(name, precision, tmp_path
     gpu.save(tmp_path / "m")
     loaded = tsrsa.load(tmp_path / "m")
     assert all(p.device.type == "cpu" for p in loaded.network_.parameters())
-    tolerance = 1e-4 if precision == "32" else 5e-2  # the GPU predicts in its reduced precision
+    tolerance = 2e-3 if precision == "32" else 5e-2  # cuDNN may use TF32; mixed: reduced precision
     np.testing.assert_allclose(loaded.predict()["yhat"], gpu.predict()["yhat"], rtol=tolerance, atol=tolerance)
 
 

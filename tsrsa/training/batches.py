@@ -1,8 +1,6 @@
 """Batches of lazy windows as tensors on the training device."""
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import torch
 

@@ -97,7 +97,7 @@ def plan_placement(strategy: str, accelerator: str, devices) -> Placement:
                 "process with devices=K (strategy 'auto' or 'ddp_spawn')"
             )
         local = int(os.environ.get("LOCAL_WORLD_SIZE", count))
-        if devices not in (None, "auto") and count != local:
+        if devices not in (None, "auto", 1) and count != local:  # 1: one device per process
             raise ValueError(f"devices={devices!r} but torchrun started {local} process(es) on this machine, "
                              f"one device each; pass devices=None")
         return Placement("join", [_local_device(accelerator)], _world_size())
