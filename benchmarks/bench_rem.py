@@ -1,10 +1,11 @@
 """Dense versus FFT computation of the REM branch P @ V, at growing token counts.
 
-    python benchmarks/bench_rem.py [--tokens 96 336 720 1440] [--repeats 5]
+    python benchmarks/bench_rem.py [--tokens 96 336 720 1440] [--repeats 5] [--from-csv]
 
 Times one RSAAttention's REM branch (building P or its kernels, then applying them) forward and
 forward+backward, batch 32, 4 REM heads (regular, cyclic pair, dilated regular) of width 16,
-float32, on the CPU. Writes benchmarks/results/rem_speed.csv and prints a markdown table; the
+float32, on the CPU. Writes benchmarks/results/rem_speed.csv and the "REM speed" section of
+benchmarks/RESULTS.md and prints its table (``--from-csv``: only the section, from the CSV); the
 dense form stays the default below RSAAttention's FFT_FROM_TOKENS.
 """
 from __future__ import annotations
@@ -17,9 +18,12 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from tsrsa.nn.rsa import RSAAttention
+from tsrsa.benchmarking.results import replace_section
+from tsrsa.nn.rsa import FFT_FROM_TOKENS, RSAAttention
 
-RESULTS = Path(__file__).resolve().parent / "results" / "rem_speed.csv"
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results" / "rem_speed.csv"
+COMMAND = "python benchmarks/bench_rem.py --repeats 5"
 
 
 def _time(fn, repeats: int) -> float:
@@ -52,10 +56,18 @@ def main(argv=None) -> pd.DataFrame:
     parser.add_argument("--tokens", type=int, nargs="+", default=[24, 96, 192, 336, 720, 1440])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--threads", type=int, default=torch.get_num_threads())
+    parser.add_argument("--from-csv", action="store_true", help="measure nothing: rewrite the section from the CSV")
     args = parser.parse_args(argv)
-    torch.set_num_threads(args.threads)
-    rows = [measure(T, method, args.repeats) for T in args.tokens for method in ("dense", "fft")]
-    table = pd.DataFrame(rows)
+    if args.from_csv:
+        table = pd.read_csv(RESULTS)
+    else:
+        torch.set_num_threads(args.threads)
+        rows = [measure(T, method, args.repeats) for T in args.tokens for method in ("dense", "fft")]
+        table = pd.DataFrame(rows)
+        table["machine"] = (f"{platform.processor() or platform.machine()}, {args.threads} threads, "
+                            f"torch {torch.__version__}")
+        RESULTS.parent.mkdir(parents=True, exist_ok=True)
+        table.to_csv(RESULTS, index=False)
     wide = table.pivot(index="tokens", columns="method", values=["forward_ms", "forward_backward_ms"])
     summary = pd.DataFrame({
         "dense fwd ms": wide[("forward_ms", "dense")], "fft fwd ms": wide[("forward_ms", "fft")],
@@ -64,9 +76,14 @@ def main(argv=None) -> pd.DataFrame:
         "fft fwd+bwd ms": wide[("forward_backward_ms", "fft")],
         "speed-up fwd+bwd": wide[("forward_backward_ms", "dense")] / wide[("forward_backward_ms", "fft")],
     })
-    table["machine"] = f"{platform.processor() or platform.machine()}, {args.threads} threads, torch {torch.__version__}"
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    table.to_csv(RESULTS, index=False)
+    body = (
+        f"One RSAAttention REM branch (regular, cyclic pair and dilated regular heads of width 16, batch "
+        f"32, float32) on the CPU ({table['machine'].iloc[0]}); milliseconds, best of the repeats. The "
+        f"dense form builds each (T, T) REM; the FFT form convolves the values with each head's lag "
+        f"kernel in O(T log T). RSAAttention switches to the FFT above {FFT_FROM_TOKENS} tokens (its "
+        f"`method=\"auto\"`).\n\n{markdown(summary)}\n\nCommand: `{COMMAND}`"
+    )
+    replace_section(HERE / "RESULTS.md", "rem-speed", body, title="REM speed: dense versus FFT")
     print(markdown(summary))
     return summary
 

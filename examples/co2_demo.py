@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 import tsrsa
-from tsrsa import LSTMForecaster, SeasonalNaiveForecaster, TransformerForecaster
+from tsrsa import LSTMForecaster, RSAForecaster, SeasonalNaiveForecaster, TransformerForecaster
 
 H = 104  # two years of weeks
 INPUT_SIZE = 208  # four years of weeks
@@ -27,6 +27,9 @@ def models(max_epochs: int) -> dict:
         "SeasonalNaive": SeasonalNaiveForecaster(h=H, fill="interpolate"),
         "LSTM": LSTMForecaster(h=H, patch_len=4, **common),
         "Transformer": TransformerForecaster(h=H, patch_len=8, **common),
+        # the Transformer's twin: same settings, plus REM heads started from the series' AR roots
+        # and its yearly cycle
+        "RSA": RSAForecaster(h=H, patch_len=8, **common),
     }
 
 

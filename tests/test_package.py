@@ -48,7 +48,7 @@ def test_demo_runs_end_to_end(tmp_path, capsys):
         sys.path.pop(0)
     table = co2_demo.main(["--output-dir", str(tmp_path), "--max-epochs", "1"])
     out = capsys.readouterr().out
-    assert list(table.index) == ["SeasonalNaive", "LSTM", "Transformer"]
+    assert list(table.index) == ["SeasonalNaive", "LSTM", "Transformer", "RSA"]
     assert list(table.columns) == ["MAE", "MSE", "fit seconds"]
     assert (table["MAE"] > 0).all() and "MAE" in out
     png = tmp_path / "co2_forecast.png"

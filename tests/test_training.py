@@ -79,10 +79,32 @@ def test_nan_loss_raises_and_keeps_best_weights():
     torch.testing.assert_close(net.lin.weight, loss.weights_at_val[1])
 
 
+def test_epoch_callback_sees_each_record_and_can_stop_training():
+    torch.manual_seed(0)
+    net = Linear()
+    seen = []
+
+    def callback(record):
+        seen.append(record)
+        record["val_loss"] = -1.0  # a copy: the history keeps its own
+        if record["epoch"] == 2:
+            raise KeyboardInterrupt("stop")
+
+    loss = ScriptedLoss(net, [0.0], [3.0, 2.0, 1.0, 0.5])
+    with pytest.raises(KeyboardInterrupt):
+        train_network(net, loss, loader(), loader(shuffle=False), TrainingConfig(max_epochs=4), device=CPU,
+                      rng=np.random.default_rng(0), on_epoch_end=callback)
+    assert [r["epoch"] for r in seen] == [1, 2] and loss.epoch_val == 2  # epochs 3 and 4 never ran
+    assert set(seen[0]) == {"epoch", "train_loss", "val_loss", "learning_rate", "seconds"}
+    result = train_network(net, loss, loader(), loader(shuffle=False), TrainingConfig(max_epochs=2), device=CPU,
+                           rng=np.random.default_rng(0), on_epoch_end=lambda r: r.update(val_loss=-1.0))
+    assert all(r["val_loss"] > 0 for r in result.history)
+
+
 def test_without_validation_last_weights_are_kept():
     torch.manual_seed(0)
     net = Linear()
-    result = train_network(net, nn.Identity() if False else _mse, loader(), None,
+    result = train_network(net, _mse, loader(), None,
                            TrainingConfig(max_epochs=3, learning_rate=0.1), device=CPU,
                            rng=np.random.default_rng(0))
     assert result.best_epoch == 3 and len(result.history) == 3

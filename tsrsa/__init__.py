@@ -21,8 +21,10 @@ _LAZY = {
     "DLinearForecaster": "tsrsa.forecasters.dlinear",
     "load": "tsrsa.forecasters.persistence",
     "evaluate": "tsrsa.metrics",
+    "tune": "tsrsa.tuning",
+    "TuneResult": "tsrsa.tuning",
 }
-_SUBMODULES = {"data", "datasets", "forecasters", "metrics", "nn", "training"}
+_SUBMODULES = {"data", "datasets", "forecasters", "init", "metrics", "nn", "training", "tuning"}
 
 __all__ = ["__version__", *sorted(_LAZY), *sorted(_SUBMODULES)]
 

@@ -42,6 +42,15 @@ def device_label(model) -> str:
     return device.type
 
 
+def best_epoch(model) -> int | None:
+    """The epoch whose weights a neural model kept (lowest validation loss); None for others."""
+    history = getattr(model, "fit_history_", None)
+    if history is None or len(history) == 0:
+        return None
+    losses = history["val_loss"] if history["val_loss"].notna().any() else history["train_loss"]
+    return int(history["epoch"].iloc[int(losses.to_numpy().argmin())])
+
+
 def run_one(config: ModelConfig, data: ProtocolData, h: int, *, seed: int = 0, variant: str = "default",
             overrides: dict | None = None, train_fraction: float = 1.0, max_windows: int | None = None,
             num_threads: int | None = None, accelerator: str = "cpu") -> dict:
@@ -69,7 +78,7 @@ def run_one(config: ModelConfig, data: ProtocolData, h: int, *, seed: int = 0, v
         "dataset": data.name, "horizon": int(h), "model": type(model).__name__,
         "variant": variant_name(variant, overrides), "seed": int(seed), "mse": score.mse, "mae": score.mae,
         "input_size": data.input_size, "train_fraction": float(train_fraction), "device": device_label(model),
-        "train_seconds": round(seconds, 2),
+        "train_seconds": round(seconds, 2), "best_epoch": best_epoch(model),
     }
     assert list(row) == list(COLUMNS)
     return row

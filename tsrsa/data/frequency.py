@@ -146,6 +146,21 @@ class Frequency:
             out[rows] = np.asarray(pd.date_range(t, periods=h + 1, freq=self.offset)[1:], dtype=object)
         return pd.DatetimeIndex(out.ravel()).as_unit(last.unit)
 
+    def shift(self, times, steps):
+        """``times`` moved by ``steps`` (aligned integer array, may be negative) grid steps."""
+        steps = np.asarray(steps, dtype=np.int64)
+        if not self.is_datetime:
+            return np.asarray(times, dtype=np.int64) + self.step * steps
+        times = pd.DatetimeIndex(times)
+        delta = self.fixed_delta(times.tz)
+        if delta is not None:
+            return times + pd.to_timedelta(steps * _in_units(delta, times.unit), unit=times.unit)
+        out = np.empty(len(times), dtype=object)
+        for k in np.unique(steps):  # calendar offsets: one vectorised addition per distinct shift
+            rows = steps == k
+            out[rows] = np.asarray(times[rows] + int(k) * self.offset, dtype=object)
+        return pd.DatetimeIndex(out).as_unit(times.unit)
+
     def range(self, first, n: int):
         """``n`` consecutive timestamps starting at ``first`` (one series)."""
         if not self.is_datetime:

@@ -48,3 +48,11 @@ class Panel:
         """The last ``n`` values of every series, shape (S, n); needs every length >= n."""
         index = self.offsets[1:, None] - n + np.arange(n)[None, :]  # (S, n)
         return self.values[index]
+
+    def head(self, lengths) -> "Panel":
+        """The first ``lengths[i]`` values of every series (1 <= lengths[i] <= its length)."""
+        lengths = np.asarray(lengths, dtype=np.int64)
+        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        index = np.repeat(self.offsets[:-1] - offsets[:-1], lengths) + np.arange(offsets[-1])
+        last = self.freq.shift(self.last, lengths - self.lengths)
+        return Panel(self.ids, self.values[index], offsets, self.first, pd.Index(last), self.freq, self.layout)

@@ -14,6 +14,7 @@ Validation of frames, output framing, ``predict(df=...)``, plotting and saving l
 from __future__ import annotations
 
 import contextlib
+import copy
 import inspect
 import warnings
 
@@ -85,6 +86,11 @@ class BaseForecaster:
                 shown.append(f"{name}={value!r}")
         return f"{type(self).__name__}({', '.join(shown)})"
 
+    @classmethod
+    def search_space(cls, trial) -> dict:
+        """Parameters ``tsrsa.tune`` samples by default (none here: nothing to tune)."""
+        return {}
+
     # ------------------------------------------------------------------ hooks
     def _check_params(self) -> None:
         check_int("h", self.h)
@@ -96,7 +102,7 @@ class BaseForecaster:
     def _min_length(self, panel) -> tuple[int, str]:
         raise NotImplementedError
 
-    def _fit_panel(self, panel) -> None:
+    def _fit_panel(self, panel, **fit_options) -> None:
         raise NotImplementedError
 
     def _forecast_windows(self, tails: np.ndarray, loc: np.ndarray, scale: np.ndarray,
@@ -116,14 +122,48 @@ class BaseForecaster:
     def fit(self, df):
         """Learn from ``df`` (long frame, wide frame or Series) and return self."""
         self._check_params()
-        panel = build_panel(df, self._spec, freq=self.freq, fill=self.fill)
+        return self._fit_validated(build_panel(df, self._spec, freq=self.freq, fill=self.fill))
+
+    def _fit_validated(self, panel, **fit_options):
+        """Fit on a validated panel (``fit`` after validation; cross-validation and tuning)."""
         need, why = self._min_length(panel)
         check_min_length(panel, need, why)
         for name in [a for a in vars(self) if a.endswith("_") and not a.startswith("_")]:
             delattr(self, name)  # a refit starts from nothing
-        self._fit_panel(panel)
+        self._fit_panel(panel, **fit_options)
         self.freq_ = panel.freq
         return self
+
+    def _clone(self):
+        """An unfitted copy with the same parameters (sklearn's ``clone`` without sklearn)."""
+        return type(self)(**copy.deepcopy(self.get_params()))
+
+    def cross_validate(self, df, *, n_windows: int = 3, step_size: int | None = None, refit=False):
+        """Rolling-origin evaluation over the last ``n_windows`` cutoffs of every series.
+
+        Works on copies: this estimator is left as it is (fitted or not).
+
+        Parameters
+        ----------
+        df : DataFrame or Series
+            The history (long, wide or Series).
+        n_windows : int, default 3
+            Number of forecast origins (cutoffs) per series.
+        step_size : int, optional
+            Steps between consecutive cutoffs (default ``h``).
+        refit : bool or int, default False
+            False: one model trained on the data up to the earliest cutoff scores every cutoff
+            (in batched forward passes); True: refit at every cutoff; k: refit every k cutoffs.
+
+        Returns
+        -------
+        DataFrame
+            id, time, ``cutoff`` (the last observed timestamp), ``step`` (1..h), the actual
+            value (after ``fill``) and ``yhat`` (+ quantile columns), in the user's column names.
+        """
+        from tsrsa.forecasters.crossval import cross_validate
+
+        return cross_validate(self, df, n_windows=n_windows, step_size=step_size, refit=refit)
 
     def predict(self, h: int | None = None, *, df=None):
         """Forecast the next ``h`` steps of every series.

@@ -4,6 +4,7 @@ from __future__ import annotations
 from tsrsa.forecasters.base import _store_init_args
 from tsrsa.forecasters.neural import COMMON_PARAMS_DOC, NeuralForecaster
 from tsrsa.forecasters.params import check_int
+from tsrsa.forecasters.spaces import training_space
 from tsrsa.nn.dlinear import DLinearConfig, DLinearNetwork
 
 
@@ -39,6 +40,12 @@ class DLinearForecaster(NeuralForecaster):
         random_state=None, verbose=0, id_col="unique_id", time_col="ds", target_col="y",
     ):
         _store_init_args(self, locals())
+
+    @classmethod
+    def search_space(cls, trial) -> dict:
+        """Default space of ``tsrsa.tune``: optimiser settings and the trend's window."""
+        return {**training_space(trial),
+                "kernel_size": trial.suggest_categorical("kernel_size", [13, 25, 49])}
 
     def _check_architecture(self) -> None:
         check_int("kernel_size", self.kernel_size)

@@ -4,6 +4,7 @@ from __future__ import annotations
 from tsrsa.forecasters.base import _store_init_args
 from tsrsa.forecasters.neural import COMMON_PARAMS_DOC, NeuralForecaster
 from tsrsa.forecasters.params import check_int, check_sequence_model
+from tsrsa.forecasters.spaces import sequence_space
 from tsrsa.nn.lstm import LSTMConfig, LSTMNetwork
 
 
@@ -43,6 +44,13 @@ class LSTMForecaster(NeuralForecaster):
         verbose=0, id_col="unique_id", time_col="ds", target_col="y",
     ):
         _store_init_args(self, locals())
+
+    @classmethod
+    def search_space(cls, trial) -> dict:
+        """Default space of ``tsrsa.tune``: optimiser, dropout, state width and depth."""
+        return {**sequence_space(trial),
+                "hidden_size": trial.suggest_categorical("hidden_size", [16, 32, 64, 128]),
+                "n_layers": trial.suggest_int("n_layers", 1, 3)}
 
     def _check_architecture(self) -> None:
         check_sequence_model(self)

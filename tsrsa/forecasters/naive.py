@@ -39,6 +39,11 @@ class SeasonalNaiveForecaster(BaseForecaster):
                  id_col="unique_id", time_col="ds", target_col="y"):
         _store_init_args(self, locals())
 
+    @classmethod
+    def search_space(cls, trial) -> dict:
+        """Default space of ``tsrsa.tune``: the season among common lengths."""
+        return {"season_length": trial.suggest_categorical("season_length", [1, 4, 7, 12, 24, 52, 96, 168])}
+
     def _check_params(self) -> None:
         super()._check_params()
         check_int("season_length", self.season_length, allow_none=True)
@@ -57,7 +62,7 @@ class SeasonalNaiveForecaster(BaseForecaster):
         m = self._season(panel)
         return m, f"one season of season_length={m}"
 
-    def _fit_panel(self, panel) -> None:
+    def _fit_panel(self, panel, **fit_options) -> None:
         self.season_length_ = self._season(panel)
         self.memory_ = SeriesMemory.from_panel(panel, self.season_length_)
 

@@ -169,7 +169,8 @@ class NeuralForecaster(BaseForecaster):
         )
 
     # ------------------------------------------------------------------ fit
-    def _fit_panel(self, panel) -> None:
+    def _fit_panel(self, panel, *, epoch_callback=None) -> None:
+        """Train on ``panel``; ``epoch_callback(record)`` sees every epoch's record (the tuner's pruning)."""
         L, h, v = self._input_size, int(self.h), int(self.val_size)
         fit_lengths = panel.lengths - v
         loc, scale = series_statistics(panel.values, panel.offsets, fit_lengths, self.scaler)
@@ -188,14 +189,18 @@ class NeuralForecaster(BaseForecaster):
             self._initialise_network(network, panel, fit_lengths)
             loss_fn = make_loss(self.loss, self._quantile_levels())
             try:
-                history = self._train(network, loss_fn, train, val, placement, seed, rng, rank)
+                history = self._train(network, loss_fn, train, val, placement, seed, rng, rank, epoch_callback)
             except FloatingPointError as error:  # the network holds the best weights so far
                 self._set_fitted(panel, network, error.training_result.history, loc, scale)
                 raise
         self._set_fitted(panel, network, history, loc, scale)
 
-    def _train(self, network, loss_fn, train, val, placement, seed, rng, rank) -> list[dict]:
-        """Train ``network`` in place (here, or in spawned workers); returns the history."""
+    def _train(self, network, loss_fn, train, val, placement, seed, rng, rank, epoch_callback=None) -> list[dict]:
+        """Train ``network`` in place (here, or in spawned workers); returns the history.
+
+        Spawned workers cannot call back into this process: their epochs are replayed to
+        ``epoch_callback`` once training ends.
+        """
         config = self._training_config()
         if placement.mode == "spawn":
             threads = self.num_threads or max(1, torch.get_num_threads() // placement.world_size)
@@ -209,6 +214,9 @@ class NeuralForecaster(BaseForecaster):
                 raise
             network.load_state_dict(state)
             network.to(placement.device)
+            if epoch_callback is not None:
+                for record in result.history:
+                    epoch_callback(dict(record))
             return result.history
         device = placement.device
         network.to(device)
@@ -223,7 +231,7 @@ class NeuralForecaster(BaseForecaster):
             val_loader = WindowLoader(val, self.inference_batch_size, shuffle=False, device=device, rank=rank,
                                       drop_uneven=False)
         return train_network(network, loss_fn, train_loader, val_loader, config, device=device, rng=rng,
-                             rank=rank).history
+                             rank=rank, on_epoch_end=epoch_callback).history
 
     def _set_fitted(self, panel, network, history, loc, scale) -> None:
         self.network_ = network.eval()

@@ -97,6 +97,13 @@ class RSAForecaster(TransformerForecaster):
         _store_init_args(self, locals())
 
     # ------------------------------------------------------------------ checks and network
+    @classmethod
+    def search_space(cls, trial) -> dict:
+        """Default space of ``tsrsa.tune``: the transformer's, the REM mask and the gate's start."""
+        return {**super().search_space(trial),
+                "rem_mask": trial.suggest_categorical("rem_mask", ["causal", "bidirectional"]),
+                "gate_init": trial.suggest_float("gate_init", -2.0, 2.0)}
+
     def _check_architecture(self) -> None:
         super()._check_architecture()
         plan_heads(self.n_heads, **self._allocation())  # raises for impossible allocations

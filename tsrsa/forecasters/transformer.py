@@ -4,6 +4,7 @@ from __future__ import annotations
 from tsrsa.forecasters.base import _store_init_args
 from tsrsa.forecasters.neural import COMMON_PARAMS_DOC, NeuralForecaster
 from tsrsa.forecasters.params import check_bool, check_int, check_sequence_model
+from tsrsa.forecasters.spaces import sequence_space
 from tsrsa.nn.backbone import BackboneConfig, ForecastingTransformer
 
 
@@ -51,6 +52,14 @@ class TransformerForecaster(NeuralForecaster):
         random_state=None, verbose=0, id_col="unique_id", time_col="ds", target_col="y",
     ):
         _store_init_args(self, locals())
+
+    @classmethod
+    def search_space(cls, trial) -> dict:
+        """Default space of ``tsrsa.tune``: optimiser, dropout, width, depth and token size."""
+        return {**sequence_space(trial),
+                "d_model": trial.suggest_categorical("d_model", [16, 32, 64, 128]),
+                "n_layers": trial.suggest_int("n_layers", 1, 3),
+                "patch_len": trial.suggest_categorical("patch_len", [4, 8, 16])}
 
     def _check_architecture(self) -> None:
         check_sequence_model(self)

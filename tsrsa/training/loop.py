@@ -83,6 +83,7 @@ def train_network(
     device: torch.device = torch.device("cpu"),
     rng: np.random.Generator | None = None,
     rank: Rank = SINGLE,
+    on_epoch_end=None,
 ) -> TrainingResult:
     """Train ``network`` in place and return its record.
 
@@ -90,6 +91,10 @@ def train_network(
     the loaders carry the same rank), the network is wrapped in DistributedDataParallel, each
     rank's loss is weighted by its share of the global batch, and the epoch losses are summed
     over ranks, so every rank takes the same steps and the same decisions.
+
+    ``on_epoch_end(record)``, if given, receives a copy of each epoch's record (``epoch``,
+    ``train_loss``, ``val_loss``, ``learning_rate``, ``seconds``) once it is appended to the
+    history; an exception it raises (e.g. a tuner's prune signal) ends training and propagates.
 
     With a validation loader the network ends with the weights of its best validation epoch
     (and stops after ``early_stopping_patience`` epochs without improvement); without one it
@@ -168,6 +173,8 @@ def train_network(
                 "learning_rate": optimizer.param_groups[0]["lr"],
                 "seconds": time.perf_counter() - start,
             })
+            if on_epoch_end is not None:
+                on_epoch_end(dict(result.history[-1]))
             monitored = val_loss if val_loader is not None else train_loss
             if monitored < best_loss:
                 best_loss, best_state, result.best_epoch = monitored, _snapshot(network), epoch

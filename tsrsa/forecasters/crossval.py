@@ -1,0 +1,95 @@
+"""Rolling-origin cross-validation over the last cutoffs of every series.
+
+Window w of series i (w = 0 is the earliest) forecasts the h steps after the cutoff position
+c[i, w] = n_i - h - 1 - (n_windows - 1 - w) * step_size. Without refitting, one model trained on
+every series up to its earliest cutoff scores all windows at once: the input windows of every
+(series, cutoff) are gathered into one array and forecast in bounded batches.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from tsrsa.data.validation import build_panel, format_id
+from tsrsa.forecasters.params import check_int
+
+
+def _refit_every(refit, n_windows: int) -> int:
+    """Windows per fitted model: n_windows without refitting, 1 with refit=True, k with refit=k."""
+    if isinstance(refit, (bool, np.bool_)):
+        return 1 if refit else n_windows
+    check_int("refit", refit, minimum=0)
+    return n_windows if refit == 0 else int(refit)
+
+
+def cutoff_positions(lengths: np.ndarray, h: int, n_windows: int, step: int) -> np.ndarray:
+    """(S, n_windows) positions of the last observed value before each forecast window."""
+    back = (n_windows - 1 - np.arange(n_windows)) * step  # (W,)
+    return lengths[:, None] - h - 1 - back[None, :]
+
+
+def cross_validate(estimator, df, *, n_windows: int = 3, step_size: int | None = None, refit=False,
+                   **fit_options) -> pd.DataFrame:
+    """See :meth:`tsrsa.forecasters.base.BaseForecaster.cross_validate`.
+
+    ``fit_options`` are passed to every fit (the tuner's epoch callback).
+    """
+    estimator._check_params()
+    panel = build_panel(df, estimator._spec, freq=estimator.freq, fill=estimator.fill)
+    return cross_validate_panel(estimator, panel, n_windows=n_windows, step_size=step_size, refit=refit,
+                                **fit_options)
+
+
+def cross_validate_panel(estimator, panel, *, n_windows: int = 3, step_size: int | None = None, refit=False,
+                         **fit_options) -> pd.DataFrame:
+    """Cross-validation on an already validated panel (the tuner validates once for all trials)."""
+    check_int("n_windows", n_windows)
+    check_int("step_size", step_size, allow_none=True)
+    h = int(estimator.h)
+    step = int(step_size) if step_size is not None else h
+    per_fit = _refit_every(refit, n_windows)
+    spec = estimator._spec
+    need, why = estimator._min_length(panel)
+    required = need + h + (n_windows - 1) * step
+    short = np.flatnonzero(panel.lengths < required)
+    if short.size:
+        i = int(short[0])
+        raise ValueError(
+            f"series {format_id(panel.ids[i])} has {int(panel.lengths[i])} observations; "
+            f"cross_validate needs at least {required} ({why}, then h={h} + (n_windows - 1) * "
+            f"step_size = {(n_windows - 1) * step} more); lower n_windows or step_size"
+        )
+    cutoffs = cutoff_positions(panel.lengths, h, n_windows, step)  # (S, W)
+    S = panel.n_series
+    blocks: dict[str, np.ndarray] = {}
+    for first in range(0, n_windows, per_fit):
+        windows = list(range(first, min(first + per_fit, n_windows)))
+        model = estimator._clone()._fit_validated(panel.head(cutoffs[:, first] + 1), **fit_options)
+        memory = model.memory_
+        T = memory.tails.shape[1]
+        ends = (panel.offsets[:-1, None] + cutoffs[:, windows]).T.ravel()  # (W_chunk * S,) window-major
+        tails = panel.values[ends[:, None] - T + 1 + np.arange(T)[None, :]]  # (W_chunk * S, T)
+        reps = len(windows)
+        columns = model._forecast_windows(tails, np.tile(memory.loc, reps), np.tile(memory.scale, reps), h)
+        for name, values in columns.items():
+            blocks.setdefault(name, np.empty((n_windows, S, h)))[windows] = values.reshape(reps, S, h)
+    # rows ordered by series, cutoff, step
+    order_cut = cutoffs.ravel()  # (S * W,)
+    cut_times = _timestamps_at(panel, np.repeat(np.arange(S), n_windows), order_cut)
+    steps = np.arange(1, h + 1)
+    targets = (panel.offsets[:-1, None] + cutoffs).ravel()[:, None] + steps[None, :]  # (S * W, h)
+    out = {
+        spec.id_col: panel.ids.repeat(n_windows * h),
+        spec.time_col: panel.freq.shift(np.repeat(cut_times, h), np.tile(steps, S * n_windows)),
+        "cutoff": np.repeat(cut_times, h),
+        "step": np.tile(steps, S * n_windows),
+        spec.target_col: panel.values[targets].ravel(),
+    }
+    for name, values in blocks.items():
+        out[name] = values.transpose(1, 0, 2).reshape(-1)  # (S, W, h) -> rows
+    return pd.DataFrame(out)
+
+
+def _timestamps_at(panel, series: np.ndarray, positions: np.ndarray):
+    """Timestamps at ``positions`` (steps after each series' first timestamp)."""
+    return panel.freq.shift(pd.Index(panel.first).take(series), positions)

@@ -1,0 +1,216 @@
+"""Hyperparameter search with Optuna over any tsrsa forecaster.
+
+Each trial clones the estimator with the trial's parameters and scores it by rolling-origin
+cross-validation on the last ``n_windows`` windows of every series; neural trials report their
+per-epoch validation loss (their own ``val_size`` split inside the training part) so that a
+pruner can stop them early. Only Optuna's core API is used (``trial.report``,
+``trial.should_prune``). Optuna is imported only when ``tune`` runs.
+
+Studies live in memory by default. With a database URL (``"sqlite:///tune.db"``, or
+PostgreSQL/MySQL URLs such as ``"postgresql://user:password@host/db"``) or a journal file
+(``"tune.journal"``, or any ``optuna.storages`` object) a study outlives the process: a second
+call with the same ``study_name`` adds to its trials, and several workers -- processes on one
+machine, or on many machines sharing one PostgreSQL/MySQL server -- fill one study together.
+With a URL, trials left RUNNING by a crashed worker are failed after a missed heartbeat and
+retried.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import warnings
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from tsrsa.data.validation import build_panel
+from tsrsa.forecasters.base import BaseForecaster
+from tsrsa.forecasters.crossval import cross_validate_panel
+from tsrsa.forecasters.params import check_int
+from tsrsa.metrics import METRICS, evaluate
+
+#: heartbeat settings of database storages given as a URL (seconds)
+HEARTBEAT_INTERVAL, GRACE_PERIOD, MAX_RETRY = 60, 180, 3
+
+
+@dataclass
+class TuneResult:
+    """The outcome of :func:`tune`."""
+
+    study: Any  # optuna.Study
+    best_params: dict
+    best_estimator: BaseForecaster
+
+    @property
+    def best_score(self) -> float:
+        return float(self.study.best_value)
+
+
+def _optuna():
+    try:
+        import optuna
+    except ImportError as err:  # pragma: no cover - depends on the environment
+        raise ImportError("tuning needs optuna: pip install 'tsrsa[tune]'") from err
+    return optuna
+
+
+def _storage(optuna, storage):
+    """An Optuna storage from a URL, a journal file path or a storage object (None: memory)."""
+    if storage is None or not isinstance(storage, str):
+        return storage
+    if "://" in storage:
+        return optuna.storages.RDBStorage(
+            storage, heartbeat_interval=HEARTBEAT_INTERVAL, grace_period=GRACE_PERIOD,
+            heartbeat_stale_trial_callback=optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=MAX_RETRY),
+        )
+    backend = optuna.storages.journal.JournalFileBackend(storage)
+    return optuna.storages.JournalStorage(backend)
+
+
+def _suggest(trial, name: str, spec):
+    """One parameter from a search-space entry: an optuna distribution or a list of choices."""
+    optuna = _optuna()
+    dist = optuna.distributions
+    if isinstance(spec, dist.FloatDistribution):
+        return trial.suggest_float(name, spec.low, spec.high, log=spec.log, step=spec.step)
+    if isinstance(spec, dist.IntDistribution):
+        return trial.suggest_int(name, spec.low, spec.high, log=spec.log, step=spec.step)
+    if isinstance(spec, dist.CategoricalDistribution):
+        return trial.suggest_categorical(name, spec.choices)
+    if isinstance(spec, (list, tuple)) and len(spec) > 0:
+        return trial.suggest_categorical(name, list(spec))
+    raise TypeError(
+        f"search_space[{name!r}] must be an optuna distribution or a non-empty list of choices, got {spec!r}"
+    )
+
+
+def _space(estimator, search_space) -> Callable:
+    if search_space is None:
+        return type(estimator).search_space
+    if callable(search_space):
+        return search_space
+    if isinstance(search_space, dict):
+        unknown = set(search_space) - set(estimator.get_params())
+        if unknown:
+            raise ValueError(f"search_space names parameters {sorted(unknown)} that "
+                             f"{type(estimator).__name__} does not have")
+        return lambda trial: {name: _suggest(trial, name, spec) for name, spec in search_space.items()}
+    raise TypeError(f"search_space must be None, a dict or a callable trial -> dict; got {type(search_space).__name__}")
+
+
+@contextlib.contextmanager
+def _quiet_optuna(optuna, verbose: int):
+    """Silence Optuna's log and warnings at verbose=0; restore its verbosity afterwards."""
+    before = optuna.logging.get_verbosity()
+    optuna.logging.set_verbosity(logging.INFO if verbose >= 2 else logging.WARNING)
+    try:
+        with warnings.catch_warnings():
+            if not verbose:
+                warnings.simplefilter("ignore")
+            yield
+    finally:
+        optuna.logging.set_verbosity(before)
+
+
+def tune(estimator, df, *, n_trials: int | None = 20, timeout: float | None = None, search_space=None,
+         metric: str = "mse", n_windows: int = 1, storage=None, study_name: str | None = None,
+         n_jobs: int = 1, pruner=None, refit: bool = True, random_state: int | None = None,
+         verbose: int = 0) -> TuneResult:
+    """Search ``estimator``'s hyperparameters with Optuna; the estimator itself is left untouched.
+
+    Parameters
+    ----------
+    estimator : tsrsa forecaster
+        The starting point; every trial works on a clone.
+    df : DataFrame or Series
+        The data (long, wide or Series), validated once.
+    n_trials : int, default 20
+        Trials to run in this call (None: until ``timeout``).
+    timeout : float, optional
+        Seconds after which no new trial starts.
+    search_space : dict or callable, optional
+        Default: the class's ``search_space(trial)``. A dict maps parameter names to Optuna
+        distributions or lists of choices; a callable takes a trial and returns a dict of
+        parameters.
+    metric : {"mse", "mae", "rmse", "smape", "pinball"}, default "mse"
+        Cross-validation score to minimise ("pinball" needs ``loss="quantile"``).
+    n_windows : int, default 1
+        Cross-validation windows per series (the last ones).
+    storage : str or optuna storage, optional
+        None: in memory. A database URL (sqlite, PostgreSQL, MySQL) or a journal file path:
+        the study persists and can be shared by several workers (see the module docstring).
+    study_name : str, optional
+        Name of the study; with a storage, an existing study of this name is continued.
+    n_jobs : int, default 1
+        Trials run in parallel threads of this process.
+    pruner : optuna pruner, optional
+        Default: ``MedianPruner(n_startup_trials=5, n_warmup_steps=2)`` on the per-epoch
+        validation loss (needs ``val_size > 0``; without it nothing is pruned).
+    refit : bool, default True
+        Fit ``best_estimator`` on all of ``df``.
+    random_state : int, optional
+        Seed of the sampler (TPE).
+    verbose : int, default 0
+        0 silent; 1 a progress bar; 2 also Optuna's log.
+
+    Returns
+    -------
+    TuneResult
+        ``study``, ``best_params``, ``best_estimator`` (a clone with the best parameters) and
+        ``best_score``.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> import tsrsa
+    >>> y = pd.Series(np.sin(np.arange(120) / 3), index=pd.date_range("2024-01-01", periods=120, freq="h"))
+    >>> result = tsrsa.tune(tsrsa.SeasonalNaiveForecaster(h=6), y, n_trials=3, random_state=0,
+    ...                     search_space={"season_length": [6, 19, 24]})
+    >>> result.best_params
+    {'season_length': 19}
+    """
+    optuna = _optuna()
+    if not isinstance(estimator, BaseForecaster):
+        raise TypeError(f"tune needs a tsrsa forecaster, got {type(estimator).__name__}")
+    if metric not in METRICS or metric == "mase":
+        raise ValueError(f"metric={metric!r} is not supported; use one of {[m for m in METRICS if m != 'mase']}")
+    check_int("n_trials", n_trials, allow_none=True)
+    check_int("n_windows", n_windows)
+    check_int("n_jobs", n_jobs, minimum=-1)
+    estimator._check_params()
+    space = _space(estimator, search_space)
+    spec = estimator._spec
+    panel = build_panel(df, spec, freq=estimator.freq, fill=estimator.fill)
+
+    def objective(trial) -> float:
+        params = space(trial)
+        model = estimator._clone().set_params(**params)
+        options = {}
+        if getattr(model, "val_size", 0):  # a validation split: prune on its per-epoch loss
+            def report(record: dict) -> None:
+                value = record.get("val_loss")
+                if value is not None and np.isfinite(value):
+                    trial.report(float(value), int(record["epoch"]))
+                    if trial.should_prune():
+                        raise optuna.TrialPruned(f"pruned after epoch {record['epoch']}")
+
+            options["epoch_callback"] = report
+        cv = cross_validate_panel(model, panel, n_windows=n_windows, **options)
+        score = evaluate(cv, [metric], target_col=spec.target_col, id_col=spec.id_col)[metric].iloc[0]
+        return float(score)
+
+    with _quiet_optuna(optuna, verbose):
+        study = optuna.create_study(
+            storage=_storage(optuna, storage), study_name=study_name, direction="minimize",
+            sampler=optuna.samplers.TPESampler(seed=random_state),
+            pruner=pruner if pruner is not None else optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=2),
+            load_if_exists=True,
+        )
+        study.optimize(objective, n_trials=n_trials, timeout=timeout, n_jobs=n_jobs,
+                       catch=(ValueError, FloatingPointError), show_progress_bar=verbose >= 1)
+        best_params = dict(study.best_params)
+        best = estimator._clone().set_params(**best_params)
+        if refit:
+            best._fit_validated(panel)
+    return TuneResult(study=study, best_params=best_params, best_estimator=best)
