@@ -1,4 +1,4 @@
-"""REMs started from the data versus the paper's start: the table of RESULTS.md.
+"""RSA's studies in RESULTS.md: data versus paper start of the REMs, and RSA versus its twin.
 
     python benchmarks/rem_init.py [--results benchmarks/results/ltsf.csv]
 
@@ -7,7 +7,9 @@ RSAForecaster's default configuration (``rem_init="data"``) with its ``paper-ini
 by seed, at each training fraction: test MSE (mean ± std over seeds), the paired difference, how
 many seeds the data start wins, and the epoch whose weights were kept (the epoch of the best
 validation loss). The plain Transformer twin of the same runs is shown for reference. Writes the
-"rem-init" section of benchmarks/RESULTS.md. The runs themselves, one line per cell (seeds 0-2):
+"rem-init" section of benchmarks/RESULTS.md, and the "rsa-twin" section: RSAForecaster against
+TransformerForecaster (identical configuration and budget; they differ only by the REM branch),
+seed by seed, in every cell where both ran. The runs themselves, one line per cell (seeds 0-2):
 
     python benchmarks/ltsf.py --dataset ETTh1 --models RSA --horizons 96 --seeds 0,1,2 --train-fraction 0.2
     python benchmarks/ltsf.py --dataset ETTh1 --models RSA --variant paper-init --horizons 96 --seeds 0,1,2 --train-fraction 0.2
@@ -59,6 +61,25 @@ def comparison(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def twin_comparison(df: pd.DataFrame) -> pd.DataFrame:
+    """RSA (default) versus the Transformer (default), paired by seed, per cell and fraction."""
+    default = df[df["variant"] == "default"]
+    rows = []
+    for (dataset, h, fraction), cell in default.groupby(["dataset", "horizon", "train_fraction"]):
+        rsa = cell[cell["model"] == "RSAForecaster"].set_index("seed")
+        twin = cell[cell["model"] == "TransformerForecaster"].set_index("seed")
+        paired = rsa.index.intersection(twin.index)
+        if len(paired) == 0:
+            continue
+        diff = rsa.loc[paired, "mse"] - twin.loc[paired, "mse"]
+        rows.append({
+            "dataset": dataset, "horizon": int(h), "train fraction": f"{fraction:g}", "seeds": len(paired),
+            "RSA MSE": _mean_std(rsa.loc[paired, "mse"]), "Transformer MSE": _mean_std(twin.loc[paired, "mse"]),
+            "RSA − Transformer": _mean_std(diff), "RSA wins": f"{int((diff < 0).sum())}/{len(paired)}",
+        })
+    return pd.DataFrame(rows)
+
+
 def markdown(table: pd.DataFrame) -> str:
     if table.empty:
         return "_No paired runs yet._"
@@ -85,7 +106,19 @@ def main(argv=None) -> pd.DataFrame:
         "--seeds 0,1,2 [--train-fraction 0.2] --num-threads 1`; table: `python benchmarks/rem_init.py`."
     )
     replace_section(HERE / "RESULTS.md", "rem-init", body, title="REMs started from the data versus the paper's start")
+    twins = twin_comparison(read_results(args.results))
+    body = (
+        "RSAForecaster against TransformerForecaster with identical hyperparameters and budget "
+        "(benchmarks/configs/RSA.json and Transformer.json: the same backbone, patches of 4 steps, "
+        "batch 32, at most 10 epochs, patience 3); the twins differ only by the REM branch and its gate. "
+        "Input 96, test MSE on the scaled data, paired by seed; train fraction 0.2 keeps the most "
+        f"recent fifth of the training windows.\n\n{markdown(twins)}\n\n"
+        "Runs: `python benchmarks/ltsf.py --dataset ETTh1 --models RSA,Transformer --horizons 96,336 "
+        "--seeds 0,1,2 [--train-fraction 0.2] --num-threads 1`; table: `python benchmarks/rem_init.py`."
+    )
+    replace_section(HERE / "RESULTS.md", "rsa-twin", body, title="RSA versus its Transformer twin")
     print(markdown(table))
+    print(markdown(twins))
     return table
 
 

@@ -1,0 +1,21 @@
+"""tsrsa's networks inside other libraries' model contracts.
+
+- :mod:`tsrsa.integrations.pytorch_forecasting`: ``RSATransformer`` and ``VanillaTransformer``,
+  pytorch-forecasting ``BaseModel`` subclasses (``from_dataset``, ``predict``,
+  ``plot_prediction``, ``load_from_checkpoint``); needs ``pip install 'tsrsa[ptf]'``.
+- :mod:`tsrsa.integrations.tslib`: ``Model(configs)`` and ``VanillaModel(configs)`` in
+  Time-Series-Library's model contract (torch only).
+
+Nothing is imported until a submodule is asked for, so ``import tsrsa.integrations`` stays light.
+"""
+from __future__ import annotations
+
+import importlib
+
+_SUBMODULES = ("networks", "pytorch_forecasting", "tslib")
+
+
+def __getattr__(name: str):
+    if name in _SUBMODULES:
+        return importlib.import_module(f"tsrsa.integrations.{name}")
+    raise AttributeError(f"module 'tsrsa.integrations' has no attribute {name!r}")

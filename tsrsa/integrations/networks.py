@@ -1,0 +1,71 @@
+"""The network a tsrsa forecaster would train, for the integrations to wrap.
+
+Both integrations hold the very ``tsrsa.nn.ForecastingTransformer`` that ``TransformerForecaster``
+and ``RSAForecaster`` train, built and validated by those classes (same argument names, same
+checks and messages), so that there is one network and one set of rules.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from tsrsa.forecasters.params import check_int
+from tsrsa.forecasters.rsa import RSAForecaster
+from tsrsa.forecasters.transformer import TransformerForecaster
+from tsrsa.nn.backbone import ForecastingTransformer
+
+#: architecture arguments of each forecaster, as its constructor names them
+ARCHITECTURE = {
+    TransformerForecaster: ("d_model", "n_heads", "n_layers", "d_ff", "dropout", "causal", "revin", "patch_len"),
+}
+ARCHITECTURE[RSAForecaster] = ARCHITECTURE[TransformerForecaster] + (
+    "n_regular", "n_cyclic", "n_dilated_regular", "n_dilated_cyclic", "dilations", "gate", "share_cyclic",
+    "rem_mask", "max_lag", "gate_init", "rem_init",
+)
+
+
+def build_network(forecaster: type, *, h: int, input_size: int, n_outputs: int = 1,
+                  **architecture) -> ForecastingTransformer:
+    """The network that ``forecaster`` builds with these architecture arguments.
+
+    Parameters
+    ----------
+    forecaster : {TransformerForecaster, RSAForecaster}
+        The estimator whose network, defaults and checks to use.
+    h, input_size : int
+        Forecast horizon and look-back window, in steps.
+    n_outputs : int, default 1
+        Values per horizon step (1 for a point forecast, Q for Q quantiles).
+    **architecture
+        The forecaster's architecture arguments (``ARCHITECTURE[forecaster]``); the rest keep
+        its defaults. ``rem_init`` (RSA) is "paper" or a dict of values: the data
+        initialisation needs a tsrsa fit.
+
+    Returns
+    -------
+    ForecastingTransformer
+        Freshly initialised; RSA heads start from ``rem_init``.
+    """
+    if forecaster not in ARCHITECTURE:
+        raise TypeError(f"forecaster must be one of {[cls.__name__ for cls in ARCHITECTURE]}, got {forecaster!r}")
+    allowed = ARCHITECTURE[forecaster]
+    unknown = sorted(set(architecture) - set(allowed))
+    if unknown:
+        raise TypeError(f"unknown architecture argument(s) {unknown}; {forecaster.__name__} takes {list(allowed)}")
+    check_int("h", h)
+    check_int("input_size", input_size)
+    check_int("n_outputs", n_outputs)
+    if forecaster is RSAForecaster:
+        architecture = {"rem_init": "paper", **architecture}
+        if architecture["rem_init"] == "data":
+            raise ValueError("rem_init='data' estimates the REM heads during a tsrsa fit; here use 'paper' or a "
+                             "dict of values, e.g. {'lambda': 0.9, 'theta': 0.26}")
+    estimator = forecaster(h=h, input_size=input_size, **architecture)
+    estimator._check_architecture()
+    config = dataclasses.replace(estimator._network_config(), n_outputs=n_outputs)
+    network = estimator._build_network(config)
+    if forecaster is RSAForecaster:
+        values = estimator._init_values()
+        for block in network.blocks:
+            block.attn.set_rem_parameters(lam=values.get("lambda"), gamma=values.get("gamma"),
+                                          theta=values.get("theta"), mu=values.get("gate"))
+    return network

@@ -1,0 +1,248 @@
+"""pytorch-forecasting models with tsrsa's networks inside: ``RSATransformer`` and ``VanillaTransformer``.
+
+Both are ``BaseModel`` subclasses of pytorch-forecasting 1.8: build one with ``from_dataset``,
+train it with a lightning ``Trainer``, and use ``predict`` (modes "prediction", "quantiles",
+"raw"), ``plot_prediction`` and ``load_from_checkpoint`` as with the library's own models. The
+network inside, ``model.network``, is the ``tsrsa.nn.ForecastingTransformer`` that
+``RSAForecaster`` / ``TransformerForecaster`` train, built and checked by those classes, with the
+same argument names and defaults (except ``rem_init``, see ``RSATransformer``).
+
+The model reads the target's encoder history, as the dataset's target normaliser scales it, and
+returns forecasts in the target's units. Covariates join when the backbone gains them; until then
+the dataset must hold the target alone (``time_varying_unknown_reals=[target]``) with a fixed
+encoder length. Losses: the point losses MAE, RMSE, SMAPE, MAPE and MASE, and ``QuantileLoss``
+(its quantiles increasing, with 0.5; the outputs are sorted, so quantiles never cross).
+
+Needs the ``ptf`` extra: ``pip install 'tsrsa[ptf]'``.
+
+Examples
+--------
+>>> import numpy as np, pandas as pd
+>>> from pytorch_forecasting import TimeSeriesDataSet
+>>> from tsrsa.integrations.pytorch_forecasting import RSATransformer
+>>> frame = pd.DataFrame({"series": "a", "time_idx": np.arange(100), "y": np.sin(np.arange(100) / 4)})
+>>> dataset = TimeSeriesDataSet(frame, time_idx="time_idx", target="y", group_ids=["series"],
+...                             max_encoder_length=24, max_prediction_length=6,
+...                             time_varying_unknown_reals=["y"])
+>>> model = RSATransformer.from_dataset(dataset, d_model=16, patch_len=4)
+>>> x, y = next(iter(dataset.to_dataloader(train=False, batch_size=8)))
+>>> model(x)["prediction"].shape
+torch.Size([8, 6, 1])
+"""
+from __future__ import annotations
+
+import warnings
+
+try:
+    from pytorch_forecasting import TimeSeriesDataSet
+    from pytorch_forecasting.data.encoders import NaNLabelEncoder
+    from pytorch_forecasting.metrics import MAE, MAPE, MASE, RMSE, SMAPE, Metric, QuantileLoss
+    from pytorch_forecasting.models.base import BaseModel
+except ImportError as err:  # pragma: no cover - the extra is part of the dev install
+    raise ImportError(
+        f"tsrsa.integrations.pytorch_forecasting needs pytorch-forecasting 1.8 ({err}); "
+        "install it with: pip install 'tsrsa[ptf]'"
+    ) from err
+import torch
+from torch import nn
+
+from tsrsa.forecasters.rsa import RSAForecaster
+from tsrsa.forecasters.transformer import TransformerForecaster
+from tsrsa.integrations.networks import ARCHITECTURE, build_network
+
+#: losses whose single output per step is the forecast itself
+POINT_LOSSES = (MAE, RMSE, SMAPE, MAPE, MASE)
+
+
+class _BackboneModel(BaseModel):
+    """What both models share: the dataset checks, the loss checks, forward and predict."""
+
+    _forecaster: type  # the tsrsa estimator whose network and argument names the model takes
+
+    def __init__(self, output_size: int = 1, loss: Metric | None = None,
+                 logging_metrics: nn.ModuleList | None = None, **kwargs):
+        if loss is None:
+            loss = MAE()
+        if logging_metrics is None:
+            logging_metrics = nn.ModuleList([SMAPE(), MAE(), RMSE(), MAPE()])
+        with warnings.catch_warnings():  # BaseModel stores its metric modules as hparams on purpose
+            warnings.filterwarnings("ignore", message="Attribute '(loss|logging_metrics)' is an instance")
+            super().__init__(loss=loss, logging_metrics=logging_metrics, **kwargs)
+        _check_loss(self.loss, output_size)
+        architecture = {name: self.hparams[name] for name in ARCHITECTURE[self._forecaster]}
+        self.network = build_network(self._forecaster, h=self.hparams.prediction_length,
+                                     input_size=self.hparams.context_length, n_outputs=output_size, **architecture)
+
+    @classmethod
+    def from_dataset(cls, dataset: TimeSeriesDataSet, **kwargs):
+        """A model for ``dataset``: look-back and horizon from its encoder and prediction lengths,
+        the output size from ``loss`` (default MAE), the target's normaliser to restore units.
+
+        Parameters
+        ----------
+        dataset : TimeSeriesDataSet
+            The target alone as input (``time_varying_unknown_reals=[target]``), one target,
+            ``min_encoder_length == max_encoder_length``.
+        **kwargs
+            Architecture arguments and BaseModel's (``loss``, ``learning_rate``, ``optimizer``, ...).
+        """
+        _check_dataset(dataset, cls.__name__)
+        for name, source in (("context_length", "max_encoder_length"), ("prediction_length", "max_prediction_length")):
+            if name in kwargs:
+                raise TypeError(f"{name} comes from the dataset's {source}; build the dataset with the length "
+                                f"you want instead of passing {name}")
+        kwargs = {"context_length": dataset.max_encoder_length,
+                  "prediction_length": dataset.max_prediction_length, **kwargs}
+        kwargs.update(cls.deduce_default_output_parameters(dataset, kwargs, MAE()))
+        return super().from_dataset(dataset, **kwargs)
+
+    def forward(self, x: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        window = x["encoder_cont"][..., 0]  # (B, L): the target, its only input, as normalised by the dataset
+        y = self.network(window)  # (B, h, Q)
+        prediction = self.transform_output(y, target_scale=x["target_scale"])  # (B, h, Q) in the target's units
+        if isinstance(self.loss, QuantileLoss):
+            prediction = prediction.sort(dim=-1).values  # quantiles never cross
+        return self.to_network_output(prediction=prediction)
+
+    def predict(self, data, mode="prediction", **kwargs):
+        """``BaseModel.predict``, same arguments and modes, with a fresh ``trainer_kwargs`` dict.
+
+        pytorch-forecasting adds its prediction callback to the dict it is given (so that a
+        reused dict drops the callback on the next call); here it gets a copy, and the caller's
+        dict is never changed. The prediction trainer logs nothing and prints no model summary
+        unless ``trainer_kwargs`` says otherwise.
+        """
+        given = kwargs.pop("trainer_kwargs", None)
+        if given is not None and not isinstance(given, dict):
+            raise TypeError(f"trainer_kwargs must be a dict of lightning Trainer arguments, got {type(given).__name__}")
+        trainer_kwargs = {"logger": False, "enable_model_summary": False, **(given or {})}
+        if "callbacks" in trainer_kwargs:
+            raise ValueError("trainer_kwargs['callbacks'] would displace pytorch-forecasting's prediction callback "
+                             "(its predict then fails with an IndexError); leave callbacks out of predict")
+        return super().predict(data, mode=mode, trainer_kwargs=trainer_kwargs, **kwargs)
+
+
+class VanillaTransformer(_BackboneModel):
+    """TransformerForecaster's network (patch tokens, softmax attention, direct multi-horizon head)
+    as a pytorch-forecasting model; the twin of :class:`RSATransformer`.
+
+    Build it with :meth:`from_dataset`, which sets ``context_length``, ``prediction_length`` and
+    ``output_size`` from the dataset and the loss (see the module docstring for what the dataset
+    may hold).
+
+    Parameters
+    ----------
+    context_length, prediction_length : int
+        Look-back window and horizon (steps).
+    d_model, n_heads, n_layers, d_ff, dropout, patch_len, causal, revin
+        As in TransformerForecaster (defaults 64, 4, 2, 128, 0.1, 4, False, True).
+    output_size : int, default 1
+        Values per step: 1 for a point loss, the number of quantiles for QuantileLoss.
+    loss : pytorch_forecasting.metrics.Metric, optional
+        MAE (default), RMSE, SMAPE, MAPE, MASE or QuantileLoss.
+    logging_metrics : nn.ModuleList, optional
+        Logged during training (default SMAPE, MAE, RMSE, MAPE).
+    **kwargs
+        BaseModel's: ``learning_rate``, ``optimizer``, ``weight_decay``, ``reduce_on_plateau_patience`` ...
+
+    Attributes
+    ----------
+    network : tsrsa.nn.ForecastingTransformer
+        The backbone: windows ``(B, context_length)`` in, ``(B, prediction_length, output_size)`` out.
+    """
+
+    _forecaster = TransformerForecaster
+
+    def __init__(self, context_length: int, prediction_length: int, d_model: int = 64, n_heads: int = 4,
+                 n_layers: int = 2, d_ff: int = 128, dropout: float = 0.1, patch_len: int = 4, causal: bool = False,
+                 revin: bool = True, output_size: int = 1, loss: Metric | None = None,
+                 logging_metrics: nn.ModuleList | None = None, **kwargs):
+        self.save_hyperparameters(ignore=["loss", "logging_metrics"])
+        super().__init__(output_size=output_size, loss=loss, logging_metrics=logging_metrics, **kwargs)
+
+
+class RSATransformer(_BackboneModel):
+    """RSAForecaster's network (the same backbone, attention with Recurrence Encoding Matrices) as
+    a pytorch-forecasting model.
+
+    Build it with :meth:`from_dataset` (see :class:`VanillaTransformer` and the module docstring).
+
+    Parameters
+    ----------
+    context_length, prediction_length : int
+        Look-back window and horizon (steps).
+    d_model, n_heads, n_layers, d_ff, dropout, patch_len, causal, revin
+        As in TransformerForecaster.
+    n_regular, n_cyclic, n_dilated_regular, n_dilated_cyclic, dilations
+        The REM heads of each layer, as in RSAForecaster (defaults 1, 1, 1, 0, None: 2 tokens).
+    gate, share_cyclic, rem_mask, max_lag, gate_init
+        As in RSAForecaster (defaults "layer", True, "causal", None, 0.0).
+    rem_init : "paper" or dict, default "paper"
+        The paper's initial REM values, or a dict of values as RSAForecaster takes. RSAForecaster's
+        "data" initialisation estimates them during its own fit and is not offered here.
+    output_size, loss, logging_metrics, **kwargs
+        As in :class:`VanillaTransformer`.
+
+    Attributes
+    ----------
+    network : tsrsa.nn.ForecastingTransformer
+        The backbone with attention kind "rsa" (``network.blocks[i].attn`` is a ``tsrsa.nn.RSAAttention``).
+    """
+
+    _forecaster = RSAForecaster
+
+    def __init__(self, context_length: int, prediction_length: int, d_model: int = 64, n_heads: int = 4,
+                 n_layers: int = 2, d_ff: int = 128, dropout: float = 0.1, patch_len: int = 4, causal: bool = False,
+                 revin: bool = True, n_regular: int = 1, n_cyclic: int = 1, n_dilated_regular: int = 1,
+                 n_dilated_cyclic: int = 0, dilations: int | list[int] | None = None, gate: str = "layer",
+                 share_cyclic: bool = True, rem_mask: str = "causal", max_lag: int | None = None,
+                 gate_init: float = 0.0, rem_init: str | dict = "paper", output_size: int = 1,
+                 loss: Metric | None = None, logging_metrics: nn.ModuleList | None = None, **kwargs):
+        self.save_hyperparameters(ignore=["loss", "logging_metrics"])
+        super().__init__(output_size=output_size, loss=loss, logging_metrics=logging_metrics, **kwargs)
+
+
+# ---------------------------------------------------------------------- checks
+def _check_dataset(dataset, model: str) -> None:
+    """What the backbone can read: one numeric target, its history alone, a fixed encoder length."""
+    if not isinstance(dataset, TimeSeriesDataSet):
+        raise TypeError(f"{model}.from_dataset needs a pytorch_forecasting.TimeSeriesDataSet, "
+                        f"got {type(dataset).__name__}")
+    if dataset.multi_target:
+        raise ValueError(f"{model} forecasts one target; the dataset has {dataset.target_names}: "
+                         f"build one dataset per target")
+    if isinstance(dataset.target_normalizer, NaNLabelEncoder):
+        raise ValueError(f"{model} forecasts a numeric target; {dataset.target!r} is categorical")
+    if dataset.min_encoder_length != dataset.max_encoder_length:
+        raise ValueError(f"{model} reads a fixed look-back; the dataset's encoder length varies from "
+                         f"{dataset.min_encoder_length} to {dataset.max_encoder_length}: set "
+                         f"min_encoder_length=max_encoder_length")
+    if dataset.target not in dataset.reals:
+        raise ValueError(f"{model} reads the target's history: add {dataset.target!r} to the dataset's "
+                         f"time_varying_unknown_reals")
+    others = [name for name in dataset.reals if name != dataset.target] + list(dataset.flat_categoricals)
+    if others:
+        raise ValueError(
+            f"{model} reads the target alone (covariates join when the backbone gains them); the dataset "
+            f"also has {others}: build it with time_varying_unknown_reals=[{dataset.target!r}] and no other "
+            f"variables (add_relative_time_idx, add_target_scales and add_encoder_length False, no lags)"
+        )
+
+
+def _check_loss(loss, output_size: int) -> None:
+    """A point loss with one output per step, or QuantileLoss with one per quantile."""
+    if isinstance(loss, QuantileLoss):
+        levels = list(loss.quantiles)
+        if levels != sorted(set(levels)) or 0.5 not in levels:
+            raise ValueError(f"QuantileLoss quantiles must increase and include 0.5 (the point forecast), "
+                             f"got {levels}")
+        expected = len(levels)
+    elif isinstance(loss, POINT_LOSSES):
+        expected = 1
+    else:
+        names = ", ".join(cls.__name__ for cls in POINT_LOSSES)
+        raise TypeError(f"loss={loss!r} is not supported: use a point loss ({names}) or QuantileLoss; "
+                        f"the network's outputs are values in the target's units, not distribution parameters")
+    if output_size != expected:
+        raise ValueError(f"output_size={output_size} but {type(loss).__name__} needs {expected}; build the "
+                         f"model with from_dataset, which sets it from the loss")

@@ -1,0 +1,114 @@
+"""Time-Series-Library adapter: tsrsa's networks behind that library's ``Model(configs)`` contract.
+
+Time-Series-Library (thuml) runs each of its models as a module with a ``Model(configs)`` class
+whose ``forward(x_enc, x_mark_enc, x_dec, x_mark_dec)`` returns ``[batch, pred_len, c_out]``. This
+module is such a model: RSA by default (``Model``), the softmax-attention twin as
+``VanillaModel``. To run them beside the library's own models, add them to the runner's table
+(``Exp_Basic.model_dict`` in ``exp/exp_basic.py``)::
+
+    from types import SimpleNamespace
+    from tsrsa.integrations import tslib
+    self.model_dict["RSA"] = tslib
+    self.model_dict["TransformerCI"] = SimpleNamespace(Model=tslib.VanillaModel)
+
+and run ``python run.py --task_name long_term_forecast --model RSA ...``.
+
+What is read from ``configs``: ``seq_len`` (input steps), ``label_len`` (kept, unused: there is no
+decoder), ``pred_len``, ``enc_in``, ``c_out``, ``d_model``, ``n_heads``, ``e_layers`` (encoder
+blocks), ``d_ff``, ``dropout``, and where present ``use_norm`` (instance normalisation, on unless
+0) and ``task_name`` (a forecasting task). Everything else is ignored; tsrsa's own architecture
+arguments (``patch_len``, ``causal``, RSA's head allocation ...) are keywords of the constructor.
+
+The network is channel-independent: every channel of ``x_enc`` is one window through the shared
+backbone, normalised by its own mean and spread (RevIN) and restored on the forecast. The time
+marks and the decoder input are not read (covariates join when the backbone gains them).
+
+Examples
+--------
+>>> import torch
+>>> from types import SimpleNamespace
+>>> from tsrsa.integrations.tslib import Model
+>>> configs = SimpleNamespace(seq_len=48, label_len=24, pred_len=12, enc_in=3, c_out=3, d_model=16,
+...                           n_heads=4, e_layers=1, d_ff=32, dropout=0.1)
+>>> model = Model(configs)
+>>> x_enc = torch.randn(2, 48, 3)
+>>> model(x_enc, None, None, None).shape
+torch.Size([2, 12, 3])
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from tsrsa.forecasters.rsa import RSAForecaster
+from tsrsa.forecasters.transformer import TransformerForecaster
+from tsrsa.integrations.networks import build_network
+
+#: configs attributes every model of the library reads
+CONFIG_FIELDS = ("seq_len", "label_len", "pred_len", "enc_in", "c_out", "d_model", "n_heads", "e_layers", "d_ff",
+                 "dropout")
+#: the library's task names that this adapter serves
+FORECAST_TASKS = ("long_term_forecast", "short_term_forecast", "zero_shot_forecast")
+
+
+class Model(nn.Module):
+    """RSA forecaster in Time-Series-Library's model contract (see the module docstring).
+
+    Parameters
+    ----------
+    configs : object
+        The runner's argument namespace; ``CONFIG_FIELDS`` are read, plus ``use_norm`` and
+        ``task_name`` where present.
+    **options
+        RSAForecaster's other architecture arguments (``patch_len``, ``causal``, ``n_regular``,
+        ``n_cyclic``, ``n_dilated_regular``, ``n_dilated_cyclic``, ``dilations``, ``gate``,
+        ``share_cyclic``, ``rem_mask``, ``max_lag``, ``gate_init``, ``rem_init``); the defaults are
+        RSAForecaster's, with ``rem_init="paper"``. The RSA heads need ``configs.n_heads`` >= 4 with
+        the default allocation (1 regular, 1 cyclic pair, 1 dilated regular).
+
+    Attributes
+    ----------
+    network : tsrsa.nn.ForecastingTransformer
+        The backbone, one window ``(B * C, seq_len)`` in, ``(B * C, pred_len, 1)`` out.
+    """
+
+    _forecaster = RSAForecaster
+
+    def __init__(self, configs, **options):
+        super().__init__()
+        task = getattr(configs, "task_name", FORECAST_TASKS[0])
+        if task not in FORECAST_TASKS:
+            raise ValueError(f"task_name={task!r} is not served: {type(self).__name__} forecasts "
+                             f"({', '.join(FORECAST_TASKS)})")
+        missing = [name for name in CONFIG_FIELDS if not hasattr(configs, name)]
+        if missing:
+            raise TypeError(f"configs lacks {missing}; a Time-Series-Library model reads {list(CONFIG_FIELDS)}")
+        self.seq_len, self.label_len, self.pred_len = configs.seq_len, configs.label_len, configs.pred_len
+        self.enc_in, self.c_out = configs.enc_in, configs.c_out
+        if not 1 <= self.c_out <= self.enc_in:
+            raise ValueError(f"c_out={self.c_out} must lie in [1, enc_in={self.enc_in}]: the outputs are the last "
+                             f"c_out of the enc_in input channels (features 'M': c_out = enc_in; 'MS', 'S': 1)")
+        architecture = {"d_model": configs.d_model, "n_heads": configs.n_heads, "n_layers": configs.e_layers,
+                        "d_ff": configs.d_ff, "dropout": float(configs.dropout),
+                        "revin": bool(getattr(configs, "use_norm", True)), **options}
+        self.network = build_network(self._forecaster, h=self.pred_len, input_size=self.seq_len, **architecture)
+
+    def forward(self, x_enc: torch.Tensor, x_mark_enc=None, x_dec=None, x_mark_dec=None,
+                mask=None) -> torch.Tensor:
+        """Forecast ``pred_len`` steps of the last ``c_out`` channels from ``x_enc`` (B, seq_len, enc_in);
+        the other arguments are accepted for the contract and not read."""
+        if x_enc.dim() != 3 or tuple(x_enc.shape[1:]) != (self.seq_len, self.enc_in):
+            raise ValueError(f"x_enc must be (batch, seq_len={self.seq_len}, enc_in={self.enc_in}), "
+                             f"got {tuple(x_enc.shape)}")
+        B, L, C = x_enc.shape
+        windows = x_enc.transpose(1, 2).reshape(B * C, L)  # (B * C, L): one window per channel
+        y = self.network(windows)[..., 0]  # (B * C, h)
+        y = y.view(B, C, self.pred_len).transpose(1, 2)  # (B, h, C)
+        return y[..., C - self.c_out:]  # (B, h, c_out)
+
+
+class VanillaModel(Model):
+    """The softmax-attention twin of :class:`Model`: the same backbone with TransformerForecaster's
+    attention, so that the two differ in attention alone. ``**options``: ``patch_len``, ``causal``."""
+
+    _forecaster = TransformerForecaster
