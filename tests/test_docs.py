@@ -1,0 +1,106 @@
+"""README.md and the user guide in docs/: links resolve, code compiles and runs, commands parse.
+
+Every ```python block of docs/*.md runs, one namespace per page, in a temporary folder, except
+blocks marked ``<!-- compile only: why -->`` on the line before (long trainings), which are only
+compiled. README's blocks are compiled (its quick start trains for a minute; the notebooks and
+examples run the same steps). Every ``tsrsa ...`` line of a bash block parses with the CLI's parser.
+"""
+from __future__ import annotations
+
+import ast
+import importlib
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+import torch
+
+from tsrsa.cli import build_parser
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+FENCE = re.compile(r"(?P<before>[^\n]*)\n```(?P<lang>\w*)\n(?P<code>.*?)```", re.S)
+LINK = re.compile(r"\]\((?!https?://|#)(?P<target>[^)#\s]+)")
+
+
+def blocks(page: Path, lang: str) -> list[tuple[str, str]]:
+    """(the line before the fence, the code) of each block in ``lang``."""
+    return [(m["before"], m["code"]) for m in FENCE.finditer("\n" + page.read_text()) if m["lang"] == lang]
+
+
+def _id(page: Path) -> str:
+    return str(page.relative_to(ROOT))
+
+
+def test_the_guide_has_its_pages():
+    names = {p.name for p in PAGES}
+    assert {"data.md", "rem.md", "init.md", "tuning.md", "interop.md", "gpu.md", "cli.md"} <= names
+
+
+@pytest.mark.parametrize("page", PAGES, ids=_id)
+def test_relative_links_resolve(page):
+    for match in LINK.finditer(page.read_text()):
+        assert (page.parent / match["target"]).exists(), f"{_id(page)} links to missing {match['target']}"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=_id)
+def test_python_blocks_compile_and_their_tsrsa_imports_exist(page):
+    for _, code in blocks(page, "python"):
+        tree = ast.parse(code)  # a SyntaxError names the page through the test id
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("tsrsa"):
+                if "pytorch_forecasting" in node.module:
+                    pytest.importorskip("pytorch_forecasting")
+                module = importlib.import_module(node.module)
+                for alias in node.names:
+                    assert hasattr(module, alias.name) or importlib.util.find_spec(f"{node.module}.{alias.name}"), \
+                        f"{_id(page)}: {node.module} has no {alias.name}"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=_id)
+def test_tsrsa_commands_parse(page):
+    parser = build_parser()
+    for _, code in blocks(page, "bash"):
+        for line in code.replace("\\\n", " ").splitlines():
+            words = shlex.split(line, comments=True)
+            words = words[:next((i for i, w in enumerate(words) if w in (">", "|", "&&")), len(words))]
+            if words[:1] == ["tsrsa"] and words[1:2] != ["benchmark"]:
+                parser.parse_args(words[1:])  # exits (a test error) on an unknown flag
+            elif words[:2] == ["tsrsa", "benchmark"]:
+                from tsrsa.benchmarking.cli import parser as harness_parser
+
+                harness_parser(Path("benchmarks")).parse_args(words[2:])
+
+
+@pytest.fixture
+def one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.mark.parametrize("page", sorted((ROOT / "docs").glob("*.md")), ids=_id)
+def test_guide_examples_run(page, tmp_path, monkeypatch, one_thread):
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {"__name__": "guide"}
+    for before, code in blocks(page, "python"):
+        if "<!-- compile only" in before:
+            continue
+        exec(compile(code, f"{page.name}", "exec"), namespace)  # noqa: S102 - our own documentation
+    assert not list(tmp_path.iterdir()), "a guide example wrote files"
+
+
+def test_readme_quick_start_is_ten_lines_and_sections_are_there():
+    readme = (ROOT / "README.md").read_text()
+    quick = readme.split("## Quick start", 1)[1]
+    code = blocks_in(quick)[0]
+    assert len([line for line in code.splitlines() if line.strip()]) <= 10
+    for section in ("## Install", "## Quick start", "## Command line", "## Models", "## Results", "## Citing"):
+        assert section in readme
+    assert "benchmarks/RESULTS.md" in readme and "@inproceedings{huang2023encoding" in readme
+
+
+def blocks_in(text: str) -> list[str]:
+    return [m["code"] for m in FENCE.finditer("\n" + text) if m["lang"] == "python"]

@@ -1,0 +1,378 @@
+"""The ``tsrsa`` command: fit and predict on CSV files, and run the long-horizon benchmark.
+
+    tsrsa fit --model RSA --h 24 --input train.csv --output model_dir --param max_epochs=10
+    tsrsa predict --model-dir model_dir --output forecast.csv
+    tsrsa benchmark --dataset ETTh1 --models DLinear --seeds 0,1,2
+
+Input files are CSV, long (columns ``unique_id``, ``ds``, ``y``; rename them with ``--id-col``,
+``--time-col``, ``--target-col``) or wide (a time column and one numeric column per series,
+such as the ETT files with ``--time-col date``). Forecasts are written as a long CSV in the
+same column names. A problem with the user's files or flags ends the command with a one-line
+message on stderr and exit status 2, never a traceback.
+
+Only the standard library is imported here; pandas, torch and the forecasters load when a
+command runs, so ``tsrsa --help`` is instant and ``import tsrsa.cli`` stays light.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import warnings
+from pathlib import Path
+
+from tsrsa._version import __version__
+
+#: short model names of the command line -> forecaster class names
+MODELS = {
+    "RSA": "RSAForecaster",
+    "Transformer": "TransformerForecaster",
+    "LSTM": "LSTMForecaster",
+    "DLinear": "DLinearForecaster",
+    "SeasonalNaive": "SeasonalNaiveForecaster",
+}
+
+#: constructor arguments with a flag of their own (not settable with --param)
+_FLAGS = {"h": "--h", "input_size": "--input-size", "max_epochs": "--max-epochs", "random_state": "--random-state",
+          "verbose": "--verbose", "id_col": "--id-col", "time_col": "--time-col", "target_col": "--target-col",
+          "freq": "--freq", "fill": "--fill"}
+
+#: exit status of a usage or input error (argparse's own)
+USAGE_ERROR = 2
+
+
+class CommandError(Exception):
+    """A problem with the user's flags or files: printed as one line, exit status 2."""
+
+
+# ---------------------------------------------------------------------- parsing helpers
+def _param(text: str) -> tuple[str, object]:
+    """``key=value`` -> (key, value); the value is read as JSON (numbers, true/false/null,
+    lists) where it parses, as None/True/False in Python spelling, else kept as a string."""
+    key, sep, raw = text.partition("=")
+    key = key.strip()
+    if not sep or not key.isidentifier():
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not key=value (e.g. --param max_epochs=10 or --param quantiles=[0.1,0.9])")
+    return key, _value(raw.strip())
+
+
+def _value(raw: str):
+    python = {"None": None, "True": True, "False": False}
+    if raw in python:
+        return python[raw]
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        return raw
+
+
+def _freq(text: str):
+    """A pandas alias ("h", "15min", "MS") or an integer step ("1", "7")."""
+    return int(text) if text.lstrip("-").isdigit() else text
+
+
+def _model_name(text: str) -> str:
+    """"RSA", "rsa" or "RSAForecaster" -> "RSAForecaster"."""
+    wanted = text.lower().removesuffix("forecaster")
+    for short, cls in MODELS.items():
+        if wanted == short.lower():
+            return cls
+    raise argparse.ArgumentTypeError(f"unknown model {text!r}; choose from {', '.join(MODELS)}")
+
+
+# ---------------------------------------------------------------------- the parser
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``tsrsa`` command (sub-commands fit, predict, benchmark)."""
+    parser = argparse.ArgumentParser(
+        prog="tsrsa",
+        description="Time-series forecasting with transformers that carry recurrence (RSA). "
+                    "Fit a forecaster on a CSV file, forecast from a saved one, or run the "
+                    "long-horizon benchmark.",
+        epilog="Run 'tsrsa COMMAND --help' for the options of each command.",
+    )
+    parser.add_argument("--version", action="version", version=f"tsrsa {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    fit = commands.add_parser(
+        "fit", help="fit a forecaster on a CSV file and save it to a folder",
+        description="Fit a forecaster on the series of a CSV file and save it to a folder that\n"
+                    "'tsrsa predict' (or tsrsa.load in Python) reads. The file is long (one row per\n"
+                    "series and time step: id, time and value columns) or wide (a time column and\n"
+                    "one numeric column per series).",
+        epilog="Examples:\n"
+               "  tsrsa fit --model RSA --h 24 --input train.csv --output model\n"
+               "  tsrsa fit --model DLinear --h 96 --input ETTh1.csv --time-col date \\\n"
+               "            --output etth1_model -p max_epochs=10 -p kernel_size=25\n\n"
+               "Any constructor argument of the estimator can be set with --param (-p); see\n"
+               "help(tsrsa.RSAForecaster) in Python for the list and their meaning.",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    fit.add_argument("--model", type=_model_name, default="RSAForecaster",
+                     help=f"estimator: {', '.join(MODELS)} (default RSA)")
+    fit.add_argument("--h", type=int, required=True, help="forecast horizon in time steps")
+    fit.add_argument("--input", required=True, type=Path, help="training data (CSV)")
+    fit.add_argument("--output", required=True, type=Path, help="folder the fitted model is saved to")
+    fit.add_argument("--input-size", type=int, help="look-back window in steps (neural models; default 2*h)")
+    fit.add_argument("--max-epochs", type=int, help="training epochs (neural models; default 20)")
+    fit.add_argument("--random-state", type=int, help="seed: the same file and seed give the same model")
+    fit.add_argument("--param", "-p", type=_param, action="append", default=[], metavar="KEY=VALUE",
+                     help="any other constructor argument, e.g. -p patch_len=8 -p loss=quantile "
+                          "-p quantiles=[0.1,0.9] (repeatable; values read as JSON)")
+    fit.add_argument("--overwrite", action="store_true",
+                     help="write into --output even when it is a folder that is not empty")
+    fit.add_argument("--verbose", action="store_true", help="show a training progress bar")
+    fit.add_argument("--quiet", action="store_true", help="print nothing on success")
+    _data_flags(fit)
+    fit.set_defaults(run=_run_fit)
+
+    predict = commands.add_parser(
+        "predict", help="forecast with a saved model and write the forecast as CSV",
+        description="Forecast with a model saved by 'tsrsa fit' (or Forecaster.save) and write a\n"
+                    "long CSV: id, time, yhat (and yhat_q.. columns for quantile models). Without\n"
+                    "--input the model forecasts after the end of its training data; with --input,\n"
+                    "after the end of each series in that file (ids unseen in training allowed).",
+        epilog="Example:\n  tsrsa predict --model-dir model --input recent.csv --output forecast.csv",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    predict.add_argument("--model-dir", required=True, type=Path, help="folder written by 'tsrsa fit'")
+    predict.add_argument("--input", type=Path, help="history to forecast from (CSV; default: the training data)")
+    predict.add_argument("--output", default="-",
+                         help="forecast CSV to write ('-', the default, writes to stdout)")
+    predict.add_argument("--h", type=int, help="steps to forecast (at most the trained horizon; default all)")
+    predict.add_argument("--device", default="cpu", help="device to load the network on (default cpu)")
+    predict.set_defaults(run=_run_predict)
+
+    bench = commands.add_parser(
+        "benchmark", add_help=False, prefix_chars="\0",  # every argument goes to the harness
+        help="run the long-horizon benchmark (Time-Series-Library protocol) of tsrsa.benchmarking",
+        description="Run the long-horizon benchmark; 'tsrsa benchmark --help' lists its options.")
+    bench.add_argument("args", nargs=argparse.REMAINDER)
+    bench.set_defaults(run=_run_benchmark)
+    return parser
+
+
+def _data_flags(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("data")
+    group.add_argument("--id-col", default="unique_id", help="series id column of a long file (default unique_id)")
+    group.add_argument("--time-col", default="ds", help="time column (default ds; 'date' for the ETT files)")
+    group.add_argument("--target-col", default="y", help="value column of a long file (default y)")
+    group.add_argument("--freq", type=_freq,
+                       help="frequency: pandas alias (h, 15min, D, MS) or integer step; inferred when left out")
+    group.add_argument("--fill", choices=("ffill", "interpolate", "zero"),
+                       help="fill missing timestamps and values (default: they are errors)")
+
+
+# ---------------------------------------------------------------------- files
+def read_csv(path: Path, *, id_col: str, time_col: str, target_col: str,
+             rename_hint: str = "name yours with --id-col, --time-col, --target-col"):
+    """A user's CSV as the frame a forecaster takes: long when it has ``id_col``, else wide
+    (indexed by ``time_col``). Raises CommandError naming the file and what to change."""
+    import pandas as pd
+
+    path = Path(path)
+    if not path.exists():
+        raise CommandError(f"input file {path} does not exist")
+    if not path.is_file():
+        raise CommandError(f"input {path} is not a file")
+    try:
+        df = pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        raise CommandError(f"{path} is empty: expected a CSV file with a header row") from None
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as err:
+        reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise CommandError(f"{path} is not a readable CSV file ({reason})") from None
+    columns = [str(c) for c in df.columns]
+    if len(df) == 0:
+        raise CommandError(f"{path} has a header but no rows")
+    if id_col in columns:
+        missing = [c for c in (time_col, target_col) if c not in columns]
+        if missing:
+            raise CommandError(
+                f"{path} has the id column {id_col!r} but lacks {missing} (its columns: {_shown(columns)}); "
+                f"{rename_hint}")
+        return df.assign(**{time_col: _parse_time(df[time_col], path, time_col)})
+    if time_col not in columns:
+        timelike = [c for c in columns if c.lower() in ("date", "datetime", "time", "timestamp", "ds")]
+        hint = f" (for a wide file whose time is in {timelike[0]!r}: --time-col {timelike[0]})" if timelike else ""
+        raise CommandError(
+            f"{path} has neither an id column {id_col!r} (long file) nor a time column {time_col!r} "
+            f"(wide file); its columns are {_shown(columns)}: {rename_hint}{hint}")
+    wide = df.assign(**{time_col: _parse_time(df[time_col], path, time_col)}).set_index(time_col)
+    text = [c for c in wide.columns if not pd.api.types.is_numeric_dtype(wide[c].dtype)]
+    if text:
+        raise CommandError(
+            f"{path} is read as wide (no id column {id_col!r}), so every column but {time_col!r} must be "
+            f"numeric, but {_shown(text)} hold text; for a long file, {rename_hint}")
+    if wide.shape[1] == 0:
+        raise CommandError(f"{path} has a time column {time_col!r} but no series columns")
+    return wide
+
+
+def _parse_time(values, path: Path, column: str):
+    """Integers stay integers; anything else must parse as timestamps."""
+    import pandas as pd
+
+    if pd.api.types.is_integer_dtype(values.dtype) and not pd.api.types.is_bool_dtype(values.dtype):
+        return values
+    if pd.api.types.is_numeric_dtype(values.dtype) or pd.api.types.is_bool_dtype(values.dtype):
+        raise CommandError(
+            f"column {column!r} of {path} holds numbers that are not whole (or has empty cells); times must be "
+            f"dates or whole numbers, in every row")
+    try:
+        with warnings.catch_warnings():  # pandas' note on per-element parsing: the error below says more
+            warnings.simplefilter("ignore")
+            return pd.to_datetime(values)
+    except (ValueError, TypeError, OverflowError) as err:
+        first = str(err).splitlines()[0]
+        raise CommandError(
+            f"column {column!r} of {path} holds values that are neither timestamps nor whole numbers ({first})"
+        ) from None
+
+
+def _shown(items: list, limit: int = 8) -> str:
+    head = ", ".join(repr(i) for i in items[:limit])
+    return f"[{head}{', ...' if len(items) > limit else ''}]"
+
+
+def _check_output_folder(path: Path, overwrite: bool) -> None:
+    if path.exists() and not path.is_dir():
+        raise CommandError(f"--output {path} is a file; give a folder to save the model in")
+    if path.is_dir() and any(path.iterdir()) and not overwrite:
+        raise CommandError(f"--output {path} is a folder that is not empty; choose a new folder or pass --overwrite")
+    if not path.parent.is_dir():
+        raise CommandError(f"the folder {path.parent} of --output does not exist")
+
+
+# ---------------------------------------------------------------------- commands
+def _run_fit(args) -> int:
+    from tsrsa.forecasters import FORECASTERS
+
+    cls = {c.__name__: c for c in FORECASTERS}[args.model]
+    params = {"h": args.h, "id_col": args.id_col, "time_col": args.time_col, "target_col": args.target_col}
+    for name in ("freq", "fill", "input_size", "max_epochs", "random_state"):
+        if getattr(args, name) is not None:
+            params[name] = getattr(args, name)
+    if args.verbose and "verbose" in cls._get_param_names():  # the naive forecaster has nothing to show
+        params["verbose"] = 1
+    for key, value in args.param:
+        if key in _FLAGS:
+            raise CommandError(f"--param {key}=... has a flag of its own: use {_FLAGS[key]}")
+        params[key] = value
+    valid = cls._get_param_names()
+    unknown = [k for k in params if k not in valid]
+    if unknown:
+        raise CommandError(f"{cls.__name__} has no parameter(s) {unknown}; its parameters are: {', '.join(valid)}")
+    _check_output_folder(args.output, args.overwrite)
+    df = read_csv(args.input, id_col=args.id_col, time_col=args.time_col, target_col=args.target_col)
+    model = cls(**params)
+    began = time.perf_counter()
+    model.fit(df)
+    seconds = time.perf_counter() - began
+    model.save(args.output)
+    if not args.quiet:
+        n_series = len(model.memory_.ids)
+        print(f"{cls.__name__} fitted on {n_series} series from {args.input} in {seconds:.1f} s; "
+              f"saved to {args.output}")
+    return 0
+
+
+def _run_predict(args) -> int:
+    import tsrsa
+
+    model = tsrsa.load(args.model_dir, device=args.device)
+    df = None
+    if args.input is not None:
+        names = {"id_col": model.id_col, "time_col": model.time_col, "target_col": model.target_col}
+        hint = (f"the model was fitted on columns id_col={model.id_col!r}, time_col={model.time_col!r}, "
+                f"target_col={model.target_col!r} and reads new data in the same names")
+        df = read_csv(args.input, **names, rename_hint=hint)
+    if args.output != "-":
+        out = Path(args.output)
+        if out.is_dir():
+            raise CommandError(f"--output {out} is a folder; give a file name such as {out / 'forecast.csv'}")
+        if not out.parent.is_dir():
+            raise CommandError(f"the folder {out.parent} of --output does not exist")
+    forecast = model.predict(args.h, df=df)
+    if args.output == "-":
+        forecast.to_csv(sys.stdout, index=False)
+    else:
+        forecast.to_csv(args.output, index=False)
+    return 0
+
+
+def _run_benchmark(args) -> int:
+    """Hand the arguments to the harness of ``tsrsa.benchmarking.cli`` (``benchmarks/ltsf.py``'s)."""
+    from tsrsa.benchmarking import cli as harness
+
+    argv = list(args.args)
+    root = Path("benchmarks")  # results and configurations of a checkout, as benchmarks/ltsf.py uses
+    parser = harness.parser(root)
+    parser.prog = "tsrsa benchmark"
+    parser.description = (
+        "Long-horizon benchmark (Time-Series-Library protocol, tsrsa.benchmarking): fit each configured "
+        "model on each data set, horizon and seed, score every test window, append one row per run to "
+        "benchmarks/results/ltsf.csv and regenerate the tables of benchmarks/RESULTS.md. Model "
+        "configurations are read from ./benchmarks/configs (run it from a tsrsa checkout) or --config-dir; "
+        "data files from --data-dir or $TSRSA_DATA_DIR.")
+    parser.epilog = ("Example: tsrsa benchmark --dataset ETTh1 --models DLinear --horizons 96 "
+                     "--max-windows 64 --max-epochs 1   (a smoke run; writes nothing unless --results is given)")
+    options = parser.parse_args(argv)  # --help and malformed flags end here, under this name
+    if not options.tables_only and (not options.dataset or not options.models):
+        parser.error("--dataset and --models are required (or --tables-only)")
+    if not options.config_dir.is_dir():
+        raise CommandError(
+            f"no model configurations at {options.config_dir}: run 'tsrsa benchmark' from a tsrsa checkout "
+            f"(it reads benchmarks/configs) or give --config-dir")
+    harness.main(argv, root=root)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the ``tsrsa`` command with ``argv`` (default ``sys.argv[1:]``); returns the exit status.
+
+    Errors in the flags or files print one line on stderr and return 2; ``--help`` returns 0.
+
+    Examples
+    --------
+    >>> from tsrsa.cli import build_parser
+    >>> args = build_parser().parse_args(["fit", "--model", "rsa", "--h", "24", "--input", "a.csv",
+    ...                                   "--output", "m", "-p", "patch_len=8", "-p", "loss=huber"])
+    >>> args.model, args.param
+    ('RSAForecaster', [('patch_len', 8), ('loss', 'huber')])
+    """
+    parser = build_parser()
+    try:
+        args = parser.parse_args(sys.argv[1:] if argv is None else list(argv))
+    except SystemExit as stop:  # --help, --version, or a malformed command line (already printed)
+        return _status(stop)
+    where = f"tsrsa {args.command}"
+    try:
+        return args.run(args)
+    except SystemExit as stop:  # the benchmark's own argument parser
+        return _status(stop)
+    except CommandError as err:
+        print(f"{where}: error: {err}", file=sys.stderr)
+    except (ValueError, TypeError) as err:  # the library's checks of data and parameters
+        message = " ".join(str(err).split())
+        print(f"{where}: error: {message}", file=sys.stderr)
+    except FloatingPointError as err:
+        print(f"{where}: error: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{where}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # stdout closed early (tsrsa predict | head): not an error of ours
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # no second error when Python flushes stdout at exit
+        return 1
+    return USAGE_ERROR
+
+
+def _status(stop: SystemExit) -> int:
+    code = stop.code
+    return code if isinstance(code, int) else (0 if code is None else 1)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
