@@ -49,7 +49,9 @@ class TuneResult:
 
 def _optuna():
     try:
-        import optuna
+        with warnings.catch_warnings():  # e.g. tqdm's notice about ipywidgets in a notebook
+            warnings.simplefilter("ignore")
+            import optuna
     except ImportError as err:  # pragma: no cover - depends on the environment
         raise ImportError("tuning needs optuna: pip install 'tsrsa[tune]'") from err
     return optuna
