@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -13,7 +14,7 @@ from tsrsa.benchmarking import COLUMNS, append_rows, borders, prepare, read_resu
 from tsrsa.benchmarking.configs import ModelConfig
 from tsrsa.benchmarking.protocol import fit_frame, training_start, validation_size
 from tsrsa.benchmarking.results import replace_section
-from tsrsa.benchmarking.runner import run_one
+from tsrsa.benchmarking.runner import best_epoch, run_one
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -213,3 +214,13 @@ def test_cli_smoke_on_etth1(tmp_path):
     rows = main(args, root=tmp_path)  # a --max-windows run writes nothing unless told where
     assert len(rows) == 1 and rows[0]["dataset"] == "ETTh1" and np.isfinite(rows[0]["mse"])
     assert not list(tmp_path.iterdir())
+
+
+def test_best_epoch_is_the_epoch_whose_weights_were_kept():
+    def model(val):
+        history = pd.DataFrame({"epoch": [1, 2, 3, 4], "train_loss": [4.0, 3.0, 2.0, 1.0], "val_loss": val})
+        return SimpleNamespace(fit_history_=history)
+
+    assert best_epoch(model([0.9, 0.5, 0.7, 0.8])) == 2  # lowest validation loss
+    assert best_epoch(model([np.nan] * 4)) == 4  # no validation: the last weights are kept
+    assert best_epoch(SimpleNamespace()) is None  # a model that does not train

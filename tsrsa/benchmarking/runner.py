@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
+
 from tsrsa.benchmarking.configs import ModelConfig
 from tsrsa.benchmarking.protocol import ProtocolData, fit_frame, training_start, validation_size
 from tsrsa.benchmarking.results import COLUMNS
@@ -43,12 +45,15 @@ def device_label(model) -> str:
 
 
 def best_epoch(model) -> int | None:
-    """The epoch whose weights a neural model kept (lowest validation loss); None for others."""
+    """The epoch whose weights a neural model kept: that of the lowest validation loss, or the
+    last one when it trained without validation; None for models that do not train."""
     history = getattr(model, "fit_history_", None)
     if history is None or len(history) == 0:
         return None
-    losses = history["val_loss"] if history["val_loss"].notna().any() else history["train_loss"]
-    return int(history["epoch"].iloc[int(losses.to_numpy().argmin())])
+    val = history["val_loss"].to_numpy(dtype=float)
+    if np.isnan(val).all():
+        return int(history["epoch"].iloc[-1])
+    return int(history["epoch"].iloc[int(np.nanargmin(val))])
 
 
 def run_one(config: ModelConfig, data: ProtocolData, h: int, *, seed: int = 0, variant: str = "default",
