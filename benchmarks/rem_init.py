@@ -35,27 +35,36 @@ def _mean_std(values: pd.Series, digits: int = 3) -> str:
     return f"{values.mean():.{digits}f} ± {values.std(ddof=1):.{digits}f}"
 
 
+def _paired(a: pd.DataFrame, b: pd.DataFrame, names: tuple[str, str]):
+    """Rows of ``a`` and ``b`` (indexed by seed) on their common seeds, and the cells comparing their
+    MSE: each mean ± std, the difference a − b and how many seeds ``a`` wins; None without common seeds."""
+    seeds = a.index.intersection(b.index)
+    if len(seeds) == 0:
+        return None
+    a, b = a.loc[seeds], b.loc[seeds]
+    diff = a["mse"] - b["mse"]
+    first, second = names
+    return a, b, {
+        "seeds": len(seeds), f"{first} MSE": _mean_std(a["mse"]), f"{second} MSE": _mean_std(b["mse"]),
+        f"{first} − {second}": _mean_std(diff), f"{first} wins": f"{int((diff < 0).sum())}/{len(seeds)}",
+    }
+
+
 def comparison(df: pd.DataFrame) -> pd.DataFrame:
     """One row per (data set, horizon, train fraction) holding both RSA starts."""
     rsa = df[df["model"] == "RSAForecaster"]
     twin = df[(df["model"] == "TransformerForecaster") & (df["variant"] == "default")]
     rows = []
     for (dataset, h, fraction), cell in rsa.groupby(["dataset", "horizon", "train_fraction"]):
-        data = cell[cell["variant"] == "default"].set_index("seed")
-        paper = cell[cell["variant"] == "paper-init"].set_index("seed")
-        paired = data.index.intersection(paper.index)
-        if len(paired) == 0:
+        paired = _paired(cell[cell["variant"] == "default"].set_index("seed"),
+                         cell[cell["variant"] == "paper-init"].set_index("seed"), ("data start", "paper start"))
+        if paired is None:
             continue
-        diff = data.loc[paired, "mse"] - paper.loc[paired, "mse"]
+        data, paper, cells = paired
         ref = twin[(twin["dataset"] == dataset) & (twin["horizon"] == h) & (twin["train_fraction"] == fraction)]
         rows.append({
-            "dataset": dataset, "horizon": int(h), "train fraction": f"{fraction:g}", "seeds": len(paired),
-            "data start MSE": _mean_std(data.loc[paired, "mse"]),
-            "paper start MSE": _mean_std(paper.loc[paired, "mse"]),
-            "data − paper": _mean_std(diff),
-            "data wins": f"{int((diff < 0).sum())}/{len(paired)}",
-            "best epoch (data / paper)": f"{data.loc[paired, 'best_epoch'].mean():.1f} / "
-                                          f"{paper.loc[paired, 'best_epoch'].mean():.1f}",
+            "dataset": dataset, "horizon": int(h), "train fraction": f"{fraction:g}", **cells,
+            "best epoch (data / paper)": f"{data['best_epoch'].mean():.1f} / {paper['best_epoch'].mean():.1f}",
             "Transformer MSE": _mean_std(ref["mse"]),
         })
     return pd.DataFrame(rows)
@@ -66,17 +75,10 @@ def twin_comparison(df: pd.DataFrame) -> pd.DataFrame:
     default = df[df["variant"] == "default"]
     rows = []
     for (dataset, h, fraction), cell in default.groupby(["dataset", "horizon", "train_fraction"]):
-        rsa = cell[cell["model"] == "RSAForecaster"].set_index("seed")
-        twin = cell[cell["model"] == "TransformerForecaster"].set_index("seed")
-        paired = rsa.index.intersection(twin.index)
-        if len(paired) == 0:
-            continue
-        diff = rsa.loc[paired, "mse"] - twin.loc[paired, "mse"]
-        rows.append({
-            "dataset": dataset, "horizon": int(h), "train fraction": f"{fraction:g}", "seeds": len(paired),
-            "RSA MSE": _mean_std(rsa.loc[paired, "mse"]), "Transformer MSE": _mean_std(twin.loc[paired, "mse"]),
-            "RSA − Transformer": _mean_std(diff), "RSA wins": f"{int((diff < 0).sum())}/{len(paired)}",
-        })
+        paired = _paired(cell[cell["model"] == "RSAForecaster"].set_index("seed"),
+                         cell[cell["model"] == "TransformerForecaster"].set_index("seed"), ("RSA", "Transformer"))
+        if paired is not None:
+            rows.append({"dataset": dataset, "horizon": int(h), "train fraction": f"{fraction:g}", **paired[2]})
     return pd.DataFrame(rows)
 
 
