@@ -36,6 +36,7 @@ from tsrsa.benchmarking.results import machine_description, replace_section
 from tsrsa.benchmarking.runner import build_estimator
 from tsrsa.benchmarking.scoring import window_views
 from tsrsa.forecasters.params import quantile_column
+from tsrsa.metrics import mae, mse, pinball
 
 HERE = Path(__file__).resolve().parent
 SHARED_DATA = HERE.parents[1] / "shared" / "datasets"  # the shared data folder beside the checkout
@@ -53,26 +54,18 @@ def coverage_row(name: str, data, h: int, seed: int, num_threads: int | None) ->
     seconds = time.perf_counter() - began
     memory = model.memory_
     where = memory.ids.get_indexer(data.channels)
-    inside = below = above = count = 0
-    pinball = sq = ab = 0.0
+    parts = []  # (targets, q10, q50, q90) of every test window of each channel
     for c, i in enumerate(where):
         x, y = window_views(data, c, h, lookback=memory.tails.shape[1])
         n = len(x)
         cols = model._forecast_windows(x, np.full(n, memory.loc[i]), np.full(n, memory.scale[i]), h)
-        lo, mid, hi = (np.asarray(cols[quantile_column(q)], dtype=np.float64) for q in LEVELS)
-        inside += int(((y >= lo) & (y <= hi)).sum())
-        below += int((y < lo).sum())
-        above += int((y > hi).sum())
-        count += y.size
-        for q, pred in zip(LEVELS, (lo, mid, hi)):
-            e = y - pred
-            pinball += float(np.maximum(q * e, (q - 1) * e).sum()) / len(LEVELS)
-        sq += float(np.square(mid - y).sum())
-        ab += float(np.abs(mid - y).sum())
+        parts.append([y.ravel(), *(np.ravel(cols[quantile_column(q)]) for q in LEVELS)])
+    y, lo, mid, hi = (np.concatenate(column) for column in zip(*parts))
     return {"dataset": data.name, "horizon": h, "model": type(model).__name__, "seed": seed,
-            "coverage_10_90": inside / count, "below_q10": below / count, "above_q90": above / count,
-            "pinball": pinball / count, "mse_q50": sq / count, "mae_q50": ab / count,
-            "n_values": count, "train_seconds": round(seconds, 1)}
+            "coverage_10_90": float(np.mean((y >= lo) & (y <= hi))), "below_q10": float(np.mean(y < lo)),
+            "above_q90": float(np.mean(y > hi)),
+            "pinball": float(np.mean([pinball(y, pred, q) for q, pred in zip(LEVELS, (lo, mid, hi))])),
+            "mse_q50": mse(y, mid), "mae_q50": mae(y, mid), "n_values": y.size, "train_seconds": round(seconds, 1)}
 
 
 def cv_speed_row(data, h: int, n_windows: int, num_threads: int | None, repeats: int = 3) -> dict:
@@ -100,8 +93,8 @@ def cv_speed_row(data, h: int, n_windows: int, num_threads: int | None, repeats:
     cpu = torch.device("cpu")
     loader = WindowLoader(windows, model.inference_batch_size, shuffle=False, device=cpu, drop_uneven=False)
     loss = make_loss("mse")
+    torch.set_num_threads(num_threads or torch.get_num_threads())
     with torch.inference_mode():
-        torch.set_num_threads(num_threads or torch.get_num_threads())
         evaluate_loss(model.network_, loss, loader, cpu, "32")  # warm-up
         val_seconds = []
         for _ in range(repeats):
