@@ -119,6 +119,7 @@ def _mse(pred, target):
 @pytest.mark.parametrize("schedule,check", [
     ("cosine", lambda lrs: lrs[-1] < 1e-4 and lrs[0] > lrs[-1]),
     ("onecycle", lambda lrs: max(lrs) > lrs[0] and lrs[-1] < lrs[0]),
+    ("halving", lambda lrs: lrs == pytest.approx([0.01 * 0.5 ** k for k in range(1, 7)], rel=1e-12)),
     (None, lambda lrs: len(set(lrs)) == 1),
 ])
 def test_learning_rate_schedules(schedule, check):

@@ -59,7 +59,9 @@ COMMON_PARAMS_DOC = """
     learning_rate : float, default 1e-3
     weight_decay : float, default 1e-4
         AdamW's decoupled weight decay.
-    lr_schedule : {"cosine", "onecycle", "constant"} or None, default None
+    lr_schedule : {"cosine", "onecycle", "halving", "constant"} or None, default None
+        "cosine" anneals to 0 over ``max_epochs``; "onecycle" warms up, then anneals;
+        "halving" halves the rate after every epoch (Time-Series-Library's ``type1``).
     early_stopping_patience : int, optional
         Epochs without validation improvement before stopping; None: off (also off when
         ``val_size=0``). With validation the best epoch's weights are kept.

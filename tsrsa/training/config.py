@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-LR_SCHEDULES = ("constant", "cosine", "onecycle")
+LR_SCHEDULES = ("constant", "cosine", "onecycle", "halving")
 
 
 @dataclass
@@ -12,7 +12,8 @@ class TrainingConfig:
     batch_size: int = 64  # windows per optimisation step
     learning_rate: float = 1e-3  # AdamW step size (peak of a schedule)
     weight_decay: float = 1e-4  # AdamW decoupled weight decay
-    lr_schedule: str | None = None  # None/"constant", "cosine" (to 0 over all steps), "onecycle"
+    lr_schedule: str | None = None  # None/"constant", "cosine" (to 0 over all steps), "onecycle",
+    # "halving" (half the rate after every epoch)
     early_stopping_patience: int | None = None  # epochs without validation improvement; None: off
     gradient_clip: float | None = 1.0  # max global gradient norm; None: no clipping
     precision: str = "32"  # "32", "bf16-mixed" or "16-mixed"

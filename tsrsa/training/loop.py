@@ -27,14 +27,17 @@ def check_lr_schedule(schedule) -> None:
         raise ValueError(f"lr_schedule={schedule!r} is not supported; use None or one of {LR_SCHEDULES}")
 
 
-def _scheduler(optimizer, config: TrainingConfig, total_steps: int):
+def _scheduler(optimizer, config: TrainingConfig, steps_per_epoch: int):
     check_lr_schedule(config.lr_schedule)
+    total_steps = steps_per_epoch * config.max_epochs
     if config.lr_schedule == "cosine":
         return torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=max(total_steps, 1))
     if config.lr_schedule == "onecycle":
         return torch.optim.lr_scheduler.OneCycleLR(
             optimizer, max_lr=config.learning_rate, total_steps=max(total_steps, 1)
         )
+    if config.lr_schedule == "halving":  # Time-Series-Library's "type1": half the rate after every epoch
+        return torch.optim.lr_scheduler.StepLR(optimizer, step_size=max(steps_per_epoch, 1), gamma=0.5)
     return None
 
 
@@ -118,7 +121,7 @@ def train_network(
         # unused (e.g. RSA's empty cyclic group) are found once instead of on every step
         model = DistributedDataParallel(network, device_ids=[device.index] if device.type == "cuda" else None,
                                         process_group=rank.group, static_graph=True)
-    scheduler = _scheduler(optimizer, config, len(train_loader) * config.max_epochs)
+    scheduler = _scheduler(optimizer, config, len(train_loader))
     grad_scaler = torch.amp.GradScaler(device.type) if precision == "16-mixed" else None
     result = TrainingResult()
     best_loss, best_state = math.inf, _snapshot(network)
