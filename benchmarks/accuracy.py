@@ -31,8 +31,11 @@ _SHORT = {"RSAForecaster": "RSA", "TransformerForecaster": "Transformer"}
 
 
 def screen_table(screen: pd.DataFrame, results: pd.DataFrame, baseline: str) -> pd.DataFrame:
-    """One row per (model, variant) of the screen; per cell the MSE and its change from the baseline."""
+    """One row per (model, variant) of the screen, under a first row holding the baseline's runs;
+    per cell (data set, horizon, seed) the MSE with its change from the baseline, and the best epoch."""
     base = results[(results["variant"] == baseline) & (results["train_fraction"] == 1.0)]
+    reference = {"model": ", ".join(_SHORT.get(m, m) for m in screen["model"].unique()),
+                 "variant": f"{baseline} (reference)"}
     rows = []
     for (model, variant), runs in screen.groupby(["model", "variant"], sort=False):
         row = {"model": _SHORT.get(model, model), "variant": variant}
@@ -42,19 +45,15 @@ def screen_table(screen: pd.DataFrame, results: pd.DataFrame, baseline: str) -> 
             cell = f"{run.dataset} H{run.horizon} seed {run.seed}"
             change = f" ({run.mse - ref['mse'].iloc[0]:+.4f})" if len(ref) else ""
             row[f"{cell}: MSE (change)"] = f"{run.mse:.4f}{change}"
-            row[f"{cell}: best epoch"] = "" if pd.isna(run.best_epoch) else int(run.best_epoch)
+            row[f"{cell}: best epoch"] = _epoch(run.best_epoch)
+            reference[f"{cell}: MSE (change)"] = f"{ref['mse'].iloc[0]:.4f}" if len(ref) else ""
+            reference[f"{cell}: best epoch"] = _epoch(ref["best_epoch"].iloc[0]) if len(ref) else ""
         rows.append(row)
-    table = pd.DataFrame(rows).fillna("")
-    reference = {"model": ", ".join(table["model"].unique()), "variant": f"{baseline} (reference)"}
-    for column in table.columns[2:]:
-        dataset, horizon, _, seed = column.split(":")[0].split()
-        ref = base[(base["dataset"] == dataset) & (base["horizon"] == int(horizon[1:]))
-                   & (base["seed"] == int(seed)) & base["model"].isin(screen["model"].unique())]
-        if column.endswith("best epoch"):
-            reference[column] = "" if ref.empty or pd.isna(ref["best_epoch"].iloc[0]) else int(ref["best_epoch"].iloc[0])
-        else:
-            reference[column] = f"{ref['mse'].iloc[0]:.4f}" if len(ref) else ""
-    return pd.concat([pd.DataFrame([reference]), table], ignore_index=True)
+    return pd.DataFrame([reference, *rows]).fillna("")
+
+
+def _epoch(value) -> int | str:
+    return "" if pd.isna(value) else int(value)
 
 
 def candidate_table(results: pd.DataFrame, candidate: str, baseline: str) -> pd.DataFrame:

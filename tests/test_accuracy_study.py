@@ -3,10 +3,9 @@ import sys
 from pathlib import Path
 
 import pandas as pd
-import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-accuracy = pytest.importorskip("accuracy")
+import accuracy  # noqa: E402  (a script of benchmarks/, importable beside rem_init)
 
 
 def _row(variant, horizon, seed, mse, model="RSAForecaster", best_epoch=2):
