@@ -1,15 +1,15 @@
 """Choose the default ``patch_len`` from accuracy (this script) and speed (bench_training.py).
 
     python benchmarks/patch_len.py --models Transformer,RSA --patch-lens 4,8,16,24 --horizons 96,336 \
-        --seeds 0 --num-threads 1
+        --seeds 0 --variant lr1e-3 --num-threads 1
 
 Fits each model with each patch length through the long-horizon harness (`tsrsa.benchmarking`:
 ETTh1, input 96, the configuration's training budget from `benchmarks/configs/<model>.json`, the
-patch length as an override) and appends one row per run to `benchmarks/results/patch_len.csv`
-(the columns of `ltsf.csv`; runs already there are skipped, so the study resumes). It then writes
-the "patch-len" section of `benchmarks/RESULTS.md`: test MSE / MAE per horizon beside the training
-speed that `python benchmarks/bench_training.py --only patch` recorded in
-`benchmarks/results/patch_len_speed.csv`. `--tables-only` only rewrites the section.
+patch length as an override on top of ``--variant``) and appends one row per run to
+`benchmarks/results/patch_len.csv` (the columns of `ltsf.csv`; runs already there are skipped, so
+the study resumes). It then writes the "patch-len" section of `benchmarks/RESULTS.md`: test
+MSE / MAE per horizon beside the training speed that `python benchmarks/bench_training.py --only
+patch` recorded in `benchmarks/results/patch_len_speed.csv`. `--tables-only` only rewrites the section.
 """
 from __future__ import annotations
 
@@ -57,14 +57,15 @@ def run(args) -> None:
         for name in args.models:
             config = _config(name)
             overrides = {"patch_len": patch_len, **({"max_epochs": args.max_epochs} if args.max_epochs else {})}
-            variant = variant_name("default", overrides)
+            variant = variant_name(args.variant, overrides)
             for h in args.horizons:
                 for seed in args.seeds:
                     key = ((done["model"] == config.estimator) & (done["variant"] == variant)
                            & (done["horizon"] == h) & (done["seed"] == seed))
                     if key.any():
                         continue
-                    row = run_one(config, data, h, seed=seed, overrides=overrides, num_threads=args.num_threads)
+                    row = run_one(config, data, h, seed=seed, variant=args.variant, overrides=overrides,
+                                  num_threads=args.num_threads)
                     append_rows(RESULTS, [row])
                     print(f"{name} patch_len={patch_len} H{h} seed {seed}: mse {row['mse']:.4f} "
                           f"mae {row['mae']:.4f} ({row['train_seconds']:.0f} s)", flush=True)
@@ -76,16 +77,17 @@ def table() -> str:
     acc = read_results(RESULTS)
     if acc.empty:
         return "_No runs yet._\n"
-    acc = acc.assign(patch_len=acc["variant"].str.extract(r"patch_len=(\d+)")[0].astype(int))
+    acc = acc.assign(patch_len=acc["variant"].str.extract(r"patch_len=(\d+)")[0].astype(int),
+                     base=acc["variant"].str.replace(r"[+,]?patch_len=\d+", "", regex=True))  # what it overrides
     speed = pd.read_csv(SPEED) if SPEED.exists() else pd.DataFrame(columns=["model", "patch_len", "windows_per_s"])
     horizons = sorted(acc["horizon"].unique())
-    head = ["model", "patch_len", "tokens", "seeds", *[f"H{h} MSE / MAE" for h in horizons], "train s (H96)",
+    head = ["model", "variant", "patch_len", "tokens", "seeds", *[f"H{h} MSE / MAE" for h in horizons], "train s (H96)",
             "windows/s (CPU, batch 64)"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for model in [m for m in ("TransformerForecaster", "RSAForecaster", "LSTMForecaster") if m in set(acc["model"])]:
         part = acc[acc["model"] == model]
-        for p in sorted(part["patch_len"].unique()):
-            rows = part[part["patch_len"] == p]
+        for base, p in sorted(set(zip(part["base"], part["patch_len"]))):
+            rows = part[(part["base"] == base) & (part["patch_len"] == p)]
             cells = []
             for h in horizons:
                 g = rows[rows["horizon"] == h]
@@ -93,7 +95,7 @@ def table() -> str:
             seconds = rows.loc[rows["horizon"] == horizons[0], "train_seconds"]
             s = speed[(speed["model"] == model) & (speed["patch_len"] == p)]
             lines.append("| " + " | ".join([
-                model.removesuffix("Forecaster"), str(p), str(-(-96 // p)), str(rows["seed"].nunique()), *cells,
+                model.removesuffix("Forecaster"), base, str(p), str(-(-96 // p)), str(rows["seed"].nunique()), *cells,
                 f"{seconds.mean():.0f}" if len(seconds) else "",
                 f"{s['windows_per_s'].iloc[-1]:,.0f}" if len(s) else "",
             ]) + " |")
@@ -101,9 +103,9 @@ def table() -> str:
 
 
 COMMANDS = [
-    "python benchmarks/patch_len.py --models Transformer,RSA --patch-lens 4,8,16,24 --horizons 96,336 --seeds 0",
-    "python benchmarks/patch_len.py --models Transformer,RSA --patch-lens 4,8 --horizons 96 --seeds 1,2",
-    "python benchmarks/patch_len.py --models Transformer,RSA --patch-lens 2,1 --horizons 96 --seeds 0",
+    "python benchmarks/patch_len.py --models Transformer,RSA --patch-lens 4,8,16,24 --horizons 96,336 --seeds 0 --variant lr1e-3",
+    "python benchmarks/patch_len.py --models Transformer,RSA --patch-lens 4,8 --horizons 96 --seeds 1,2 --variant lr1e-3",
+    "python benchmarks/patch_len.py --models Transformer,RSA --patch-lens 2,1 --horizons 96 --seeds 0 --variant lr1e-3",
     "python benchmarks/patch_len.py --models LSTM --patch-lens 4,8,16 --horizons 96,336 --seeds 0,1,2",
     "python benchmarks/patch_len.py --models LSTM --patch-lens 1 --horizons 96,336 --seeds 0,1",
     "python benchmarks/bench_training.py --only patch --models LSTM,Transformer,RSA --patch-lens 1,2,4,8,16,24 --repeats 2",
@@ -126,8 +128,10 @@ def write_section() -> None:
     body = [
         "ETTh1 (7 channels, channel-independent), input 96, the long-horizon harness's protocol and each "
         "configuration's budget (`benchmarks/configs/`: batch 32, at most 10 epochs, early stopping with "
-        "patience 3, best epoch kept; RSA uses the Transformer's), one CPU thread per run; only `patch_len` "
-        "changes. MSE / MAE on the scaled test windows, the mean over the seeds run. Speed: training windows "
+        "patience 3, best epoch kept), one CPU thread per run; only `patch_len` changes. Variant: the "
+        "configuration it overrides (`lr1e-3`: learning rate 1e-3, the default of RSA.json and "
+        "Transformer.json when this study ran; the LSTM's default has that rate). MSE / MAE on the scaled "
+        "test windows, the mean over the seeds run. Speed: training windows "
         "per second of one epoch on ETTh1 OT (batch 64, 2 threads, best of 2). Train seconds include the "
         "validation passes and depend on the machine's load during the run.\n",
         table(),
@@ -146,6 +150,7 @@ def main(argv=None) -> None:
     p.add_argument("--patch-lens", type=_ints, default=[1, 2, 4, 8, 16, 24])
     p.add_argument("--horizons", type=_ints, default=[96, 336])
     p.add_argument("--seeds", type=_ints, default=[0])
+    p.add_argument("--variant", default="default", help="the configuration's variant the patch length overrides")
     p.add_argument("--max-epochs", type=int, default=None, help="override the configuration's max_epochs")
     p.add_argument("--num-threads", type=int, default=1)
     p.add_argument("--tables-only", action="store_true")

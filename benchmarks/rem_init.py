@@ -3,10 +3,11 @@
     python benchmarks/rem_init.py [--results benchmarks/results/ltsf.csv]
 
 Reads the long-horizon results (rows written by benchmarks/ltsf.py) and compares, cell by cell,
-RSAForecaster's default configuration (``rem_init="data"``) with its ``paper-init`` variant, seed
-by seed, at each training fraction: test MSE (mean ± std over seeds), the paired difference, how
-many seeds the data start wins, and the epoch whose weights were kept (the epoch of the best
-validation loss). The plain Transformer twin of the same runs is shown for reference. Writes the
+RSAForecaster's default configuration (``rem_init="data"``) with its ``paper-init`` variant (and
+any other variant ``V`` with ``V+paper-init``, such as ``lr1e-3``), seed by seed, at each training
+fraction: test MSE (mean ± std over seeds), the paired difference, how many seeds the data start
+wins, and the epoch whose weights were kept (the epoch of the best validation loss). The plain
+Transformer twin of the same runs (its variant with the same shared options) is shown for reference. Writes the
 "rem-init" section of benchmarks/RESULTS.md, and the "rsa-twin" section: RSAForecaster against
 TransformerForecaster (identical configuration and budget; they differ only by the REM branch),
 seed by seed, in every cell where both ran. The runs themselves, one line per cell (seeds 0-2):
@@ -56,39 +57,77 @@ def _paired(a: pd.DataFrame, b: pd.DataFrame, names: tuple[str, str]):
     }
 
 
-def comparison(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per (data set, horizon, train fraction) holding both RSA starts."""
+def paper_variant(variant: str) -> str:
+    """The paper-start counterpart of a data-start variant: ``paper-init`` for the default,
+    ``V+paper-init`` for any other ``V`` (``lr1e-3+paper-init``)."""
+    return "paper-init" if variant == "default" else f"{variant}+paper-init"
+
+
+def twin_variants(config_dir=HERE / "configs") -> dict[str, str]:
+    """Each RSA variant mapped to the Transformer variant that sets the same options once RSA's own
+    arguments (``gate_init``, ``rem_init``, the head allocation...) are left out: ``gate0`` and
+    ``default`` both map to the Transformer's ``default``. RSA variants with no such twin are absent."""
+    from tsrsa import RSAForecaster, TransformerForecaster
+    from tsrsa.benchmarking.configs import load_config
+
+    own = set(RSAForecaster._get_param_names()) - set(TransformerForecaster._get_param_names())
+    rsa, transformer = load_config("RSA", config_dir), load_config("Transformer", config_dir)
+
+    def shared(config, variant):
+        return {k: v for k, v in config.params_for("", variant).items() if k not in own}
+
+    twins = {}
+    for variant in ["default", *rsa.variants]:
+        for candidate in ["default", *transformer.variants]:
+            if shared(rsa, variant) == shared(transformer, candidate):
+                twins[variant] = candidate
+                break
+    return twins
+
+
+def comparison(df: pd.DataFrame, twin_of: dict | None = None) -> pd.DataFrame:
+    """One row per (variant, data set, horizon, train fraction) holding both RSA starts: each data-start
+    variant against its paper-start counterpart (default first), with the Transformer's runs of the twin
+    variant (``twin_of``, RSA variant -> Transformer variant; a name missing there is its own twin)."""
+    twin_of = twin_of or {}
     rsa = df[df["model"] == "RSAForecaster"]
-    twin = df[(df["model"] == "TransformerForecaster") & (df["variant"] == "default")]
+    starts = [v for v in ["default", *sorted(set(rsa["variant"]) - {"default"})] if "paper-init" not in v]
     rows = []
-    for (dataset, h, fraction), cell in rsa.groupby(["dataset", "horizon", "train_fraction"]):
-        paired = _paired(cell[cell["variant"] == "default"].set_index("seed"),
-                         cell[cell["variant"] == "paper-init"].set_index("seed"), ("data start", "paper start"))
-        if paired is None:
-            continue
-        data, paper, cells = paired
-        ref = twin[(twin["dataset"] == dataset) & (twin["horizon"] == h) & (twin["train_fraction"] == fraction)]
-        rows.append({
-            "dataset": dataset, "horizon": int(h), "train fraction": f"{fraction:g}", **cells,
-            "best epoch (data / paper)": f"{_epochs(data)} / {_epochs(paper)}",
-            "Transformer MSE": _mean_std(ref["mse"]),
-        })
+    for variant in starts:
+        twin = df[(df["model"] == "TransformerForecaster") & (df["variant"] == twin_of.get(variant, variant))]
+        for (dataset, h, fraction), cell in rsa.groupby(["dataset", "horizon", "train_fraction"]):
+            paired = _paired(cell[cell["variant"] == variant].set_index("seed"),
+                             cell[cell["variant"] == paper_variant(variant)].set_index("seed"),
+                             ("data start", "paper start"))
+            if paired is None:
+                continue
+            data, paper, cells = paired
+            ref = twin[(twin["dataset"] == dataset) & (twin["horizon"] == h) & (twin["train_fraction"] == fraction)]
+            rows.append({
+                "variant": variant, "dataset": dataset, "horizon": int(h), "train fraction": f"{fraction:g}",
+                **cells, "best epoch (data / paper)": f"{_epochs(data)} / {_epochs(paper)}",
+                "Transformer MSE": _mean_std(ref["mse"]),
+            })
     return pd.DataFrame(rows)
 
 
-def twin_comparison(df: pd.DataFrame) -> pd.DataFrame:
-    """RSA versus the Transformer under the same variant (default first), paired by seed, per cell and
-    fraction; variants that only one of them ran (such as RSA's paper-init) have no rows."""
+def twin_comparison(df: pd.DataFrame, twin_of: dict | None = None) -> pd.DataFrame:
+    """RSA versus the Transformer, each RSA variant against its twin variant (``twin_of``; a name missing
+    there is its own twin), default first, paired by seed, per cell and fraction. Paper-start variants
+    are left to ``comparison``; variants without Transformer runs have no rows."""
+    twin_of = twin_of or {}
+    rsa, transformer = df[df["model"] == "RSAForecaster"], df[df["model"] == "TransformerForecaster"]
+    variants = [v for v in ["default", *sorted(set(rsa["variant"]) - {"default"})] if "paper-init" not in v]
     rows = []
-    variants = ["default", *sorted(set(df["variant"]) - {"default"})]
     for variant in variants:
-        runs = df[df["variant"] == variant]
+        twin = twin_of.get(variant, variant)
+        runs = pd.concat([rsa[rsa["variant"] == variant], transformer[transformer["variant"] == twin]])
         for (dataset, h, fraction), cell in runs.groupby(["dataset", "horizon", "train_fraction"]):
             paired = _paired(cell[cell["model"] == "RSAForecaster"].set_index("seed"),
                              cell[cell["model"] == "TransformerForecaster"].set_index("seed"), ("RSA", "Transformer"))
             if paired is not None:
-                rows.append({"variant": variant, "dataset": dataset, "horizon": int(h),
-                             "train fraction": f"{fraction:g}", **paired[2]})
+                rows.append({"variant": variant if twin == variant else f"{variant} (Transformer: {twin})",
+                             "dataset": dataset, "horizon": int(h), "train fraction": f"{fraction:g}", **paired[2]})
     return pd.DataFrame(rows)
 
 
@@ -105,28 +144,36 @@ def main(argv=None) -> pd.DataFrame:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--results", default=str(HERE / "results" / "ltsf.csv"))
     args = parser.parse_args(argv)
-    table = comparison(read_results(args.results))
+    results, twin_of = read_results(args.results), twin_variants()
+    table = comparison(results, twin_of)
     body = (
         "RSAForecaster's default start (`rem_init=\"data\"`: λ from pooled AR roots, cyclic heads at "
         "the detected periods, dilations from the seasonal period) against the paper's start "
-        "(`variant=\"paper-init\"`), same configuration, budget and seeds (benchmarks/configs/RSA.json); "
-        "input 96, test MSE on the scaled data; train fraction 0.2 keeps the most recent fifth of the "
-        "training windows. Best epoch: the epoch of the lowest validation loss, whose weights are kept "
-        "(mean over seeds). Transformer: the plain twin's runs in the same cells.\n\n"
+        "(`variant=\"paper-init\"`), same configuration, budget and seeds (benchmarks/configs/RSA.json). "
+        "Variant: the configuration both starts ran (`default`: lr 1e-4, gate at -2, since stop 15; "
+        "`gate0`: lr 1e-4, gate at 0, stop 14; `lr1e-3`: lr 1e-3, gate at 0, before that; each against "
+        "its `+paper-init`). Input 96, test MSE on the scaled data; train fraction 0.2 keeps the most recent "
+        "fifth of the training windows. Best epoch: the epoch of the lowest validation loss, whose weights "
+        "are kept (mean over seeds). Transformer: the plain twin's runs in the same cells (the Transformer "
+        "variant with the same shared options).\n\n"
         f"{markdown(table)}\n\n"
-        "Runs: `python benchmarks/ltsf.py --dataset D --models RSA [--variant paper-init] --horizons H "
-        "--seeds 0,1,2 [--train-fraction 0.2] --num-threads 1`; table: `python benchmarks/rem_init.py`."
+        "Runs: `python benchmarks/ltsf.py --dataset D --models RSA [--variant V] --horizons H "
+        "--seeds 0,1,2 [--train-fraction 0.2] --num-threads 1` (V: `paper-init`, `gate0`, `gate0+paper-init`, "
+        "`lr1e-3`, `lr1e-3+paper-init`); table: `python benchmarks/rem_init.py`."
     )
     replace_section(HERE / "RESULTS.md", "rem-init", body, title="REMs started from the data versus the paper's start")
-    twins = twin_comparison(read_results(args.results))
+    twins = twin_comparison(results, twin_of)
     body = (
         "RSAForecaster against TransformerForecaster with identical hyperparameters and budget "
         "(benchmarks/configs/RSA.json and Transformer.json: the same backbone, patches of 4 steps, "
         "batch 32, at most 10 epochs, patience 3); the twins differ only by the REM branch and its gate. "
         "Input 96, test MSE on the scaled data, paired by seed; train fraction 0.2 keeps the most "
-        "recent fifth of the training windows. Variant: the configuration both ran (`lr1e-4`: learning "
-        f"rate 1e-4 instead of 1e-3, see the accuracy sections).\n\n{markdown(twins)}\n\n"
-        "Runs: `python benchmarks/ltsf.py --dataset ETTh1 --models RSA,Transformer [--variant V] --horizons 96,336 "
+        "recent fifth of the training windows. Variant: RSA's configuration (`default`: learning rate 1e-4 "
+        "and the gate at -2, since stop 15; `gate0`: the same rate with the gate at 0, stop 14; `lr1e-3`: "
+        "rate 1e-3, gate at 0, before that; see the accuracy sections), run against the Transformer variant "
+        "with the same shared options (named where it differs).\n\n"
+        f"{markdown(twins)}\n\n"
+        "Runs: `python benchmarks/ltsf.py --dataset D --models RSA,Transformer [--variant V] [--horizons H] "
         "--seeds 0,1,2 [--train-fraction 0.2] --num-threads 1`; table: `python benchmarks/rem_init.py`."
     )
     replace_section(HERE / "RESULTS.md", "rsa-twin", body, title="RSA versus its Transformer twin")

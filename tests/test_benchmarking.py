@@ -204,6 +204,40 @@ def test_cli_smoke_on_a_tiny_synthetic_file(tmp_path):
     assert "### national_illness, input 12" in (out / "RESULTS.md").read_text()
 
 
+def test_jobs_run_side_by_side_and_give_the_rows_of_a_sequential_run(tmp_path):
+    import json
+
+    from tsrsa.benchmarking.cli import main
+
+    _write_tiny_ili(tmp_path)
+    common = ["--dataset", "national_illness", "--models", "DLinear,SeasonalNaive", "--horizons", "4,6",
+              "--input-size", "12", "--seeds", "0,1", "--max-epochs", "1", "--data-dir", str(tmp_path), "--quiet"]
+    one = main([*common, "--num-threads", "1", "--results", str(tmp_path / "one" / "results" / "ltsf.csv")],
+               root=ROOT / "benchmarks")
+    two = main([*common, "--jobs", "2", "--results", str(tmp_path / "two" / "results" / "ltsf.csv")],
+               root=ROOT / "benchmarks")
+    key = ["model", "horizon", "seed"]
+    one, two = pd.DataFrame(one).sort_values(key), pd.DataFrame(two).sort_values(key)
+    assert len(two) == 6 and list(one[key].itertuples(index=False)) == list(two[key].itertuples(index=False))
+    np.testing.assert_allclose(two["mse"], one["mse"], rtol=1e-5)  # same seeds, same fits, in other processes
+    threads = max(1, os.cpu_count() // 2)  # 2 jobs on the CPU: the cores shared out
+    assert set(two["device"]) == {f"cpu ({threads} thread{'s' if threads > 1 else ''})", "cpu"}
+    assert len(read_results(tmp_path / "two" / "results" / "ltsf.csv")) == 6
+    log = [json.loads(line) for line in (tmp_path / "two" / "results" / "ltsf_runs.jsonl").read_text().splitlines()]
+    assert len(log) == 1 and log[0]["rows"] == 6 and log[0]["wall_seconds"] > 0 and "--jobs 2" in log[0]["command"]
+
+
+def test_jobs_must_be_positive_and_data_sets_known(tmp_path, capsys):
+    from tsrsa.benchmarking.cli import main
+
+    for bad in (["--dataset", "ETTh1", "--jobs", "0"], ["--dataset", "ETTh9"]):
+        with pytest.raises(SystemExit):
+            main([*bad, "--models", "DLinear", "--results", str(tmp_path / "r.csv")], root=ROOT / "benchmarks")
+    err = capsys.readouterr().err
+    assert "--jobs must be at least 1" in err and "unknown data set 'ETTh9'" in err
+    assert not (tmp_path / "r.csv").exists()
+
+
 def test_cli_smoke_on_etth1(tmp_path):
     if not os.environ.get("TSRSA_DATA_DIR") or not (Path(os.environ["TSRSA_DATA_DIR"]) / "ETTh1.csv").is_file():
         pytest.skip("needs ETTh1.csv in $TSRSA_DATA_DIR")

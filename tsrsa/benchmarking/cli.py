@@ -3,14 +3,21 @@
     python benchmarks/ltsf.py --dataset ETTh1 --models DLinear --seeds 0,1,2
 
 fits each configured model on each data set, horizon and seed, appends one row per run to
-``results/ltsf.csv``, logs the command, and regenerates the tables of ``RESULTS.md``.
+``results/ltsf.csv``, logs the command, and regenerates the tables of ``RESULTS.md``. With
+``--jobs k`` the runs go to k worker processes side by side (several small models on one GPU, or
+one CPU core each) and the log records the whole command's wall time.
 """
 from __future__ import annotations
 
 import argparse
+import functools
 import json
+import multiprocessing
+import os
 import shlex
 import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 from tsrsa.benchmarking.configs import load_config
@@ -49,7 +56,10 @@ def parser(root: Path) -> argparse.ArgumentParser:
                    help="smoke run: at most this many windows per channel in training, validation and test")
     p.add_argument("--max-epochs", type=int, default=None,
                    help="override the configuration's max_epochs (recorded in the variant name)")
-    p.add_argument("--num-threads", type=int, default=None, help="torch CPU threads per run")
+    p.add_argument("--num-threads", type=int, default=None,
+                   help="torch CPU threads per run (default: torch's; with --jobs on the CPU, the cores shared out)")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="runs side by side, each in a worker process (default 1: one after another, in this process)")
     p.add_argument("--accelerator", default="cpu", help="cpu (default), gpu, cuda, mps or auto")
     p.add_argument("--data-dir", default=None, help="folder with the CSV files (else $TSRSA_DATA_DIR)")
     p.add_argument("--config-dir", type=Path, default=root / "configs")
@@ -80,32 +90,78 @@ def main(argv: list[str] | None = None, *, root: Path | str = Path("benchmarks")
         return []
     if not args.dataset or not args.models:
         p.error("--dataset and --models are required (or --tables-only)")
+    if args.jobs < 1:
+        p.error(f"--jobs must be at least 1, got {args.jobs}")
     configs = [load_config(name, args.config_dir) for name in args.models]
-    overrides = {"max_epochs": args.max_epochs} if args.max_epochs is not None else None
+    tasks = []  # (data set, configuration name, horizon, seed), in the order they are listed
+    for dataset in args.dataset:
+        if dataset not in LTSF_DATASETS:
+            p.error(f"unknown data set {dataset!r}; use one of {', '.join(LTSF_DATASETS)}")
+        for config in configs:
+            seeds = args.seeds if config.estimator_class()._stochastic else args.seeds[:1]
+            tasks += [(dataset, config.name, h, seed) for h in args.horizons or LTSF_DATASETS[dataset][1]
+                      for seed in seeds]
+    threads = args.num_threads
+    if threads is None and args.jobs > 1 and args.accelerator == "cpu":
+        threads = max(1, (os.cpu_count() or 1) // args.jobs)  # no worker oversubscribes the cores
+    run = functools.partial(
+        _run_task, config_dir=args.config_dir, input_size=args.input_size, data_dir=args.data_dir,
+        variant=args.variant, overrides={"max_epochs": args.max_epochs} if args.max_epochs is not None else None,
+        train_fraction=args.train_fraction, max_windows=args.max_windows, num_threads=threads,
+        accelerator=args.accelerator)
     say = (lambda *a: None) if args.quiet else (lambda *a: print(*a, flush=True))
-    rows = []
+    rows, began = [], time.perf_counter()
+
+    def record(row: dict) -> None:
+        rows.append(row)
+        if results is not None:
+            append_rows(results, [row])  # as it goes: a long run keeps what it finished
+        say(f"{row['dataset']} H{row['horizon']} {row['model']} [{row['variant']}] seed {row['seed']}: "
+            f"mse {row['mse']:.4f} mae {row['mae']:.4f} ({row['train_seconds']:.1f} s)")
+
     try:
-        for dataset in args.dataset:
-            data = load_protocol_data(dataset, args.input_size, args.data_dir)
-            horizons = args.horizons or LTSF_DATASETS[dataset][1]
-            for config in configs:
-                stochastic = config.estimator_class()._stochastic
-                for h in horizons:
-                    for seed in (args.seeds if stochastic else args.seeds[:1]):
-                        row = run_one(config, data, h, seed=seed, variant=args.variant, overrides=overrides,
-                                      train_fraction=args.train_fraction, max_windows=args.max_windows,
-                                      num_threads=args.num_threads, accelerator=args.accelerator)
-                        rows.append(row)
-                        if results is not None:
-                            append_rows(results, [row])  # as it goes: a long run keeps what it finished
-                        say(f"{dataset} H{h} {row['model']} [{row['variant']}] seed {seed}: "
-                            f"mse {row['mse']:.4f} mae {row['mae']:.4f} ({row['train_seconds']:.1f} s)")
+        if args.jobs == 1:
+            for task in tasks:
+                record(run(task))
+        else:
+            _run_parallel(run, tasks, args.jobs, record)
     finally:  # an interrupted run still records the command and the rows it finished
         if results is not None and rows:
             command = "python benchmarks/ltsf.py " + " ".join(shlex.quote(a) for a in argv)
-            log_run(results.with_name("ltsf_runs.jsonl"), command, len(rows))
+            log_run(results.with_name("ltsf_runs.jsonl"), command, len(rows),
+                    wall_seconds=time.perf_counter() - began)
             write_results_md(results, results_md, args.config_dir)
     return rows
+
+
+@functools.lru_cache(maxsize=2)
+def _protocol_data(dataset: str, input_size: int | None, data_dir: str | None):
+    return load_protocol_data(dataset, input_size, data_dir)
+
+
+def _run_task(task: tuple, *, config_dir, input_size, data_dir, variant, overrides, train_fraction, max_windows,
+              num_threads, accelerator) -> dict:
+    """One (data set, configuration, horizon, seed) run: its row of ``ltsf.csv``. Runs in a worker
+    process under ``--jobs``, so it takes names and paths, never loaded objects."""
+    dataset, name, h, seed = task
+    return run_one(load_config(name, config_dir), _protocol_data(dataset, input_size, data_dir), h, seed=seed,
+                   variant=variant, overrides=overrides, train_fraction=train_fraction, max_windows=max_windows,
+                   num_threads=num_threads, accelerator=accelerator)
+
+
+def _run_parallel(run, tasks: list, jobs: int, record) -> None:
+    """``run`` every task in ``jobs`` spawned worker processes (spawn: safe with CUDA and threads),
+    recording each row as it finishes; on an error or an interrupt the runs not yet started are
+    cancelled and the error raised once the running ones stop."""
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)) or 1,
+                               mp_context=multiprocessing.get_context("spawn"))
+    try:
+        for future in as_completed([pool.submit(run, task) for task in tasks]):
+            record(future.result())
+    except BaseException:
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
 
 
 def write_results_md(results: Path, results_md: Path, config_dir: Path | None = None) -> None:
@@ -117,7 +173,8 @@ def write_results_md(results: Path, results_md: Path, config_dir: Path | None = 
         body.append(configs_list(config_dir, set(df["model"])))
     runs = read_run_log(results.with_name("ltsf_runs.jsonl"))
     if runs:
-        body += ["#### Runs (date, machine, command)\n", runs_table(runs)]
+        body += ["#### Runs (date, machine, command, rows written, the command's wall time where logged)\n",
+                 runs_table(runs)]
     replace_section(results_md, SECTION, "\n".join(body), title="Long-horizon benchmark (LTSF)")
 
 

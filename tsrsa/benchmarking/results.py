@@ -92,12 +92,15 @@ def machine_description() -> str:
     return ", ".join(parts)
 
 
-def log_run(path, command: str, n_rows: int) -> None:
-    """Append one line (date, machine, command, rows written) to the run log ``path`` (JSON lines)."""
+def log_run(path, command: str, n_rows: int, wall_seconds: float | None = None) -> None:
+    """Append one line (date, machine, command, rows written and, where given, the command's wall
+    time) to the run log ``path`` (JSON lines)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     entry = {"date": datetime.datetime.now().isoformat(timespec="seconds"), "machine": machine_description(),
              "command": command, "rows": int(n_rows)}
+    if wall_seconds is not None:
+        entry["wall_seconds"] = round(float(wall_seconds), 1)
     with open(path, "a") as fh:
         fh.write(json.dumps(entry) + "\n")
 
@@ -198,9 +201,10 @@ def _standard_horizons(dataset: str) -> tuple[int, ...]:
 def runs_table(runs: list[dict]) -> str:
     if not runs:
         return ""
-    lines = ["| date | machine | command | rows |", "|---|---|---|---|"]
+    lines = ["| date | machine | command | rows | wall s |", "|---|---|---|---|---|"]
     for run in runs:
-        lines.append(f"| {run['date']} | {run['machine']} | `{run['command']}` | {run['rows']} |")
+        wall = f"{run['wall_seconds']:,.0f}" if "wall_seconds" in run else ""
+        lines.append(f"| {run['date']} | {run['machine']} | `{run['command']}` | {run['rows']} | {wall} |")
     return "\n".join(lines) + "\n"
 
 
