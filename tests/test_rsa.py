@@ -268,6 +268,24 @@ def test_rem_init_errors(rem_init, error, message):
         RSAForecaster(h=4, input_size=16, rem_init=rem_init).fit(make_panel(length=40))
 
 
+@pytest.mark.parametrize("rem_learning_rate,step", [(None, 1e-3), (0.1, 0.1)])
+def test_rem_learning_rate_steps_the_rem_values_and_gates(rem_learning_rate, step):
+    # one optimisation step (every window in one batch): AdamW moves each REM scalar by its rate
+    model = RSAForecaster(h=4, input_size=16, patch_len=4, d_model=16, n_heads=4, n_layers=1, d_ff=16,
+                          rem_init="paper", learning_rate=1e-3, rem_learning_rate=rem_learning_rate,
+                          max_epochs=1, batch_size=4096, random_state=0).fit(make_panel(length=40))
+    attn = model.network_.blocks[0].attn
+    assert attn.mu.item() == pytest.approx(step, rel=1e-3) or attn.mu.item() == pytest.approx(-step, rel=1e-3)
+    torch.testing.assert_close((attn.theta - math.pi / 4).abs(), torch.full_like(attn.theta, step),
+                               rtol=1e-3, atol=0)
+
+
+@pytest.mark.parametrize("value,error", [(0.0, ValueError), (-1e-3, ValueError), ("fast", TypeError)])
+def test_rem_learning_rate_errors(value, error):
+    with pytest.raises(error, match="rem_learning_rate"):
+        RSAForecaster(h=4, input_size=16, rem_learning_rate=value).fit(make_panel(length=40))
+
+
 def test_twins_differ_in_attention_alone():
     kw = dict(h=4, input_size=16, patch_len=4, d_model=16, n_heads=4, n_layers=2, d_ff=16)
     rsa, vanilla = RSAForecaster(**kw), TransformerForecaster(**kw)

@@ -130,6 +130,50 @@ def test_learning_rate_schedules(schedule, check):
     assert check([r["learning_rate"] for r in result.history])
 
 
+class WithRecurrence(nn.Module):
+    """A linear map plus two scalars that the module names as its recurrence parameters."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 2)
+        self.decay = nn.Parameter(torch.tensor([0.5, 0.25]))
+
+    def recurrence_parameters(self):
+        return [self.decay]
+
+    def forward(self, x):
+        return (self.lin(x) * self.decay.sum())[..., None]
+
+
+def test_recurrence_parameters_take_their_own_rate_without_weight_decay():
+    from tsrsa.training.loop import _optimizer, parameter_groups
+
+    net = WithRecurrence()
+    assert len(parameter_groups(net, TrainingConfig())) == 1  # no rate of their own: one group
+    config = TrainingConfig(learning_rate=1e-3, weight_decay=0.1, recurrence_learning_rate=0.05)
+    groups = parameter_groups(net, config)
+    assert [len(g["params"]) for g in groups] == [2, 1] and groups[1]["params"][0] is net.decay
+    optimizer = _optimizer(net, config)
+    before = {name: p.detach().clone() for name, p in net.named_parameters()}
+    x = torch.randn(8, 4)
+    _mse(net(x), torch.randn(8, 2)).backward()
+    optimizer.step()
+    # AdamW's first step moves each weight by its group's rate (times the sign of its gradient),
+    # after decoupled decay of lr * weight_decay * w, which the recurrence group does not have
+    torch.testing.assert_close((net.decay - before["decay"]).abs(), torch.full((2,), 0.05), rtol=1e-4, atol=0)
+    decayed = before["lin.weight"] * (1 - 1e-3 * 0.1)
+    torch.testing.assert_close((net.lin.weight - decayed).abs(), torch.full((2, 4), 1e-3), rtol=1e-3, atol=0)
+
+
+def test_onecycle_peaks_each_group_at_its_own_rate():
+    net = WithRecurrence()
+    result = train_network(net, _mse, loader(), None,
+                           TrainingConfig(max_epochs=4, learning_rate=0.01, recurrence_learning_rate=0.1,
+                                          lr_schedule="onecycle"),
+                           device=CPU, rng=np.random.default_rng(0))
+    assert max(r["learning_rate"] for r in result.history) <= 0.01 + 1e-12  # the first group: the weights
+
+
 def test_bf16_mixed_precision_on_cpu():
     net = Linear()
     result = train_network(net, _mse, loader(), None, TrainingConfig(max_epochs=2, precision="bf16-mixed"),

@@ -57,7 +57,7 @@ def parser(root: Path) -> argparse.ArgumentParser:
     p.add_argument("--max-epochs", type=int, default=None,
                    help="override the configuration's max_epochs (recorded in the variant name)")
     p.add_argument("--num-threads", type=int, default=None,
-                   help="torch CPU threads per run (default: torch's; with --jobs on the CPU, the cores shared out)")
+                   help="torch CPU threads per run (default: torch's; with --jobs, the cores shared out)")
     p.add_argument("--jobs", type=int, default=1,
                    help="runs side by side, each in a worker process (default 1: one after another, in this process)")
     p.add_argument("--accelerator", default="cpu", help="cpu (default), gpu, cuda, mps or auto")
@@ -102,8 +102,8 @@ def main(argv: list[str] | None = None, *, root: Path | str = Path("benchmarks")
             tasks += [(dataset, config.name, h, seed) for h in args.horizons or LTSF_DATASETS[dataset][1]
                       for seed in seeds]
     threads = args.num_threads
-    if threads is None and args.jobs > 1 and args.accelerator == "cpu":
-        threads = max(1, (os.cpu_count() or 1) // args.jobs)  # no worker oversubscribes the cores
+    if threads is None and args.jobs > 1:  # no worker oversubscribes the host's cores (on a GPU too)
+        threads = max(1, (os.cpu_count() or 1) // args.jobs)
     run = functools.partial(
         _run_task, config_dir=args.config_dir, input_size=args.input_size, data_dir=args.data_dir,
         variant=args.variant, overrides={"max_epochs": args.max_epochs} if args.max_epochs is not None else None,

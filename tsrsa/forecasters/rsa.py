@@ -1,6 +1,7 @@
 """RSAForecaster: the shared transformer backbone with Self-Attention with Recurrence."""
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -65,6 +66,10 @@ class RSAForecaster(TransformerForecaster):
         what. "paper": the paper's initialisation (eta spread over +-[1, 2], nu over [1, 2],
         theta = pi/4). A dict sets values for every layer: keys "lambda", "gamma", "theta"
         (a number or one per regular head / cyclic parameter, per token) and "gate" (mu).
+    rem_learning_rate : float, optional
+        AdamW step size of the REM values and gates (a few scalars per layer), without weight
+        decay. None steps them at ``learning_rate`` like every other weight; at small rates
+        (1e-4) they then stay close to where they started.
     {common}
     Examples
     --------
@@ -88,7 +93,7 @@ class RSAForecaster(TransformerForecaster):
         self, h, *, input_size=None, d_model=64, n_heads=4, n_layers=2, d_ff=128, dropout=0.1,
         causal=False, revin=True, n_regular=1, n_cyclic=1, n_dilated_regular=1, n_dilated_cyclic=0,
         dilations=None, gate="layer", share_cyclic=True, rem_mask="causal", max_lag=None, gate_init=0.0,
-        rem_init="data", patch_len=4, loss="mse", quantiles=None, scaler="standard", fill=None,
+        rem_init="data", rem_learning_rate=None, patch_len=4, loss="mse", quantiles=None, scaler="standard", fill=None,
         freq=None, max_epochs=20, batch_size=64, inference_batch_size=1024, learning_rate=1e-3,
         weight_decay=1e-4, lr_schedule=None, early_stopping_patience=None, val_size=0,
         accelerator="auto", devices=None, strategy="auto", precision="32", num_threads=None, random_state=None,
@@ -99,10 +104,12 @@ class RSAForecaster(TransformerForecaster):
     # ------------------------------------------------------------------ checks and network
     @classmethod
     def search_space(cls, trial) -> dict:
-        """Default space of ``tsrsa.tune``: the transformer's, the REM mask and the gate's start."""
+        """Default space of ``tsrsa.tune``: the transformer's, the REM mask, the gate's start and the
+        REM values' own learning rate."""
         return {**super().search_space(trial),
                 "rem_mask": trial.suggest_categorical("rem_mask", ["causal", "bidirectional"]),
-                "gate_init": trial.suggest_float("gate_init", -2.0, 2.0)}
+                "gate_init": trial.suggest_float("gate_init", -3.0, 2.0),
+                "rem_learning_rate": trial.suggest_float("rem_learning_rate", 1e-4, 3e-2, log=True)}
 
     def _check_architecture(self) -> None:
         super()._check_architecture()
@@ -112,7 +119,12 @@ class RSAForecaster(TransformerForecaster):
         check_choice("rem_mask", self.rem_mask, REM_MASKS)
         check_int("max_lag", self.max_lag, allow_none=True)
         check_float("gate_init", self.gate_init, minimum=-math.inf)
+        check_float("rem_learning_rate", self.rem_learning_rate, strict=True, allow_none=True)
         self._init_values()
+
+    def _training_config(self):
+        return dataclasses.replace(super()._training_config(),
+                                   recurrence_learning_rate=self.rem_learning_rate)
 
     def _allocation(self) -> dict:
         dilations = getattr(self, "_fit_dilations", None)  # chosen from the data for this fit

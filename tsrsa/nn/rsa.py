@@ -202,6 +202,11 @@ class RSAAttention(Attention):
         radius = torch.where(regular, lam, gamma) if lam is not None else gamma
         return radius, torch.where(regular, torch.zeros_like(angle), angle)
 
+    def recurrence_parameters(self) -> list[nn.Parameter]:
+        """The REM values and gates (eta, nu, theta, mu): a handful of scalars that set each head's
+        memory, which the training loop may step at a rate of their own."""
+        return [self.eta, self.nu, self.theta, self.mu]
+
     def gate(self) -> torch.Tensor:
         """sigmoid(mu): (1,) or (H_rem,) (the override when one is set)."""
         if self.gate_override is not None:

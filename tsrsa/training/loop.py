@@ -33,22 +33,39 @@ def _scheduler(optimizer, config: TrainingConfig, steps_per_epoch: int):
     if config.lr_schedule == "cosine":
         return torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=max(total_steps, 1))
     if config.lr_schedule == "onecycle":
-        return torch.optim.lr_scheduler.OneCycleLR(
-            optimizer, max_lr=config.learning_rate, total_steps=max(total_steps, 1)
+        return torch.optim.lr_scheduler.OneCycleLR(  # each group peaks at its own rate
+            optimizer, max_lr=[group["lr"] for group in optimizer.param_groups], total_steps=max(total_steps, 1)
         )
     if config.lr_schedule == "halving":  # Time-Series-Library's "type1": half the rate after every epoch
         return torch.optim.lr_scheduler.StepLR(optimizer, step_size=max(steps_per_epoch, 1), gamma=0.5)
     return None
 
 
+def parameter_groups(network: nn.Module, config: TrainingConfig) -> list[dict]:
+    """AdamW's parameter groups: every weight at ``learning_rate``, first (the rate the history
+    records); with ``recurrence_learning_rate``, the modules' ``recurrence_parameters()`` (RSA's REM
+    values and gates) in a second group at that rate and without weight decay."""
+    if config.recurrence_learning_rate is None:
+        return [{"params": list(network.parameters())}]
+    recurrence = {id(p): p for m in network.modules() if hasattr(m, "recurrence_parameters")
+                  for p in m.recurrence_parameters()}
+    rest = [p for p in network.parameters() if id(p) not in recurrence]
+    groups = [{"params": rest}]
+    if recurrence:
+        groups.append({"params": list(recurrence.values()), "lr": config.recurrence_learning_rate,
+                       "weight_decay": 0.0})
+    return groups
+
+
 def _optimizer(network: nn.Module, config: TrainingConfig) -> torch.optim.Optimizer:
     """AdamW, with its fused kernel where the device has one (one kernel for all parameters
     instead of a dozen small ops per tensor: a tenth of a small model's step on the CPU)."""
+    groups = parameter_groups(network, config)
     options = dict(lr=config.learning_rate, weight_decay=config.weight_decay)
     try:
-        return torch.optim.AdamW(network.parameters(), fused=True, **options)
+        return torch.optim.AdamW(groups, fused=True, **options)
     except (RuntimeError, TypeError, ValueError):  # no fused kernel here (or an old torch)
-        return torch.optim.AdamW(network.parameters(), **options)
+        return torch.optim.AdamW(groups, **options)
 
 
 def _snapshot(network: nn.Module) -> dict:
