@@ -13,6 +13,7 @@ from tsrsa.training import (
     TrainingConfig, WindowLoader, resolve_device, resolve_devices, resolve_seed, seeded, torch_threads,
     train_network,
 )
+from tsrsa.training.loop import _optimizer, _scheduler, parameter_groups
 
 CPU = torch.device("cpu")
 
@@ -146,8 +147,6 @@ class WithRecurrence(nn.Module):
 
 
 def test_recurrence_parameters_take_their_own_rate_without_weight_decay():
-    from tsrsa.training.loop import _optimizer, parameter_groups
-
     net = WithRecurrence()
     assert len(parameter_groups(net, TrainingConfig())) == 1  # no rate of their own: one group
     config = TrainingConfig(learning_rate=1e-3, weight_decay=0.1, recurrence_learning_rate=0.05)
@@ -166,8 +165,6 @@ def test_recurrence_parameters_take_their_own_rate_without_weight_decay():
 
 
 def test_onecycle_peaks_each_group_at_its_own_rate():
-    from tsrsa.training.loop import _optimizer, _scheduler
-
     config = TrainingConfig(max_epochs=2, learning_rate=0.01, recurrence_learning_rate=0.1, lr_schedule="onecycle")
     optimizer = _optimizer(WithRecurrence(), config)
     scheduler = _scheduler(optimizer, config, steps_per_epoch=10)
