@@ -1,27 +1,29 @@
-"""The accuracy study in RESULTS.md: one-seed screens of options, then each promoted option against
-the configuration it replaced, for RSA and its Transformer twin alike.
+"""The accuracy studies in RESULTS.md: one-seed screens of single options, and the benchmark
+configuration built from the library's defaults one option at a time, for RSA and its Transformer twin.
 
     python benchmarks/accuracy.py [--results benchmarks/results/ltsf.csv]
                                   [--screen benchmarks/results/screen.csv]
-                                  [--lineage lr1e-3,gate0,default]
+                                  [--chain gate_init=0,learning_rate=1e-3 gate_init=0 default]
 
-The lineage lists the configurations that were the default in turn, oldest first: lr1e-3 (lr 1e-3,
-gate at 0) until stop 14, gate0 (lr 1e-4, gate at 0) in stop 14, default (lr 1e-4, gate at -2) since
-stop 15. Rows were relabelled at each promotion, so every name says what it ran
-(benchmarks/configs/RSA.json and Transformer.json define them).
+Variants are named by the options they change (benchmarks/configs/RSA.json and Transformer.json).
+The chain lists RSA configurations that each change one option of the one before, ending at the
+benchmark default: the library's learning rate and gate start (``gate_init=0,learning_rate=1e-3``),
+then learning rate 1e-4 (``gate_init=0``), then the gate started at -2 (``default``). The Transformer
+steps through the twins of those names (the same options, less RSA's own): ``learning_rate=1e-3``,
+then ``default``.
 
 Section "accuracy-screen": each variant of the screen (rows of screen.csv, written by
-``benchmarks/ltsf.py --results benchmarks/results/screen.csv``) against the run of the configuration
-it changes, with the same seed in the same cell (from ltsf.csv): test MSE, its change and the epoch
-whose weights were kept. The configuration a variant changes is the name before its last "+", or, for
-a name of the lineage, the one before it.
-Section "accuracy-candidate": each promotion of the lineage, per model (a model skips the names it has
-no runs of: the Transformer went from lr1e-3 to default), paired by seed, per data set and horizon, with
-the average over the four horizons where every horizon has the same seeds. The runs behind the tables:
+``benchmarks/ltsf.py --results benchmarks/results/screen.csv``) against the run of its reference with
+the same seed in the same cell (from ltsf.csv): test MSE, its change and the epoch whose weights were
+kept. A variant's reference is the configuration before it in the chain, or, for a variant off the
+chain, the chain's configuration with the most options that the variant also sets.
+Section "accuracy-steps": each step of the chain, per model, paired by seed per data set and horizon,
+with the average over the four horizons where every horizon has the same seeds. Nothing is trained:
+the tables are made from the committed CSV files. The runs behind them:
 
     python benchmarks/ltsf.py --dataset ETTh1 --models RSA --horizons 336,720 --seeds 0 \\
         --variant V --results benchmarks/results/screen.csv --num-threads 1
-    python benchmarks/ltsf.py --dataset ETTh1 --models RSA,Transformer [--variant V] --seeds 0,1,2 --num-threads 1
+    python benchmarks/ltsf.py --dataset ETTh1 --models RSA --variant V --seeds 0,1,2 --num-threads 1
 """
 from __future__ import annotations
 
@@ -30,30 +32,42 @@ from pathlib import Path
 
 import pandas as pd
 
-from rem_init import _epochs, _mean_std, _paired, markdown
+from rem_init import _mean_std, _paired, markdown, twin_variants
+from tsrsa.benchmarking.configs import parse_variant_name
 from tsrsa.benchmarking.results import read_results, replace_section
 
 HERE = Path(__file__).resolve().parent
 _SHORT = {"RSAForecaster": "RSA", "TransformerForecaster": "Transformer"}
+CHAIN = ["gate_init=0,learning_rate=1e-3", "gate_init=0", "default"]
 
 
-def reference_of(variant: str, lineage: list[str]) -> str:
-    """The configuration a screened variant changes: the part before its last "+" ("lr1e-3" for
-    "lr1e-3+dropout0.3"); for a name of the lineage the name before it ("gate0" for "default");
-    otherwise the lineage's first name."""
-    if "+" in variant:
-        return variant.rsplit("+", 1)[0]
-    if variant in lineage[1:]:
-        return lineage[lineage.index(variant) - 1]
-    return lineage[0]
+def reference_of(variant: str, chain: list[str]) -> str:
+    """The configuration a screened variant is compared with: for a name of the chain the name before
+    it ("gate_init=0" for "default"); otherwise the chain's name with the most options that the variant
+    also sets ("gate_init=0,learning_rate=1e-3" for "dropout=0.3,gate_init=0,learning_rate=1e-3")."""
+    if variant in chain[1:]:
+        return chain[chain.index(variant) - 1]
+    options = set(parse_variant_name(variant).items())
+    inside = [name for name in chain if name != variant and set(parse_variant_name(name).items()) <= options]
+    if not inside:
+        raise ValueError(f"no configuration of the chain {chain} is part of variant {variant!r}")
+    return max(inside, key=lambda name: len(parse_variant_name(name)))
 
 
-def screen_table(screen: pd.DataFrame, results: pd.DataFrame, lineage: list[str]) -> pd.DataFrame:
+def chain_of(model: str, chain: list[str], twin_of: dict | None) -> list[str]:
+    """The chain for ``model``: RSA's names as they are, another model's the twins of them (``twin_of``:
+    RSA name -> that model's name; a name missing there is its own twin), repeats dropped."""
+    if model == "RSAForecaster" or not twin_of:
+        return list(chain)
+    return list(dict.fromkeys(twin_of.get(name, name) for name in chain))
+
+
+def screen_table(screen: pd.DataFrame, results: pd.DataFrame, chain: list[str]) -> pd.DataFrame:
     """Per reference configuration, a row holding its runs and then one row per (model, variant) of the
     screen that changes it; per cell (data set, horizon, seed) the MSE with its change from the
     reference's run of the same seed, and the best epoch."""
     full = results[results["train_fraction"] == 1.0]
-    screen = screen.assign(reference=[reference_of(v, lineage) for v in screen["variant"]])
+    screen = screen.assign(reference=[reference_of(v, chain) for v in screen["variant"]])
     rows = []
     for ref_name, group in screen.groupby("reference", sort=False):
         base = full[full["variant"] == ref_name]
@@ -80,23 +94,24 @@ def _epoch(value) -> str:
     return "" if pd.isna(value) else str(int(value))  # text: a column of blanks and numbers stays "3", not 3.0
 
 
-def candidate_table(results: pd.DataFrame, lineage: list[str]) -> pd.DataFrame:
-    """Each promotion of the lineage (before -> after), per model over the names that model ran, paired
-    by seed per data set and horizon, with each data set's average over the four horizons (only where
-    all four share the compared seeds)."""
+def step_table(results: pd.DataFrame, chain: list[str], twin_of: dict | None = None) -> pd.DataFrame:
+    """Each step of the chain (before -> after), per model over the names of its chain that it ran,
+    one row per data set: the average over the four horizons paired by seed (where all four share the
+    compared seeds), and per horizon the paired difference with the seeds the step wins."""
     full = results[results["train_fraction"] == 1.0]
     rows = []
     for model, runs in full.groupby("model", sort=False):
-        names = [name for name in lineage if name in set(runs["variant"])]
+        names = [name for name in chain_of(model, chain, twin_of) if name in set(runs["variant"])]
         for before, after in zip(names, names[1:]):
             for dataset, cell in runs.groupby("dataset", sort=False):
-                rows += _promotion_rows(cell, _SHORT.get(model, model), dataset, before, after)
+                row = _step_row(cell, _SHORT.get(model, model), dataset, before, after)
+                if row is not None:
+                    rows.append(row)
     return pd.DataFrame(rows)
 
 
-def _promotion_rows(cell: pd.DataFrame, model: str, dataset: str, before: str, after: str) -> list[dict]:
-    head = {"model": model, "change": f"{before} → {after}", "dataset": dataset}
-    rows, averages = [], {"after": [], "before": []}
+def _step_row(cell: pd.DataFrame, model: str, dataset: str, before: str, after: str) -> dict | None:
+    per_horizon, averages = [], {"after": [], "before": []}
     for h in sorted(cell["horizon"].unique()):
         at = cell[cell["horizon"] == h]
         paired = _paired(at[at["variant"] == after].set_index("seed"),
@@ -106,61 +121,72 @@ def _promotion_rows(cell: pd.DataFrame, model: str, dataset: str, before: str, a
         new, old, cells = paired
         averages["after"].append(new["mse"].rename(h))
         averages["before"].append(old["mse"].rename(h))
-        rows.append({**head, "horizon": str(int(h)), **cells, "best epoch (after / before)": f"{_epochs(new)} / {_epochs(old)}"})
+        per_horizon.append(f"H{int(h)} {cells['after − before'].split(' ± ')[0]} ({cells['after wins']})")
+    if not per_horizon:
+        return None
+    row = {"model": model, "change": f"{before} → {after}", "dataset": dataset, "seeds": "",
+           "after MSE (average)": "", "before MSE (average)": "", "after − before": "", "after wins": ""}
     if len(averages["after"]) == 4:  # every horizon compared: the average over horizons, per seed
         new = pd.concat(averages["after"], axis=1).dropna().mean(axis=1)
         old = pd.concat(averages["before"], axis=1).dropna().mean(axis=1)
         seeds = new.index.intersection(old.index)
         if len(seeds):
             diff = new[seeds] - old[seeds]
-            rows.append({**head, "horizon": "**average**", "seeds": len(seeds), "after MSE": _mean_std(new[seeds]),
-                         "before MSE": _mean_std(old[seeds]), "after − before": _mean_std(diff),
-                         "after wins": f"{int((diff < 0).sum())}/{len(seeds)}", "best epoch (after / before)": ""})
-    return rows
+            row.update({"seeds": len(seeds), "after MSE (average)": _mean_std(new[seeds]),
+                        "before MSE (average)": _mean_std(old[seeds]), "after − before": _mean_std(diff),
+                        "after wins": f"{int((diff < 0).sum())}/{len(seeds)}"})
+    row["per horizon: after − before (after wins)"] = "; ".join(per_horizon)
+    return row
+
+
+SCREEN_TEXT = (
+    "One-seed screens of single options for RSAForecaster, seed 0, on ETTh1 at H336 and H720 (the "
+    "gate start also on ETTh2 at H720), each variant against its reference run of the same seed and "
+    "cell: the options dropout 0.3, weight decay 0.05 and a cosine or halving learning-rate schedule "
+    "and learning rate 1e-4 (`gate_init=0`) against the library's learning rate and gate start "
+    "(`gate_init=0,learning_rate=1e-3`); the gate started at -2 (`default`) against `gate_init=0`; "
+    "a learning rate of the REM values and gates of their own (`rem_learning_rate`) against `default`. "
+    "Input 96, test MSE on the scaled data; the change is variant − reference; best epoch: the epoch "
+    "of the lowest validation loss, whose weights are kept. One seed: a screen, not a result."
+)
 
 
 def main(argv=None) -> tuple[pd.DataFrame, pd.DataFrame]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--results", default=str(HERE / "results" / "ltsf.csv"))
     parser.add_argument("--screen", default=str(HERE / "results" / "screen.csv"))
-    parser.add_argument("--lineage", default="lr1e-3,gate0,default",
-                        help="the configurations that were the default in turn, oldest first")
+    parser.add_argument("--chain", nargs="+", default=CHAIN,
+                        help="RSA configurations that each change one option of the one before, ending at the default")
     args = parser.parse_args(argv)
-    lineage = args.lineage.split(",")
     results = read_results(args.results)
-    screen = screen_table(read_results(args.screen), results, lineage)
+    screen = screen_table(read_results(args.screen), results, args.chain)
     body = (
-        "One-seed screens of options for RSAForecaster on the two weakest ETTh1 cells (H336, H720), seed 0, "
-        "each against the run of the same seed of the configuration it changes: `lr1e-3+V` against `lr1e-3` "
-        "(the screen of stop 13, around lr 1e-3 with the gate at 0), `gate0` (lr 1e-4, the screen's winner) "
-        "against `lr1e-3`, `default` (the gate started at -2 instead of 0, the screen of stop 14, which also "
-        "ran ETTh2 H720) against `gate0`, `default+V` against `default` (stop 15: the REM values and gates "
-        "stepped at a rate of their own, `rem_learning_rate` 1e-3 or 1e-2). Input 96, test MSE on the scaled "
-        "data; the change is variant − reference; best epoch: the epoch of the lowest validation loss, whose weights are kept. One seed: a "
-        "screen, not a result; a variant moves on only if it helps in both cells.\n\n"
-        f"{markdown(screen)}\n\n"
+        f"{SCREEN_TEXT}\n\n{markdown(screen)}\n\n"
         "Runs: `python benchmarks/ltsf.py --dataset ETTh1 --models RSA --horizons 336,720 --seeds 0 "
-        "--variant V --results benchmarks/results/screen.csv --num-threads 1` (rows relabelled since: the "
-        "stop-13 runs of `lr1e-4` are `gate0`, the stop-14 runs of `default+gate_init=-2` are `default`); "
-        "table: `python benchmarks/accuracy.py`."
+        "--variant V --results benchmarks/results/screen.csv --num-threads 1` (V: each variant above; "
+        "ETTh2 H720 for `default`); table: `python benchmarks/accuracy.py`."
     )
-    replace_section(HERE / "RESULTS.md", "accuracy-screen", body, title="Accuracy: screens of training options")
-    candidate = candidate_table(results, lineage)
+    replace_section(HERE / "RESULTS.md", "accuracy-screen", body, title="Screens of single options")
+    twin_of = twin_variants()
+    steps = step_table(results, args.chain, twin_of)
     body = (
-        "Each option that became the default against the configuration it replaced, for both twins (the "
-        f"lineage {' → '.join(f'`{name}`' for name in lineage)}; the Transformer has no gate, so it went from "
-        "`lr1e-3` to `default` in one step), paired by seed; input 96, test MSE on the scaled data, all "
-        "training rows. The average row is each seed's mean over the four horizons.\n\n"
-        f"{markdown(candidate)}\n\n"
-        "Runs: `python benchmarks/ltsf.py --dataset D --models RSA,Transformer [--variant V] "
-        "--seeds 0,1,2 --num-threads 1` (V: each name of the lineage; RSA only for `gate0`); table: "
+        "The benchmark configuration built from the library's defaults one option at a time, for both twins, "
+        f"paired by seed: RSA {' → '.join(f'`{name}`' for name in args.chain)} (learning rate 1e-3 → 1e-4, "
+        "then the gate started at -2 instead of 0); the Transformer, which has no gate, "
+        f"{' → '.join(f'`{name}`' for name in chain_of('TransformerForecaster', args.chain, twin_of))}. "
+        "Input 96, test MSE on the scaled data, all training rows, 3 seeds. The average is each seed's mean "
+        "over the four horizons, then mean ± std over seeds; per horizon: the mean paired difference and "
+        "the seeds on which the step lowers the MSE.\n\n"
+        f"{markdown(steps)}\n\n"
+        "Runs: `python benchmarks/ltsf.py --dataset D --models M --variant V --seeds 0,1,2 --num-threads 1` "
+        "(D: ETTh1, ETTh2, national_illness; V: each name of the model's chain); table: "
         "`python benchmarks/accuracy.py`."
     )
-    replace_section(HERE / "RESULTS.md", "accuracy-candidate", body,
-                    title="Accuracy: each chosen option against the configuration it replaced")
+    replace_section(HERE / "RESULTS.md", "accuracy-steps", body,
+                    title="The benchmark configuration, one option at a time")
     print(markdown(screen))
-    print(markdown(candidate))
-    return screen, candidate
+    print(markdown(steps))
+    return screen, steps
 
 
 if __name__ == "__main__":

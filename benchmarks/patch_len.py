@@ -1,15 +1,18 @@
 """Choose the default ``patch_len`` from accuracy (this script) and speed (bench_training.py).
 
-    python benchmarks/patch_len.py --models Transformer,RSA --patch-lens 4,8,16,24 --horizons 96,336 \
-        --seeds 0 --variant lr1e-3 --num-threads 1
+    python benchmarks/patch_len.py --models RSA --patch-lens 4,8,16,24 --horizons 96,336 \
+        --seeds 0 --variant gate_init=0,learning_rate=1e-3 --num-threads 1
 
 Fits each model with each patch length through the long-horizon harness (`tsrsa.benchmarking`:
 ETTh1, input 96, the configuration's training budget from `benchmarks/configs/<model>.json`, the
-patch length as an override on top of ``--variant``) and appends one row per run to
+patch length as an override on top of ``--variant``, a variant of each model's configuration named
+by its options) and appends one row per run to
 `benchmarks/results/patch_len.csv` (the columns of `ltsf.csv`; runs already there are skipped, so
 the study resumes). It then writes the "patch-len" section of `benchmarks/RESULTS.md`: test
 MSE / MAE per horizon beside the training speed that `python benchmarks/bench_training.py --only
-patch` recorded in `benchmarks/results/patch_len_speed.csv`. `--tables-only` only rewrites the section.
+patch` recorded in `benchmarks/results/patch_len_speed.csv`. `--tables-only` trains nothing and only
+rewrites the section. A row's variant is named by all its options, the patch length among them
+(``gate_init=0,learning_rate=1e-3,patch_len=8``).
 """
 from __future__ import annotations
 
@@ -49,7 +52,7 @@ def _config(name: str):
 def run(args) -> None:
     from tsrsa.benchmarking.protocol import load_protocol_data
     from tsrsa.benchmarking.results import append_rows, read_results
-    from tsrsa.benchmarking.runner import run_one, variant_name
+    from tsrsa.benchmarking.runner import run_one
 
     data = load_protocol_data("ETTh1", 96)
     done = read_results(RESULTS)
@@ -57,7 +60,7 @@ def run(args) -> None:
         for name in args.models:
             config = _config(name)
             overrides = {"patch_len": patch_len, **({"max_epochs": args.max_epochs} if args.max_epochs else {})}
-            variant = variant_name(args.variant, overrides)
+            variant = config.variant_label(args.variant, overrides)
             for h in args.horizons:
                 for seed in args.seeds:
                     key = ((done["model"] == config.estimator) & (done["variant"] == variant)
@@ -72,13 +75,15 @@ def run(args) -> None:
 
 
 def table() -> str:
+    from tsrsa.benchmarking.configs import parse_variant_name, variant_name
     from tsrsa.benchmarking.results import read_results
 
     acc = read_results(RESULTS)
     if acc.empty:
         return "_No runs yet._\n"
-    acc = acc.assign(patch_len=acc["variant"].str.extract(r"patch_len=(\d+)")[0].astype(int),
-                     base=acc["variant"].str.replace(r"[+,]?patch_len=\d+", "", regex=True))  # what it overrides
+    options = [parse_variant_name(name) for name in acc["variant"]]
+    acc = acc.assign(patch_len=[int(o.pop("patch_len")) for o in options],
+                     base=[variant_name(o) for o in options])  # the configuration the patch length is set on
     speed = pd.read_csv(SPEED) if SPEED.exists() else pd.DataFrame(columns=["model", "patch_len", "windows_per_s"])
     horizons = sorted(acc["horizon"].unique())
     head = ["model", "variant", "patch_len", "tokens", "seeds", *[f"H{h} MSE / MAE" for h in horizons], "train s (H96)",
@@ -102,13 +107,19 @@ def table() -> str:
     return "\n".join(lines) + "\n"
 
 
+_STUDY = "python benchmarks/patch_len.py --models"
+_TRANSFORMER, _RSA = "--variant learning_rate=1e-3", "--variant gate_init=0,learning_rate=1e-3"
 COMMANDS = [
-    "python benchmarks/patch_len.py --models Transformer,RSA --patch-lens 4,8,16,24 --horizons 96,336 --seeds 0 --variant lr1e-3",
-    "python benchmarks/patch_len.py --models Transformer,RSA --patch-lens 4,8 --horizons 96 --seeds 1,2 --variant lr1e-3",
-    "python benchmarks/patch_len.py --models Transformer,RSA --patch-lens 2,1 --horizons 96 --seeds 0 --variant lr1e-3",
-    "python benchmarks/patch_len.py --models LSTM --patch-lens 4,8,16 --horizons 96,336 --seeds 0,1,2",
-    "python benchmarks/patch_len.py --models LSTM --patch-lens 1 --horizons 96,336 --seeds 0,1",
-    "python benchmarks/bench_training.py --only patch --models LSTM,Transformer,RSA --patch-lens 1,2,4,8,16,24 --repeats 2",
+    f"{_STUDY} Transformer --patch-lens 4,8,16,24 --horizons 96,336 --seeds 0 {_TRANSFORMER}",
+    f"{_STUDY} RSA --patch-lens 4,8,16,24 --horizons 96,336 --seeds 0 {_RSA}",
+    f"{_STUDY} Transformer --patch-lens 4,8 --horizons 96 --seeds 1,2 {_TRANSFORMER}",
+    f"{_STUDY} RSA --patch-lens 4,8 --horizons 96 --seeds 1,2 {_RSA}",
+    f"{_STUDY} Transformer --patch-lens 2,1 --horizons 96 --seeds 0 {_TRANSFORMER}",
+    f"{_STUDY} RSA --patch-lens 2,1 --horizons 96 --seeds 0 {_RSA}",
+    f"{_STUDY} LSTM --patch-lens 4,8,16 --horizons 96,336 --seeds 0,1,2",
+    f"{_STUDY} LSTM --patch-lens 1 --horizons 96,336 --seeds 0,1",
+    "python benchmarks/bench_training.py --only patch --models LSTM,Transformer,RSA --patch-lens 1,2,4,8,16,24 "
+    "--repeats 2",
 ]
 
 DECISION = """**Defaults chosen.** `TransformerForecaster` and `RSAForecaster`: `patch_len=4` (24 tokens at
@@ -129,8 +140,9 @@ def write_section() -> None:
         "ETTh1 (7 channels, channel-independent), input 96, the long-horizon harness's protocol and each "
         "configuration's budget (`benchmarks/configs/`: batch 32, at most 10 epochs, early stopping with "
         "patience 3, best epoch kept), one CPU thread per run; only `patch_len` changes. Variant: the "
-        "configuration it overrides (`lr1e-3`: learning rate 1e-3, the default of RSA.json and "
-        "Transformer.json when this study ran; the LSTM's default has that rate). MSE / MAE on the scaled "
+        "configuration the patch length is set on: the Transformer's `learning_rate=1e-3` and RSA's "
+        "`gate_init=0,learning_rate=1e-3` (the library's learning rate and gate start), the LSTM's "
+        "`default` (whose rate is the library's 1e-3). MSE / MAE on the scaled "
         "test windows, the mean over the seeds run. Speed: training windows "
         "per second of one epoch on ETTh1 OT (batch 64, 2 threads, best of 2). Train seconds include the "
         "validation passes and depend on the machine's load during the run.\n",

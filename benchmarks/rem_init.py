@@ -2,10 +2,11 @@
 
     python benchmarks/rem_init.py [--results benchmarks/results/ltsf.csv]
 
-Reads the long-horizon results (rows written by benchmarks/ltsf.py) and compares, cell by cell,
-RSAForecaster's default configuration (``rem_init="data"``) with its ``paper-init`` variant (and
-any other variant ``V`` with ``V+paper-init``, such as ``lr1e-3``), seed by seed, at each training
-fraction: test MSE (mean ± std over seeds), the paired difference, how many seeds the data start
+Reads the long-horizon results (rows written by benchmarks/ltsf.py; nothing is trained) and
+compares, cell by cell, RSAForecaster's default configuration (``rem_init="data"``) with its
+``rem_init=paper`` variant (and any other variant ``V`` with the variant that adds ``rem_init=paper``
+to V's options, such as ``gate_init=0`` and ``gate_init=0,rem_init=paper``), seed by seed, at each
+training fraction: test MSE (mean ± std over seeds), the paired difference, how many seeds the data start
 wins, and the epoch whose weights were kept (the epoch of the best validation loss). The plain
 Transformer twin of the same runs (its variant with the same shared options) is shown for reference. Writes the
 "rem-init" section of benchmarks/RESULTS.md, and the "rsa-twin" section: RSAForecaster against
@@ -13,7 +14,8 @@ TransformerForecaster (identical configuration and budget; they differ only by t
 seed by seed, in every cell where both ran. The runs themselves, one line per cell (seeds 0-2):
 
     python benchmarks/ltsf.py --dataset ETTh1 --models RSA --horizons 96 --seeds 0,1,2 --train-fraction 0.2
-    python benchmarks/ltsf.py --dataset ETTh1 --models RSA --variant paper-init --horizons 96 --seeds 0,1,2 --train-fraction 0.2
+    python benchmarks/ltsf.py --dataset ETTh1 --models RSA --variant rem_init=paper --horizons 96 \\
+        --seeds 0,1,2 --train-fraction 0.2
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from tsrsa.benchmarking.configs import parse_variant_name, variant_name
 from tsrsa.benchmarking.results import read_results, replace_section
 
 HERE = Path(__file__).resolve().parent
@@ -58,14 +61,18 @@ def _paired(a: pd.DataFrame, b: pd.DataFrame, names: tuple[str, str]):
 
 
 def paper_variant(variant: str) -> str:
-    """The paper-start counterpart of a data-start variant: ``paper-init`` for the default,
-    ``V+paper-init`` for any other ``V`` (``lr1e-3+paper-init``)."""
-    return "paper-init" if variant == "default" else f"{variant}+paper-init"
+    """The paper-start counterpart of a data-start variant: its options with ``rem_init=paper``
+    (``rem_init=paper`` for the default, ``gate_init=0,rem_init=paper`` for ``gate_init=0``)."""
+    return variant_name({**parse_variant_name(variant), "rem_init": "paper"})
+
+
+def _data_start(variant: str) -> bool:
+    return "rem_init" not in parse_variant_name(variant)
 
 
 def twin_variants(config_dir=HERE / "configs") -> dict[str, str]:
     """Each RSA variant mapped to the Transformer variant that sets the same options once RSA's own
-    arguments (``gate_init``, ``rem_init``, the head allocation...) are left out: ``gate0`` and
+    arguments (``gate_init``, ``rem_init``, the head allocation...) are left out: ``gate_init=0`` and
     ``default`` both map to the Transformer's ``default``. RSA variants with no such twin are absent."""
     from tsrsa import RSAForecaster, TransformerForecaster
     from tsrsa.benchmarking.configs import load_config
@@ -91,7 +98,7 @@ def comparison(df: pd.DataFrame, twin_of: dict | None = None) -> pd.DataFrame:
     variant (``twin_of``, RSA variant -> Transformer variant; a name missing there is its own twin)."""
     twin_of = twin_of or {}
     rsa = df[df["model"] == "RSAForecaster"]
-    starts = [v for v in ["default", *sorted(set(rsa["variant"]) - {"default"})] if "paper-init" not in v]
+    starts = [v for v in ["default", *sorted(set(rsa["variant"]) - {"default"})] if _data_start(v)]
     rows = []
     for variant in starts:
         twin = df[(df["model"] == "TransformerForecaster") & (df["variant"] == twin_of.get(variant, variant))]
@@ -117,7 +124,7 @@ def twin_comparison(df: pd.DataFrame, twin_of: dict | None = None) -> pd.DataFra
     are left to ``comparison``; variants without Transformer runs have no rows."""
     twin_of = twin_of or {}
     rsa, transformer = df[df["model"] == "RSAForecaster"], df[df["model"] == "TransformerForecaster"]
-    variants = [v for v in ["default", *sorted(set(rsa["variant"]) - {"default"})] if "paper-init" not in v]
+    variants = [v for v in ["default", *sorted(set(rsa["variant"]) - {"default"})] if _data_start(v)]
     rows = []
     for variant in variants:
         twin = twin_of.get(variant, variant)
@@ -149,17 +156,18 @@ def main(argv=None) -> pd.DataFrame:
     body = (
         "RSAForecaster's default start (`rem_init=\"data\"`: λ from pooled AR roots, cyclic heads at "
         "the detected periods, dilations from the seasonal period) against the paper's start "
-        "(`variant=\"paper-init\"`), same configuration, budget and seeds (benchmarks/configs/RSA.json). "
-        "Variant: the configuration both starts ran (`default`: lr 1e-4, gate at -2, since stop 15; "
-        "`gate0`: lr 1e-4, gate at 0, stop 14; `lr1e-3`: lr 1e-3, gate at 0, before that; each against "
-        "its `+paper-init`). Input 96, test MSE on the scaled data; train fraction 0.2 keeps the most recent "
-        "fifth of the training windows. Best epoch: the epoch of the lowest validation loss, whose weights "
-        "are kept (mean over seeds). Transformer: the plain twin's runs in the same cells (the Transformer "
-        "variant with the same shared options).\n\n"
+        "(`rem_init=\"paper\"`), same configuration, budget and seeds (benchmarks/configs/RSA.json). "
+        "Variant: the configuration both starts ran (`default`: learning rate 1e-4, gate started at -2; "
+        "`gate_init=0`: the gate at 0; `gate_init=0,learning_rate=1e-3`: the library's rate and gate start), "
+        "each against the same options with `rem_init=paper`. Input 96, test MSE on the scaled data; train "
+        "fraction 0.2 keeps the most recent fifth of the training windows. Best epoch: the epoch of the lowest "
+        "validation loss, whose weights are kept (mean over seeds; – where the runs did not record it). "
+        "Transformer: the plain twin's runs in the same cells (the Transformer variant with the same shared "
+        "options).\n\n"
         f"{markdown(table)}\n\n"
-        "Runs: `python benchmarks/ltsf.py --dataset D --models RSA [--variant V] --horizons H "
-        "--seeds 0,1,2 [--train-fraction 0.2] --num-threads 1` (V: `paper-init`, `gate0`, `gate0+paper-init`, "
-        "`lr1e-3`, `lr1e-3+paper-init`); table: `python benchmarks/rem_init.py`."
+        "Runs: `python benchmarks/ltsf.py --dataset D --models RSA --variant V --horizons H "
+        "--seeds 0,1,2 [--train-fraction 0.2] --num-threads 1` (V: each variant above and the same with "
+        "`rem_init=paper`); table: `python benchmarks/rem_init.py`."
     )
     replace_section(HERE / "RESULTS.md", "rem-init", body, title="REMs started from the data versus the paper's start")
     twins = twin_comparison(results, twin_of)
@@ -169,12 +177,13 @@ def main(argv=None) -> pd.DataFrame:
         "batch 32, at most 10 epochs, patience 3); the twins differ only by the REM branch and its gate. "
         "Input 96, test MSE on the scaled data, paired by seed; train fraction 0.2 keeps the most "
         "recent fifth of the training windows. Variant: RSA's configuration (`default`: learning rate 1e-4 "
-        "and the gate at -2, since stop 15; `gate0`: the same rate with the gate at 0, stop 14; `lr1e-3`: "
-        "rate 1e-3, gate at 0, before that; see the accuracy sections), run against the Transformer variant "
-        "with the same shared options (named where it differs).\n\n"
+        "and the gate started at -2; `gate_init=0`: the same rate with the gate at 0; "
+        "`gate_init=0,learning_rate=1e-3`: the library's rate and gate start), run against the Transformer "
+        "variant with the same shared options (named where its name differs).\n\n"
         f"{markdown(twins)}\n\n"
-        "Runs: `python benchmarks/ltsf.py --dataset D --models RSA,Transformer [--variant V] [--horizons H] "
-        "--seeds 0,1,2 [--train-fraction 0.2] --num-threads 1`; table: `python benchmarks/rem_init.py`."
+        "Runs: `python benchmarks/ltsf.py --dataset D --models RSA --variant V [--horizons H] "
+        "--seeds 0,1,2 [--train-fraction 0.2] --num-threads 1`, and the same with `--models Transformer` "
+        "and its twin variant; table: `python benchmarks/rem_init.py`."
     )
     replace_section(HERE / "RESULTS.md", "rsa-twin", body, title="RSA versus its Transformer twin")
     print(markdown(table))

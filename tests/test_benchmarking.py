@@ -175,6 +175,46 @@ def test_results_md_sections_leave_the_rest_alone(tmp_path):
     assert "table two" in text and "table one" not in text and text.count("## LTSF") == 1
 
 
+def test_variant_names_are_the_options_they_set(tmp_path):
+    import json
+
+    from tsrsa.benchmarking.configs import format_value, load_config, parse_variant_name, variant_name
+
+    assert variant_name({}) == "default"
+    assert variant_name({"learning_rate": 0.001, "gate_init": 0.0}) == "gate_init=0,learning_rate=1e-3"
+    assert [format_value(v) for v in (0.01, 1e-4, 0.05, 0.1, 0.3, -2.0, 0.0, 8, "paper", True, None)] == [
+        "1e-2", "1e-4", "0.05", "0.1", "0.3", "-2", "0", "8", "paper", "true", "null"]
+    assert parse_variant_name("gate_init=0,learning_rate=1e-3") == {"gate_init": "0", "learning_rate": "1e-3"}
+    assert parse_variant_name("default") == {}
+    with pytest.raises(ValueError, match="not option=value"):
+        parse_variant_name("lr1e-3")
+    configs = ROOT / "benchmarks" / "configs"
+    for path in sorted(configs.glob("*.json")):
+        config = load_config(path.stem, configs)  # raises where a name disagrees with its options
+        assert all(config.variant_label(name) == name for name in config.variants)
+    rsa = load_config("RSA", configs)
+    assert rsa.variant_label("gate_init=0", {"max_epochs": 1}) == "gate_init=0,max_epochs=1"
+    assert rsa.variant_label("default", {"max_epochs": 10}) == "default"  # the value params already has
+    bad = {"estimator": "RSAForecaster", "params": {"learning_rate": 1e-4},
+           "variants": {"lr1e-3": {"learning_rate": 1e-3}}}
+    (tmp_path / "Bad.json").write_text(json.dumps(bad))
+    with pytest.raises(ValueError, match="must be 'learning_rate=1e-3'"):
+        load_config("Bad", tmp_path)
+
+
+def test_runs_summary_links_the_log_and_counts_per_machine():
+    from tsrsa.benchmarking.results import runs_summary
+
+    runs = [{"date": "2026-01-02T03:04:05", "machine": "cpu A", "command": "x", "rows": 2},
+            {"date": "2026-01-05T00:00:00", "machine": "cpu A", "command": "y", "rows": 1, "wall_seconds": 3.0},
+            {"date": "2026-01-03T00:00:00", "machine": "gpu B", "command": "z", "rows": 4}]
+    text = runs_summary(runs, "results/ltsf_runs.jsonl")
+    assert "[`results/ltsf_runs.jsonl`](results/ltsf_runs.jsonl)" in text
+    assert "3 commands, 2026-01-02 to 2026-01-05" in text
+    assert "| cpu A | 2026-01-02 to 2026-01-05 | 2 | 3 |" in text and "| gpu B | 2026-01-03 | 1 | 4 |" in text
+    assert runs_summary([], "x") == ""
+
+
 def _write_tiny_ili(folder: Path, n=160) -> None:
     values = _synthetic(T=n, C=2)
     frame = pd.DataFrame({"date": pd.date_range("2002-01-01", periods=n, freq="7D").strftime("%Y-%m-%d %H:%M:%S"),
@@ -193,12 +233,15 @@ def test_cli_smoke_on_a_tiny_synthetic_file(tmp_path):
     rows = main(args, root=ROOT / "benchmarks")
     assert [(r["model"], r["seed"]) for r in rows] == [("DLinearForecaster", 0), ("DLinearForecaster", 1),
                                                       ("SeasonalNaiveForecaster", 0)]
-    assert rows[0]["variant"] == "default+max_epochs=1"
+    assert rows[0]["variant"] == "max_epochs=1"  # named by the option it changes
+    assert rows[2]["variant"] == "default"  # the seasonal naive has no max_epochs: it runs its default
     df = pd.read_csv(out / "results" / "ltsf.csv")
     assert tuple(df.columns) == COLUMNS and len(df) == 3
     text = (out / "RESULTS.md").read_text()
-    assert "### national_illness, input 12" in text and "python benchmarks/ltsf.py --dataset national_illness" in text
+    assert "### national_illness, input 12" in text
     assert "**DLinear** (`DLinearForecaster`" in text  # the configuration behind the rows
+    assert "Run log: [`results/ltsf_runs.jsonl`](results/ltsf_runs.jsonl)" in text  # linked, not copied
+    assert "--dataset national_illness" not in text.split("Run log:", 1)[1]
     (out / "RESULTS.md").write_text("# Results\n")
     assert main(["--tables-only", "--results", str(out / "results" / "ltsf.csv")], root=ROOT / "benchmarks") == []
     assert "### national_illness, input 12" in (out / "RESULTS.md").read_text()

@@ -6,6 +6,7 @@ checks ``python -m tsrsa --help`` and the light import. Everything is written un
 from __future__ import annotations
 
 import configparser
+import io
 import os
 import subprocess
 import sys
@@ -99,6 +100,27 @@ def test_predict_from_new_data_to_stdout_with_a_shorter_horizon(tmp_path, capsys
     lines = out.splitlines()
     assert lines[0] == "unique_id,ds,yhat" and len(lines) == 4 and lines[1].startswith("new,2025-01-02 00:00:00,")
     assert [float(line.split(",")[2]) for line in lines[1:]] == pytest.approx(recent["y"].iloc[-6:-3].tolist())
+
+
+def test_predict_with_update_takes_in_new_rows_and_saves_the_state(tmp_path, capsys):
+    full = make_panel(n_series=2, length=60)
+    full.groupby("unique_id").head(44).to_csv(tmp_path / "train.csv", index=False)
+    model_dir = tmp_path / "model"
+    assert run(capsys, "fit", "--model", "Transformer", "--h", 4, "--input", tmp_path / "train.csv", "--output",
+               model_dir, "--quiet", "--input-size", 8, "--max-epochs", 1, "--random-state", 0, "-p", "stream=True",
+               "-p", "d_model=8", "-p", "n_heads=2")[0] == 0
+    expected = tsrsa.load(model_dir).predict(df=full)
+    for part in (full.groupby("unique_id").nth(slice(44, 50)), full.groupby("unique_id").nth(slice(50, 60))):
+        part.to_csv(tmp_path / "new.csv", index=False)
+        status, out, err = run(capsys, "predict", "--model-dir", model_dir, "--input", tmp_path / "new.csv", "--update")
+        assert status == 0, err
+    written = pd.read_csv(io.StringIO(out), parse_dates=["ds"])
+    np.testing.assert_allclose(written["yhat"], expected["yhat"], rtol=1e-5, atol=1e-6)
+    assert (written["ds"] == expected["ds"]).all()
+    status, _, err = run(capsys, "predict", "--model-dir", model_dir, "--input", tmp_path / "new.csv", "--update")
+    assert status == 2 and "overlaps what the model has seen" in err  # the saved model moved on
+    status, _, err = run(capsys, "predict", "--model-dir", model_dir, "--update")
+    assert status == 2 and "--update takes in the new observations of --input" in err
 
 
 def test_wide_file_with_a_date_column_and_integer_time(tmp_path, capsys):
@@ -248,7 +270,7 @@ def test_benchmark_smoke_run_on_etth1(tmp_path, capsys):
                            "--config-dir", ROOT / "benchmarks" / "configs", "--results", results,
                            "--results-md", tmp_path / "RESULTS.md")
     assert status == 0, err
-    assert "ETTh1 H96 DLinearForecaster [default+max_epochs=1] seed 0: mse" in out
+    assert "ETTh1 H96 DLinearForecaster [max_epochs=1] seed 0: mse" in out
     rows = pd.read_csv(results)
     assert len(rows) == 1 and rows["model"].iloc[0] == "DLinearForecaster"
     assert "### ETTh1, input 96" in (tmp_path / "RESULTS.md").read_text()

@@ -19,7 +19,8 @@ import torch
 from tsrsa import TransformerForecaster
 from tsrsa.data.windows import training_windows
 from tsrsa.training import WindowLoader
-from tsrsa.training.distributed import Rank, plan_placement, rank_seed
+from tsrsa.training.distributed import plan_placement, rank_seed
+from tsrsa.training.ranks import Rank
 
 from conftest import make_panel
 
@@ -104,7 +105,6 @@ PARAMS = dict(h=4, input_size=8, patch_len=2, d_model=8, n_heads=2, n_layers=1, 
               max_epochs=2, batch_size=16, val_size=4, accelerator="cpu", num_threads=1, random_state=3)
 
 
-@pytest.mark.slow
 @pytest.mark.skipif(not os.environ.get("TSRSA_SLOW_TESTS"), reason=(
     "two torchrun-style rank processes cost ~5 s of interpreter start-up; the suite runs the spawn "
     "path's equality check (test_example_spawns_two_cpu_workers); set TSRSA_SLOW_TESTS=1 to run this too"))

@@ -39,6 +39,12 @@ SUITE = [
     pytest.param(lambda **kw: tsrsa.RSAForecaster(h=H, input_size=8, patch_len=2, d_model=8, n_heads=4, n_layers=1,
                                                   d_ff=16, max_epochs=2, batch_size=16, random_state=0, **kw),
                  id="RSA"),
+    pytest.param(lambda **kw: TransformerForecaster(h=H, input_size=8, patch_len=4, d_model=8, n_heads=2, n_layers=1,
+                                                    d_ff=16, stream=True, max_epochs=2, batch_size=16,
+                                                    random_state=0, **kw), id="TransformerStream"),
+    pytest.param(lambda **kw: tsrsa.RSAForecaster(h=H, input_size=8, patch_len=2, d_model=8, n_heads=4, n_layers=1,
+                                                  d_ff=16, stream=True, max_epochs=2, batch_size=16, random_state=0,
+                                                  **kw), id="RSAStream"),
 ]
 
 
@@ -160,6 +166,18 @@ def test_predict_on_unseen_ids_and_other_layouts(fitted):
     from_series = model.predict(df=one)
     np.testing.assert_allclose(from_series["yhat"].to_numpy(),
                                pred.loc[pred["unique_id"] == "s1", "yhat"].to_numpy(), rtol=1e-6)
+
+
+def test_update_equals_forecasting_from_the_whole_frame(fitted):
+    make, train = fitted["make"], fitted["train"]
+    head, tail = train.groupby("unique_id").head(33), train.groupby("unique_id").tail(7)
+    model = make().fit(head)
+    whole = model.predict(df=train)
+    assert model.update(tail.iloc[:5]) is model  # a few steps of one series, then the rest
+    model.update(tail.iloc[5:])
+    got = model.predict()
+    pd.testing.assert_frame_equal(got.drop(columns="yhat"), whole.drop(columns="yhat"))
+    np.testing.assert_allclose(got["yhat"], whole["yhat"], rtol=1e-5, atol=1e-6)
 
 
 def test_repeatable_and_global_random_state_untouched(fitted):

@@ -53,6 +53,21 @@ def test_ar_roots_errors():
         ar_roots(_ar2(0.5, 0.1, n=100), ic="cv")
 
 
+def test_pooled_roots_of_one_series_are_its_yule_walker_roots():
+    from statsmodels.regression.linear_model import yule_walker
+
+    y = _ar2(1.5, -0.9, n=600, seed=3)
+    fit = yule_walker(y, order=2, method="mle", result_object=True)  # biased autocovariances, as pooled
+    expected = np.roots(np.r_[1.0, -fit.rho])
+    got = pooled_ar_roots([y], max_lag=2)
+    assert len(got) == 2  # BIC keeps both lags of a strong AR(2)
+    np.testing.assert_allclose(np.sort_complex(got), np.sort_complex(expected), rtol=1e-10)
+    with pytest.raises(ValueError, match="ic="):
+        pooled_ar_roots([y], ic="cv")
+    with pytest.raises(ValueError, match="max_lag=0"):
+        pooled_ar_roots([y], max_lag=0)
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_daily_and_weekly_periods_under_trend_and_noise(seed):
     rng = np.random.default_rng(seed)

@@ -189,6 +189,19 @@ def test_ptf_network_is_the_forecasters_network(toy):
                 assert ours[name].default == theirs[name].default, name
 
 
+def test_the_adapters_take_any_kind_by_name(toy):
+    from tsrsa.integrations.pytorch_forecasting import VanillaTransformer
+
+    train, _ = toy
+    model = VanillaTransformer.from_dataset(train, d_model=16, attention="rsa", attention_options={"gate_init": -2.0})
+    assert all(isinstance(b.attn, RSAAttention) for b in model.network.blocks)
+    torch.testing.assert_close(model.network.blocks[0].attn.mu, torch.tensor([-2.0]))
+    other = tslib.VanillaModel(_configs(), attention="rsa", attention_options={"n_dilated_regular": 1})
+    assert [b.attn.plan.kinds for b in other.network.blocks][0] == ("regular", "cyclic_cos", "cyclic_sin", "regular")
+    with pytest.raises(TypeError, match="has no option"):
+        tslib.VanillaModel(_configs(), attention="rsa", attention_options={"gate_start": 1.0})
+
+
 def test_ptf_predict_leaves_the_callers_trainer_kwargs_alone(toy):
     from tsrsa.integrations.pytorch_forecasting import VanillaTransformer
 

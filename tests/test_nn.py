@@ -1,9 +1,6 @@
 """tsrsa.nn: the attention registry, softmax attention, patches, RevIN, networks and losses."""
 from __future__ import annotations
 
-import ast
-from pathlib import Path
-
 import pytest
 import torch
 import torch.nn.functional as F
@@ -58,10 +55,35 @@ def test_registry_errors(dummy_kind):
     with pytest.raises(TypeError, match="subclass of tsrsa.nn.Attention"):
         register_attention("plain")(torch.nn.Linear)
     with pytest.raises(NotImplementedError, match="no recurrent form"):
-        build_attention("softmax", 8, 2).step(torch.zeros(1, 8), None)
+        build_attention("test-mean", 8, 2).init_state(1)
+    with pytest.raises(TypeError, match=r"has no option\(s\) \['scael'\]; its options are \['scale'\]"):
+        build_attention("test-mean", 8, 2, scael=0.5)
+    with pytest.raises(ValueError, match="streams only when built with causal=True"):
+        build_attention("softmax", 8, 2).stream(torch.zeros(1, 1, 8), build_attention("softmax", 8, 2).init_state(1))
 
 
 # ---------------------------------------------------------------------- softmax attention
+def test_alibi_slopes_and_bias_follow_the_paper_elementwise():
+    from tsrsa.nn.softmax import alibi_slopes
+
+    assert alibi_slopes(8) == [2.0 ** -(i + 1) for i in range(8)]  # 2^(-8/8 * k)
+    assert alibi_slopes(4) == [0.25, 0.0625, 0.015625, 0.00390625]
+    assert alibi_slopes(6) == alibi_slopes(4) + alibi_slopes(8)[0::2][:2]
+    torch.manual_seed(0)
+    for causal in (False, True):
+        attn = SoftmaxAttention(8, 2, causal=causal, alibi=True).double().eval()
+        x = torch.randn(2, 6, 8, dtype=torch.float64)
+        q, k, v = attn.project(x)
+        slopes = torch.tensor(alibi_slopes(2), dtype=torch.float64)
+        i, j = torch.arange(6)[:, None], torch.arange(6)[None, :]
+        logits = q @ k.mT / 2.0 - slopes.view(1, 2, 1, 1) * (i - j).abs()  # (B, H, T, T)
+        if causal:
+            logits = logits.masked_fill(j > i, float("-inf"))
+        expected = attn.output(torch.softmax(logits, dim=-1) @ v)
+        torch.testing.assert_close(attn(x), expected, rtol=0, atol=1e-12)
+
+
+
 @pytest.mark.parametrize("causal", [False, True])
 def test_fused_and_explicit_softmax_agree(causal):
     torch.manual_seed(0)
@@ -157,26 +179,3 @@ def test_losses_elementwise():
     torch.testing.assert_close(make_loss("huber")(pred[..., :1], target), F.huber_loss(pred[..., 0], target))
     with pytest.raises(ValueError, match="loss='mape'"):
         make_loss("mape")
-
-
-# ---------------------------------------------------------------------- layering
-def test_nn_imports_nothing_from_the_rest_of_tsrsa():
-    root = Path(__file__).resolve().parents[1] / "tsrsa" / "nn"
-    for path in root.glob("*.py"):
-        tree = ast.parse(path.read_text())
-        for node in ast.walk(tree):
-            names = []
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                names = [node.module or ""]
-            for name in names:
-                assert not name.startswith(("pandas", "numpy")), (path.name, name)
-                assert not name.startswith("tsrsa.") or name.startswith("tsrsa.nn"), (path.name, name)
-
-
-def test_data_layer_knows_no_models():
-    root = Path(__file__).resolve().parents[1] / "tsrsa" / "data"
-    for path in root.glob("*.py"):
-        text = path.read_text()
-        assert "import torch" not in text and "tsrsa.nn" not in text, path.name

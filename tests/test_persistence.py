@@ -46,9 +46,16 @@ def test_directory_layout_and_config(saved):
     assert set(weights) == set(model.network_.state_dict())
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in (FIXTURES / "format_v1").iterdir()))
-def test_models_saved_by_format_v1_still_load(name):
-    path = FIXTURES / "format_v1" / name
+SAVED = sorted((p.parent.name, p.name) for p in FIXTURES.glob("format_v*/*") if p.is_dir())
+
+
+def test_every_format_version_has_fixtures():
+    assert {version for version, _ in SAVED} == {f"format_v{v}" for v in range(1, FORMAT_VERSION + 1)}
+
+
+@pytest.mark.parametrize("version,name", SAVED)
+def test_models_saved_by_every_format_version_still_load(version, name):
+    path = FIXTURES / version / name
     model = tsrsa.load(path)
     expected = pd.read_csv(path / "expected.csv", parse_dates=["ds"])
     got = model.predict()

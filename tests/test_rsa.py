@@ -12,7 +12,7 @@ from tsrsa.nn import RSAAttention, SoftmaxAttention, linear_rnn_to_rem, plan_hea
 from tsrsa.nn.rem import (
     kind_codes, rem_apply_dense, rem_apply_fft, rem_apply_scan, rem_kernels, rem_matrices,
 )
-from tsrsa.nn.softmax import split_heads
+from tsrsa.nn.multihead import split_heads
 
 from conftest import make_panel
 
@@ -304,3 +304,27 @@ def test_twins_differ_in_attention_alone():
     assert not torch.allclose(net_r(x), net_v(x))
     extra_params = sum(p.numel() for p in net_r.parameters()) - sum(p.numel() for p in net_v.parameters())
     assert extra_params == 2 * (2 + 1 + 1 + 1)  # eta (2), nu, theta, mu per layer
+
+
+def test_rem_stream_follows_the_recurrences_elementwise():
+    """Regular, cyclic cos/sin and dilated heads, advanced block by block by rem_stream, equal the
+    Python-loop recurrences of rem_apply_scan (float64)."""
+    from tsrsa.nn.rem import kind_codes, rem_apply_scan, rem_multipliers, rem_stream
+
+    torch.manual_seed(0)
+    kinds = ["regular", "regular", "cyclic_cos", "cyclic_sin", "cyclic_cos", "regular"]
+    code = kind_codes(kinds)
+    radius = torch.tensor([0.9, -0.7, 0.8, 0.8, 0.95, 0.5], dtype=torch.float64)
+    theta = torch.tensor([0.0, 0.0, 0.6, 0.6, 2.1, 0.0], dtype=torch.float64)
+    dilation = torch.tensor([1, 2, 1, 1, 3, 4])
+    v = torch.randn(2, 6, 17, 3, dtype=torch.float64)
+    expected = rem_apply_scan(code, radius, theta, dilation, v)  # (B, H, T, hs)
+    rho = rem_multipliers(radius, theta)
+    z = torch.zeros(2, 6, 4, 3, dtype=torch.complex128)
+    outputs, start = [], 0
+    for n in (1, 6, 2, 8):
+        o, z = rem_stream(rho, dilation, v[:, :, start: start + n], z)
+        outputs.append(torch.where((code == 2).view(1, -1, 1, 1), o.imag, o.real))
+        start += n
+    torch.testing.assert_close(torch.cat(outputs, dim=2), expected, rtol=0, atol=1e-12)
+    assert (z[:, 0, 1:] == 0).all() and (z[:, 1, 2:] == 0).all()  # no state beyond a head's dilation

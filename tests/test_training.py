@@ -13,7 +13,7 @@ from tsrsa.training import (
     TrainingConfig, WindowLoader, resolve_device, resolve_devices, resolve_seed, seeded, torch_threads,
     train_network,
 )
-from tsrsa.training.loop import _optimizer, _scheduler, parameter_groups
+from tsrsa.training.loop import make_optimizer, make_scheduler, parameter_groups
 
 CPU = torch.device("cpu")
 
@@ -132,27 +132,30 @@ def test_learning_rate_schedules(schedule, check):
 
 
 class WithRecurrence(nn.Module):
-    """A linear map plus two scalars that the module names as its recurrence parameters."""
+    """A linear map plus two scalars that the module offers as a named parameter group."""
 
     def __init__(self):
         super().__init__()
         self.lin = nn.Linear(4, 2)
         self.decay = nn.Parameter(torch.tensor([0.5, 0.25]))
 
-    def recurrence_parameters(self):
-        return [self.decay]
+    def parameter_groups(self):
+        return {"recurrence": [self.decay]}
 
     def forward(self, x):
         return (self.lin(x) * self.decay.sum())[..., None]
 
 
-def test_recurrence_parameters_take_their_own_rate_without_weight_decay():
+def test_a_named_group_takes_its_own_rate_without_weight_decay():
     net = WithRecurrence()
-    assert len(parameter_groups(net, TrainingConfig())) == 1  # no rate of their own: one group
-    config = TrainingConfig(learning_rate=1e-3, weight_decay=0.1, recurrence_learning_rate=0.05)
+    assert len(parameter_groups(net, TrainingConfig())) == 1  # no options of their own: one group
+    with pytest.raises(ValueError, match="does not offer"):
+        parameter_groups(net, TrainingConfig(group_options={"gates": {"lr": 0.1}}))
+    config = TrainingConfig(learning_rate=1e-3, weight_decay=0.1,
+                            group_options={"recurrence": {"lr": 0.05, "weight_decay": 0.0}})
     groups = parameter_groups(net, config)
     assert [len(g["params"]) for g in groups] == [2, 1] and groups[1]["params"][0] is net.decay
-    optimizer = _optimizer(net, config)
+    optimizer = make_optimizer(net, config)
     before = {name: p.detach().clone() for name, p in net.named_parameters()}
     x = torch.randn(8, 4)
     _mse(net(x), torch.randn(8, 2)).backward()
@@ -165,9 +168,10 @@ def test_recurrence_parameters_take_their_own_rate_without_weight_decay():
 
 
 def test_onecycle_peaks_each_group_at_its_own_rate():
-    config = TrainingConfig(max_epochs=2, learning_rate=0.01, recurrence_learning_rate=0.1, lr_schedule="onecycle")
-    optimizer = _optimizer(WithRecurrence(), config)
-    scheduler = _scheduler(optimizer, config, steps_per_epoch=10)
+    config = TrainingConfig(max_epochs=2, learning_rate=0.01, group_options={"recurrence": {"lr": 0.1}},
+                            lr_schedule="onecycle")
+    optimizer = make_optimizer(WithRecurrence(), config)
+    scheduler = make_scheduler(optimizer, config, steps_per_epoch=10)
     rates = []
     for _ in range(20):
         rates.append([group["lr"] for group in optimizer.param_groups])

@@ -132,8 +132,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="Forecast with a model saved by 'tsrsa fit' (or Forecaster.save) and write a\n"
                     "long CSV: id, time, yhat (and yhat_q.. columns for quantile models). Without\n"
                     "--input the model forecasts after the end of its training data; with --input,\n"
-                    "after the end of each series in that file (ids unseen in training allowed).",
-        epilog="Example:\n  tsrsa predict --model-dir model --input recent.csv --output forecast.csv",
+                    "after the end of each series in that file (ids unseen in training allowed). With\n"
+                    "--update, the rows of --input are new observations that continue each series\n"
+                    "(Forecaster.update: no refit; a streaming model advances its state over them\n"
+                    "alone); the model is written back to --model-dir, so the next call continues.",
+        epilog="Examples:\n  tsrsa predict --model-dir model --input history.csv --output forecast.csv\n"
+               "  tsrsa predict --model-dir model --input new_rows.csv --update --output forecast.csv",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     predict.add_argument("--model-dir", required=True, type=Path, help="folder written by 'tsrsa fit'")
     predict.add_argument("--input", type=Path, help="history to forecast from (CSV; default: the training data)")
@@ -141,6 +145,9 @@ def build_parser() -> argparse.ArgumentParser:
                          help="forecast CSV to write ('-', the default, writes to stdout)")
     predict.add_argument("--h", type=int, help="steps to forecast (at most the trained horizon; default all)")
     predict.add_argument("--device", default="cpu", help="device to load the network on (default cpu)")
+    predict.add_argument("--update", action="store_true",
+                         help="--input holds new observations after each series' saved end: take them in and "
+                              "save the model back to --model-dir")
     predict.set_defaults(run=_run_predict)
 
     bench = commands.add_parser(
@@ -287,13 +294,19 @@ def _run_predict(args) -> int:
         hint = (f"the model was fitted on columns id_col={model.id_col!r}, time_col={model.time_col!r}, "
                 f"target_col={model.target_col!r} and reads new data in the same names")
         df = read_csv(args.input, **names, rename_hint=hint)
+    elif args.update:
+        raise CommandError("--update takes in the new observations of --input; give --input")
     if args.output != "-":
         out = Path(args.output)
         if out.is_dir():
             raise CommandError(f"--output {out} is a folder; give a file name such as {out / 'forecast.csv'}")
         if not out.parent.is_dir():
             raise CommandError(f"the folder {out.parent} of --output does not exist")
-    forecast = model.predict(args.h, df=df)
+    if args.update:
+        forecast = model.update(df).predict(args.h)
+        model.save(args.model_dir)
+    else:
+        forecast = model.predict(args.h, df=df)
     if args.output == "-":
         forecast.to_csv(sys.stdout, index=False)
     else:

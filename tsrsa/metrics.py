@@ -81,13 +81,22 @@ def pinball(y_true, y_quantile, q: float) -> float:
 METRICS = ("mse", "mae", "rmse", "smape", "mase", "pinball")
 
 
-def _quantile_columns(frame: pd.DataFrame) -> dict[str, float]:
+def quantile_columns(frame: pd.DataFrame) -> dict[str, float]:
+    """The quantile forecast columns of ``frame`` and their levels, in column order.
+
+    Examples
+    --------
+    >>> quantile_columns(pd.DataFrame(columns=["unique_id", "yhat", "yhat_q10", "yhat_q2.5"]))
+    {'yhat_q10': 0.1, 'yhat_q2.5': 0.025}
+    """
     found = {}
     for col in frame.columns:
         match = _QUANTILE_COLUMN.match(str(col))
         if match:
             found[col] = float(match.group(1)) / 100.0
     return found
+
+
 
 
 def evaluate(
@@ -143,7 +152,7 @@ def evaluate(
     missing = [c for c in (target_col, pred_col) if c not in df.columns]
     if missing:
         raise ValueError(f"the frame lacks column(s) {missing}; it has {list(df.columns)}")
-    quantiles = _quantile_columns(df)
+    quantiles = quantile_columns(df)
     if "pinball" in metrics and not quantiles:
         raise ValueError("pinball needs quantile columns named like 'yhat_q10'; none found")
     if "mase" in metrics and train_df is None:

@@ -88,8 +88,8 @@ def _suggest(trial, name: str, spec):
 
 
 def _space(estimator, search_space) -> Callable:
-    if search_space is None:
-        return type(estimator).search_space
+    if search_space is None:  # the class's default space, which may depend on the estimator's settings
+        return lambda trial: type(estimator).search_space(trial, estimator)
     if callable(search_space):
         return search_space
     if isinstance(search_space, dict):

@@ -23,7 +23,7 @@ from pathlib import Path
 from tsrsa.benchmarking.configs import load_config
 from tsrsa.benchmarking.protocol import LTSF_DATASETS, load_protocol_data
 from tsrsa.benchmarking.results import (
-    append_rows, log_run, read_results, read_run_log, replace_section, results_tables, runs_table,
+    append_rows, log_run, read_results, read_run_log, replace_section, results_tables, runs_summary,
 )
 from tsrsa.benchmarking.runner import run_one
 
@@ -48,7 +48,9 @@ def parser(root: Path) -> argparse.ArgumentParser:
     p.add_argument("--horizons", type=_ints, default=None,
                    help="comma-separated horizons (default 96,192,336,720; ILI 24,36,48,60)")
     p.add_argument("--seeds", type=_ints, default=[0], help="comma-separated seeds (default 0)")
-    p.add_argument("--variant", default="default", help="named variant of the configuration (default 'default')")
+    p.add_argument("--variant", default="default",
+                   help="variant of each configuration, named by the options it changes, e.g. "
+                        "'gate_init=0,learning_rate=1e-3' (one name; default 'default')")
     p.add_argument("--train-fraction", type=float, default=1.0,
                    help="use the most recent fraction of the training windows (default 1.0)")
     p.add_argument("--input-size", type=int, default=None, help="input length (default 96; ILI 36)")
@@ -144,7 +146,8 @@ def _run_task(task: tuple, *, config_dir, input_size, data_dir, variant, overrid
     """One (data set, configuration, horizon, seed) run: its row of ``ltsf.csv``. Runs in a worker
     process under ``--jobs``, so it takes names and paths, never loaded objects."""
     dataset, name, h, seed = task
-    return run_one(load_config(name, config_dir), _protocol_data(dataset, input_size, data_dir), h, seed=seed,
+    config = load_config(name, config_dir)
+    return run_one(config, _protocol_data(dataset, input_size, data_dir), h, seed=seed,
                    variant=variant, overrides=overrides, train_fraction=train_fraction, max_windows=max_windows,
                    num_threads=num_threads, accelerator=accelerator)
 
@@ -165,16 +168,17 @@ def _run_parallel(run, tasks: list, jobs: int, record) -> None:
 
 
 def write_results_md(results: Path, results_md: Path, config_dir: Path | None = None) -> None:
-    """Regenerate the long-horizon tables of ``results_md`` from ``results``, its run log and the
-    configurations of the models it holds."""
+    """Regenerate the long-horizon tables of ``results_md`` from ``results``, the configurations of
+    the models it holds and a summary of its run log (the log itself is linked, not copied)."""
     df = read_results(results)
     body = [PROTOCOL, results_tables(df)]
     if config_dir is not None and not df.empty:
         body.append(configs_list(config_dir, set(df["model"])))
-    runs = read_run_log(results.with_name("ltsf_runs.jsonl"))
+    log = results.with_name("ltsf_runs.jsonl")
+    runs = read_run_log(log)
     if runs:
-        body += ["#### Runs (date, machine, command, rows written, the command's wall time where logged)\n",
-                 runs_table(runs)]
+        link = Path(os.path.relpath(log, Path(results_md).parent)).as_posix()
+        body += ["#### Runs\n", runs_summary(runs, link)]
     replace_section(results_md, SECTION, "\n".join(body), title="Long-horizon benchmark (LTSF)")
 
 
@@ -197,5 +201,7 @@ def configs_list(config_dir: Path, estimators: set[str]) -> str:
             continue
         notes = json.loads(path.read_text()).get("notes", "")
         params = ", ".join(f"{k}={v}" for k, v in config.params.items()) or "library defaults"
-        lines.append(f"- **{path.stem}** (`{config.estimator}`, default variant: {params}). {notes}")
+        variants = ", ".join(f"`{name}`" for name in config.variants)
+        lines.append(f"- **{path.stem}** (`{config.estimator}`, default: {params}"
+                     + (f"; variants: {variants}" if variants else "") + f"). {notes}")
     return "\n".join(lines) + "\n"

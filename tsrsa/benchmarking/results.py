@@ -198,13 +198,27 @@ def _standard_horizons(dataset: str) -> tuple[int, ...]:
     return LTSF_DATASETS.get(dataset, (96, HORIZONS))[1]
 
 
-def runs_table(runs: list[dict]) -> str:
+def runs_summary(runs: list[dict], link: str) -> str:
+    """Where the runs behind the tables come from, in a few lines: the run log ``link`` (every
+    command with its date, machine, rows and wall time stays there), and per machine the dates,
+    commands and rows."""
     if not runs:
         return ""
-    lines = ["| date | machine | command | rows | wall s |", "|---|---|---|---|---|"]
+    machines: dict[str, dict] = {}
     for run in runs:
-        wall = f"{run['wall_seconds']:,.0f}" if "wall_seconds" in run else ""
-        lines.append(f"| {run['date']} | {run['machine']} | `{run['command']}` | {run['rows']} | {wall} |")
+        entry = machines.setdefault(run["machine"], {"dates": [], "commands": 0, "rows": 0})
+        entry["dates"].append(str(run["date"])[:10])
+        entry["commands"] += 1
+        entry["rows"] += int(run["rows"])
+    dates = sorted(str(run["date"])[:10] for run in runs)
+    span = dates[0] if dates[0] == dates[-1] else f"{dates[0]} to {dates[-1]}"
+    lines = [f"Run log: [`{link}`]({link}) has the exact command of every run with its date, machine, "
+             f"rows written and, where logged, wall time: {len(runs)} commands, {span}.\n",
+             "| machine | dates | commands | rows |", "|---|---|---|---|"]
+    for machine, entry in machines.items():
+        first, last = min(entry["dates"]), max(entry["dates"])
+        span = first if first == last else f"{first} to {last}"
+        lines.append(f"| {machine} | {span} | {entry['commands']} | {entry['rows']} |")
     return "\n".join(lines) + "\n"
 
 

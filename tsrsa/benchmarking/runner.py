@@ -81,16 +81,9 @@ def run_one(config: ModelConfig, data: ProtocolData, h: int, *, seed: int = 0, v
     score = score_model(model, data, h, max_windows=max_windows)
     row = {
         "dataset": data.name, "horizon": int(h), "model": type(model).__name__,
-        "variant": variant_name(variant, overrides), "seed": int(seed), "mse": score.mse, "mae": score.mae,
+        "variant": config.variant_label(variant, overrides), "seed": int(seed), "mse": score.mse, "mae": score.mae,
         "input_size": data.input_size, "train_fraction": float(train_fraction), "device": device_label(model),
         "train_seconds": round(seconds, 2), "best_epoch": best_epoch(model),
     }
     assert list(row) == list(COLUMNS)
     return row
-
-
-def variant_name(variant: str, overrides: dict | None) -> str:
-    """The variant with any command-line overrides spelled out: "default+max_epochs=1"."""
-    if not overrides:
-        return variant
-    return variant + "+" + ",".join(f"{k}={v}" for k, v in sorted(overrides.items()))

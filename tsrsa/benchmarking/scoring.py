@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from tsrsa.benchmarking.protocol import ProtocolData
+from tsrsa.benchmarking.protocol import ProtocolData, fit_frame
 
 #: windows handed to the model per call (it runs them in its own bounded batches)
 CHUNK = 8192
@@ -107,3 +107,23 @@ def score_model(model, data: ProtocolData, h: int, *, max_windows: int | None = 
 
     return score_forecasts(forecast, data, h, loc=memory.loc[where], scale=memory.scale[where],
                            lookback=lookback, max_windows=max_windows, chunk=chunk)
+
+
+def score_streamed(model, data: ProtocolData, h: int, *, max_windows: int | None = None) -> Score:
+    """Score a forecaster in the streaming configuration as ``update()`` serves it: each channel
+    streams from its first row, and test window j is forecast from the state after the row before
+    its targets (the whole history, not a window of ``input_size`` rows)."""
+    from tsrsa.data.validation import build_panel
+
+    b = data.borders
+    n = b.n_windows("test", h) if max_windows is None else min(b.n_windows("test", h), int(max_windows))
+    panel = build_panel(fit_frame(data, 0, b.val_end + n - 1), model._spec, freq=model.freq)
+    if list(panel.ids) != list(model.memory_.ids):
+        raise ValueError("score_streamed needs the model fitted on the data set's channels, in their order")
+    cutoffs = np.tile(b.val_end - 1 + np.arange(n), (panel.n_series, 1))  # (C, n) last row before each window
+    yhat = model._forecast_cutoffs(panel, cutoffs, h)["yhat"].reshape(n, panel.n_series, h)  # (n, C, h)
+    rows = b.val_end + np.arange(n)[:, None] + np.arange(h)[None, :]  # (n, h)
+    order = [data.channels.index(str(c)) for c in panel.ids]
+    y = data.scaled[rows][:, :, order].transpose(0, 2, 1)  # (n, C, h)
+    err = yhat - y
+    return Score(mse=float(np.square(err).mean()), mae=float(np.abs(err).mean()), n_windows=n, n_values=err.size)

@@ -36,6 +36,12 @@ class SeriesMemory:
             scale=np.ones(n) if scale is None else np.asarray(scale, dtype=np.float64),
         )
 
+    def append(self, other: "SeriesMemory") -> "SeriesMemory":
+        """This memory followed by ``other``'s series (same tail length)."""
+        return SeriesMemory(ids=self.ids.append(other.ids), last=self.last.append(other.last),
+                            tails=np.concatenate([self.tails, other.tails]), loc=np.concatenate([self.loc, other.loc]),
+                            scale=np.concatenate([self.scale, other.scale]))
+
     def for_new_data(self, panel: Panel, tail_length: int, scaler: str | None) -> "SeriesMemory":
         """Memory of ``panel``'s series: statistics of known ids are kept from fitting, those
         of unseen ids come from their own history in ``panel``."""

@@ -49,6 +49,15 @@ class Panel:
         index = self.offsets[1:, None] - n + np.arange(n)[None, :]  # (S, n)
         return self.values[index]
 
+    def take(self, rows) -> "Panel":
+        """The series at positions ``rows`` (in that order)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        lengths = self.lengths[rows]
+        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        index = np.repeat(self.offsets[rows] - offsets[:-1], lengths) + np.arange(offsets[-1])
+        return Panel(self.ids[rows], self.values[index], offsets, pd.Index(self.first).take(rows),
+                     pd.Index(self.last).take(rows), self.freq, self.layout)
+
     def head(self, lengths) -> "Panel":
         """The first ``lengths[i]`` values of every series (1 <= lengths[i] <= its length)."""
         lengths = np.asarray(lengths, dtype=np.int64)

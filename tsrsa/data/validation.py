@@ -245,3 +245,36 @@ def check_min_length(panel: Panel, min_length: int, why: str) -> None:
             f"series {format_id(panel.ids[i])} has {int(panel.lengths[i])} observations but needs "
             f"at least {min_length} ({why}){more}; lower those settings or drop the short series"
         )
+
+
+def check_continuation(panel: Panel, last: pd.Index, known: np.ndarray, *, new_ids: str = "raise") -> None:
+    """ValueError unless every known series of ``panel`` starts one step after its last timestamp.
+
+    panel: new observations; last: (S_model,) the last timestamp the model has of each series;
+    known: (S_panel,) each panel series' position in ``last``, -1 for an id the model has not seen
+    (an error unless ``new_ids="add"``).
+    """
+    unseen = np.flatnonzero(known < 0)
+    if unseen.size and new_ids != "add":
+        i = int(unseen[0])
+        more = f" (and {unseen.size - 1} more)" if unseen.size > 1 else ""
+        raise ValueError(
+            f"series {format_id(panel.ids[i])}{more} was not seen in fit; update() takes new observations of "
+            f"known series: pass new_ids='add' to take such series in with their whole history, or refit"
+        )
+    seen = np.flatnonzero(known >= 0)
+    if not seen.size:
+        return
+    expected = panel.freq.shift(pd.Index(last).take(known[seen]), np.ones(seen.size, dtype=np.int64))
+    first = pd.Index(panel.first).take(seen)
+    wrong = np.flatnonzero(np.asarray(first != pd.Index(expected)))
+    if wrong.size:
+        j = int(wrong[0])
+        i, was = int(seen[j]), pd.Index(last)[int(known[seen[j]])]
+        more = f" ({wrong.size - 1} other series too)" if wrong.size > 1 else ""
+        what = "overlaps what the model has seen" if first[j] <= was else "leaves a gap"
+        raise ValueError(
+            f"series {format_id(panel.ids[i])}: the new data starts at {first[j]} and {what} (its last observation "
+            f"is {was}, so the next one is {pd.Index(expected)[j]}){more}; pass only the observations after "
+            f"each series' last one, with no missing steps"
+        )

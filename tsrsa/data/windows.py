@@ -20,9 +20,14 @@ class SlidingWindows:
         First and last allowed absolute start position per series; hi < lo means none.
     input_size, h : int
         Window layout: ``input_size`` inputs, then ``h`` targets.
+    target_stride : int, optional
+        None: the targets are the ``h`` steps after the inputs, (B, h). k: after every k-th input
+        step, the ``h`` steps that follow it, (B, input_size // k, h) (every token's targets, for
+        networks that forecast from each token of ``k`` steps); ``input_size`` must be a multiple of k.
     """
 
-    def __init__(self, values: np.ndarray, lo: np.ndarray, hi: np.ndarray, input_size: int, h: int):
+    def __init__(self, values: np.ndarray, lo: np.ndarray, hi: np.ndarray, input_size: int, h: int,
+                 target_stride: int | None = None):
         self.values = values
         self.lo = np.asarray(lo, dtype=np.int64)
         counts = np.maximum(np.asarray(hi, dtype=np.int64) - self.lo + 1, 0)  # (S,)
@@ -30,6 +35,13 @@ class SlidingWindows:
         self.input_size = int(input_size)
         self.h = int(h)
         self._span = np.arange(self.input_size + self.h, dtype=np.int64)  # (L + h,)
+        #: positions of the targets within a window's span: None for the last h, else (N, h)
+        self.target_index = None
+        if target_stride is not None:
+            if self.input_size % target_stride:
+                raise ValueError(f"input_size={input_size} must be a multiple of target_stride={target_stride}")
+            ends = np.arange(target_stride, self.input_size + 1, target_stride, dtype=np.int64)  # (N,)
+            self.target_index = ends[:, None] + np.arange(self.h, dtype=np.int64)[None, :]  # (N, h)
 
     def __len__(self) -> int:
         return int(self.cum[-1])
@@ -40,16 +52,19 @@ class SlidingWindows:
         return self.lo[series] + (index - self.cum[series]), series
 
     def batch(self, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Inputs (B, input_size) and targets (B, h) of the given windows."""
+        """Inputs (B, input_size) and targets (B, h), or (B, N, h) with ``target_stride``, of the given windows."""
         starts, _ = self.locate(np.asarray(index, dtype=np.int64))
         block = self.values[starts[:, None] + self._span[None, :]]  # (B, L + h)
+        if self.target_index is not None:
+            return block[:, : self.input_size], block[:, self.target_index]
         return block[:, : self.input_size], block[:, self.input_size :]
 
 
-def training_windows(values, offsets, fit_lengths, input_size: int, h: int) -> SlidingWindows:
+def training_windows(values, offsets, fit_lengths, input_size: int, h: int,
+                     target_stride: int | None = None) -> SlidingWindows:
     """Windows lying wholly inside each series' first ``fit_lengths[i]`` values."""
     lo = offsets[:-1]
-    return SlidingWindows(values, lo, lo + fit_lengths - (input_size + h), input_size, h)
+    return SlidingWindows(values, lo, lo + fit_lengths - (input_size + h), input_size, h, target_stride)
 
 
 def validation_windows(values, offsets, fit_lengths, input_size: int, h: int) -> SlidingWindows:

@@ -16,7 +16,9 @@ series, series in the file's column order, and each series' rows in file order.
 Only the standard library, numpy and pandas are imported here; statsmodels is imported on the
 first call that needs it.
 """
-from tsrsa.datasets.loading import ENV_VAR, cache_dir, load
+from tsrsa.datasets.loading import ENV_VAR, benchmark_file, cache_dir, load
 from tsrsa.datasets.registry import REGISTRY, DatasetInfo, Split, available, info
 
-__all__ = ["ENV_VAR", "REGISTRY", "DatasetInfo", "Split", "available", "cache_dir", "info", "load"]
+__all__ = [
+    "ENV_VAR", "REGISTRY", "DatasetInfo", "Split", "available", "benchmark_file", "cache_dir", "info", "load",
+]

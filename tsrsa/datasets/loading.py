@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tsrsa.datasets.registry import _TSLIB_HINT, DatasetInfo, info
+from tsrsa.datasets.registry import TSLIB_HINT, DatasetInfo, info
 
 #: Environment variable naming a folder that holds the benchmark CSV files.
 ENV_VAR = "TSRSA_DATA_DIR"
@@ -189,7 +189,53 @@ def _candidates(entry: DatasetInfo, folder: Path) -> list[Path]:
     return paths
 
 
-def _find_or_download(entry: DatasetInfo, data_dir) -> Path:
+def benchmark_file(name: str, *, data_dir: str | os.PathLike | None = None, download: bool = True) -> Path:
+    """Path of a benchmark data set's CSV file, as :func:`load` finds it.
+
+    The folders are searched as :func:`load` searches them (`data_dir`, ``$TSRSA_DATA_DIR``,
+    :func:`cache_dir`, each directly or in its Time-Series-Library sub-folder); when none has
+    the file, an ETT file is downloaded into the cache and its md5 checked.
+
+    Parameters
+    ----------
+    name : str
+        A benchmark data set of :func:`available` (``"ETTh1"``, ``"weather"``, ...).
+    data_dir : str or os.PathLike, optional
+        Folder searched first.
+    download : bool, default True
+        With False, never touch the network: a file in no folder raises at once.
+
+    Returns
+    -------
+    pathlib.Path
+
+    Raises
+    ------
+    ValueError
+        If `name` is unknown or ships with statsmodels (it has no file).
+    FileNotFoundError
+        If no folder has the file and it is not (or cannot be) downloaded; the message lists
+        the folders searched and where to get the file.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     (Path(folder) / "ETT-small").mkdir()
+    ...     _ = (Path(folder) / "ETT-small" / "ETTh1.csv").write_text("date,OT")
+    ...     print(benchmark_file("ETTh1", data_dir=folder, download=False).relative_to(folder))
+    ETT-small/ETTh1.csv
+    """
+    entry = info(name)
+    if entry.file is None:
+        raise ValueError(f"data set {entry.name!r} ships with statsmodels and has no file; load it with load()")
+    if data_dir is not None and not isinstance(data_dir, (str, os.PathLike)):
+        raise TypeError(f"data_dir must be a str or os.PathLike; got {type(data_dir).__name__}")
+    return _find_or_download(entry, data_dir, download=download)
+
+
+def _find_or_download(entry: DatasetInfo, data_dir, *, download: bool = True) -> Path:
     searched: list[str] = []
     for label, folder in _search_dirs(data_dir):
         for path in _candidates(entry, folder):
@@ -200,8 +246,14 @@ def _find_or_download(entry: DatasetInfo, data_dir) -> Path:
     if entry.url is None:
         raise FileNotFoundError(
             f"{entry.file} for data set {entry.name!r} was not found. Looked in: {where}. "
-            f"No automatic download exists for it: {_TSLIB_HINT}, then put {entry.file} in a "
+            f"No automatic download exists for it: {TSLIB_HINT}, then put {entry.file} in a "
             f"folder and pass data_dir=... or set the {ENV_VAR} environment variable to it."
+        )
+    if not download:
+        raise FileNotFoundError(
+            f"{entry.file} for data set {entry.name!r} was not found (and download=False). Looked in: "
+            f"{where}. Get it from {entry.url} (md5 {entry.md5}) into a folder and pass data_dir=... or "
+            f"set the {ENV_VAR} environment variable to it, or let load() download it into the cache."
         )
     try:
         return _download_to_cache(entry)

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 _TSLIB_DRIVE = "https://drive.google.com/drive/folders/13Cg1KYOlzM5C7K8gK8NfC-F3EYxkM3D2?usp=sharing"
-_TSLIB_HINT = (
+#: where the files without a download address come from
+TSLIB_HINT = (
     "download the Autoformer / Time-Series-Library data folder by hand: the Google Drive link in "
     f"the README of https://github.com/thuml/Time-Series-Library ({_TSLIB_DRIVE})"
 )
@@ -145,7 +146,7 @@ REGISTRY: dict[str, DatasetInfo] = {
         name="weather", file="weather.csv", md5="2e79e5e4c921d3542684c4a34c6748b4", freq="10min",
         n_channels=21, n_rows=52696, target="OT", split=_custom_split(52696), url=None,
         license=_AUTOFORMER_LICENSE + "; data: MPI-BGC Jena weather station",
-        source="Autoformer data folder, weather/weather.csv; " + _TSLIB_HINT,
+        source="Autoformer data folder, weather/weather.csv; " + TSLIB_HINT,
         description="Jena weather station 2020, 21 variables every 10 min (OT is the CO2 channel)",
         subdir="weather", date_format="%Y-%m-%d %H:%M:%S",
     ),
@@ -153,7 +154,7 @@ REGISTRY: dict[str, DatasetInfo] = {
         name="exchange_rate", file="exchange_rate.csv", md5="2fc11972378a4c8817c1adfdde522bf9",
         freq="D", n_channels=8, n_rows=7588, target="OT", split=_custom_split(7588), url=None,
         license=_AUTOFORMER_LICENSE + "; data: LSTNet (Lai et al. 2018)",
-        source="Autoformer data folder, exchange_rate/exchange_rate.csv; " + _TSLIB_HINT,
+        source="Autoformer data folder, exchange_rate/exchange_rate.csv; " + TSLIB_HINT,
         description="daily exchange rates of 8 countries (synthetic calendar-day dates)",
         subdir="exchange_rate", date_format="%Y/%m/%d %H:%M",
     ),
@@ -162,7 +163,7 @@ REGISTRY: dict[str, DatasetInfo] = {
         md5="50f75e5e1770ae57c2d29f5a6f2ae90a", freq="W-TUE", n_channels=7, n_rows=966,
         target="OT", split=_custom_split(966), url=None,
         license=_AUTOFORMER_LICENSE + "; data: CDC FluView ILINet (US government)",
-        source="Autoformer data folder, illness/national_illness.csv; " + _TSLIB_HINT,
+        source="Autoformer data folder, illness/national_illness.csv; " + TSLIB_HINT,
         description="weekly US influenza-like-illness counts, 7 channels (synthetic shifted dates)",
         subdir="illness", date_format="%Y-%m-%d %H:%M:%S",
     ),

@@ -9,7 +9,10 @@ implements four hooks:
 - ``_forecast_windows(tails, loc, scale, h)``: forecasts ``{column: (n, h) array}`` from ``n``
   input windows (each series' last values, or any windows: cross-validation, benchmarks).
 
-Validation of frames, output framing, ``predict(df=...)``, plotting and saving live here.
+Validation of frames, output framing, ``predict(df=...)``, ``update(df)``, plotting and saving
+live here. A forecaster whose state is more than each series' last values (the streaming
+configuration) also overrides ``_memory_for``, ``_continued_memory``, ``_forecast_memory`` and
+``_forecast_cutoffs``.
 """
 from __future__ import annotations
 
@@ -19,19 +22,49 @@ import inspect
 import warnings
 
 import numpy as np
+import pandas as pd
 
 from tsrsa.data.frames import FrameSpec, forecast_frame
 from tsrsa.data.memory import SeriesMemory
-from tsrsa.data.validation import build_panel, check_fill, check_min_length
+from tsrsa.data.validation import build_panel, check_continuation, check_fill, check_min_length
 from tsrsa.data.frequency import Frequency, parse_freq
-from tsrsa.forecasters.params import check_int, check_str
+from tsrsa.forecasters.params import check_choice, check_int, check_str
 from tsrsa.forecasters.persistence import decode_index, decode_times, encode_index, encode_times
 
 
-def _store_init_args(estimator, values: dict) -> None:
+def store_init_args(estimator, values: dict) -> None:
     """``__init__`` body of every forecaster: keep each argument under its own name."""
     for name in type(estimator)._get_param_names():
         setattr(estimator, name, values[name])
+
+
+def specialised_init(base: type, *, drop=(), after: str, extra: dict):
+    """An ``__init__`` that takes ``base``'s parameters without ``drop`` and with ``extra`` (name ->
+    default, keyword-only) inserted after ``after``, and stores each under its name.
+
+    A named estimator that fixes some of a general one's parameters (RSAForecaster: the
+    transformer with the "rsa" kind) keeps one argument list with it instead of a copy;
+    ``inspect.signature``, ``get_params`` and ``sklearn.base.clone`` see the full signature.
+    """
+    parameters = []
+    for p in inspect.signature(base.__init__).parameters.values():
+        if p.name in drop:
+            continue
+        parameters.append(p)
+        if p.name == after:
+            parameters += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default)
+                           for name, default in extra.items()]
+    signature = inspect.Signature(parameters)
+
+    def __init__(self, *args, **kwargs):
+        bound = signature.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        for name, value in bound.arguments.items():
+            if name != "self":
+                setattr(self, name, value)
+
+    __init__.__signature__ = signature
+    return __init__
 
 
 @contextlib.contextmanager
@@ -87,7 +120,7 @@ class BaseForecaster:
         return f"{type(self).__name__}({', '.join(shown)})"
 
     @classmethod
-    def search_space(cls, trial) -> dict:
+    def search_space(cls, trial, estimator=None) -> dict:
         """Parameters ``tsrsa.tune`` samples by default (none here: nothing to tune)."""
         return {}
 
@@ -113,6 +146,43 @@ class BaseForecaster:
     def _memory_for(self, panel) -> SeriesMemory:
         """Memory of new data for ``predict(df=...)``."""
         return self.memory_.for_new_data(panel, self.memory_.tails.shape[1], None)
+
+    def _forecast_memory(self, memory: SeriesMemory, h: int) -> dict[str, np.ndarray]:
+        """Forecasts ``{column: (S, h)}`` after the end of every series of ``memory``."""
+        return self._forecast_windows(memory.tails, memory.loc, memory.scale, h)
+
+    def _forecast_cutoffs(self, panel, cutoffs: np.ndarray, h: int) -> dict[str, np.ndarray]:
+        """Forecasts after positions ``cutoffs`` (S, W) of every series of ``panel`` (the series this
+        model was fitted on, in its order): ``{column: (W * S, h)}``, window-major (cross-validation)."""
+        memory = self.memory_
+        T = memory.tails.shape[1]
+        ends = (panel.offsets[:-1, None] + cutoffs).T.ravel()  # (W * S,) window-major
+        tails = panel.values[ends[:, None] - T + 1 + np.arange(T)[None, :]]  # (W * S, T)
+        reps = cutoffs.shape[1]
+        return self._forecast_windows(tails, np.tile(memory.loc, reps), np.tile(memory.scale, reps), h)
+
+    def _updated_memory(self, panel, known: np.ndarray) -> SeriesMemory:
+        """The memory after ``update``: ``panel`` holds new observations, ``known`` (S_panel,) the
+        position of each of its series in ``memory_`` (-1: a new series, its whole history in
+        ``panel``; new series join at the end)."""
+        updated = self._continued_memory(panel, known)
+        fresh = np.flatnonzero(known < 0)
+        return updated.append(self._memory_for(panel.take(fresh))) if fresh.size else updated
+
+    def _continued_memory(self, panel, known: np.ndarray) -> SeriesMemory:
+        """``memory_`` with the known series of ``panel`` continued by its new observations."""
+        memory = self.memory_
+        T = memory.tails.shape[1]
+        tails, last = memory.tails.copy(), memory.last
+        seen = np.flatnonzero(known >= 0)
+        for j in seen:
+            i = int(known[j])
+            tails[i] = np.concatenate([tails[i], panel.series(int(j))])[-T:]
+        if seen.size:
+            moved = pd.Series(last)
+            moved.iloc[known[seen]] = pd.Index(panel.last).take(seen)
+            last = pd.Index(moved)
+        return SeriesMemory(ids=memory.ids, last=last, tails=tails, loc=memory.loc, scale=memory.scale)
 
     # ------------------------------------------------------------------ public API
     @property
@@ -183,11 +253,46 @@ class BaseForecaster:
         """
         self._check_is_fitted()
         h = self._check_predict_h(h)
-        memory = self.memory_ if df is None else self._memory_for(self._predict_panel(df))
         with quiet(getattr(self, "verbose", 0)):
-            columns = self._forecast_windows(memory.tails, memory.loc, memory.scale, h)
+            memory = self.memory_ if df is None else self._memory_for(self._predict_panel(df))
+            columns = self._forecast_memory(memory, h)
         times = self.freq_.future(memory.last, h)
         return forecast_frame(memory.ids, times, columns, self._spec)
+
+    def update(self, df, *, new_ids: str = "raise"):
+        """Take in observations that continue each series, without refitting; returns self.
+
+        As sktime's ``update`` and statsmodels' ``append``: ``predict()`` then forecasts from the
+        new end of each series. A fixed-window model keeps the last ``input_size`` values; a model in
+        the streaming configuration advances its recurrent state over the new steps only. Validated
+        like ``fit``; when it raises, the model is left as it was.
+
+        Parameters
+        ----------
+        df : DataFrame or Series
+            New observations (long, wide or Series, the fitted column names and frequency): each
+            series starts one step after the last observation the model has of it. Series absent
+            from ``df`` keep their state.
+        new_ids : {"raise", "add"}, default "raise"
+            Ids not seen in fit: an error, or taken in as new series whose whole history is in
+            ``df`` (scaled by their own statistics, as in ``predict(df=...)``).
+
+        Returns
+        -------
+        self
+        """
+        self._check_is_fitted()
+        check_choice("new_ids", new_ids, ("raise", "add"))
+        panel = build_panel(df, self._spec, freq=self.freq, fill=self.fill, expected_freq=self.freq_)
+        known = self.memory_.ids.get_indexer(panel.ids)  # (S_panel,) position in the memory, -1 if new
+        check_continuation(panel, self.memory_.last, known, new_ids=new_ids)
+        if (known < 0).any():
+            check_min_length(panel.take(np.flatnonzero(known < 0)), self.memory_.tails.shape[1],
+                             "the model's look-back, for a new series")
+        with quiet(getattr(self, "verbose", 0)):
+            memory = self._updated_memory(panel, known)
+        self.memory_ = memory
+        return self
 
     def _predict_panel(self, df):
         panel = build_panel(df, self._spec, freq=self.freq, fill=self.fill, expected_freq=self.freq_)

@@ -65,12 +65,8 @@ def cross_validate_panel(estimator, panel, *, n_windows: int = 3, step_size: int
     for first in range(0, n_windows, per_fit):
         windows = list(range(first, min(first + per_fit, n_windows)))
         model = estimator._clone()._fit_validated(panel.head(cutoffs[:, first] + 1), **fit_options)
-        memory = model.memory_
-        T = memory.tails.shape[1]
-        ends = (panel.offsets[:-1, None] + cutoffs[:, windows]).T.ravel()  # (W_chunk * S,) window-major
-        tails = panel.values[ends[:, None] - T + 1 + np.arange(T)[None, :]]  # (W_chunk * S, T)
         reps = len(windows)
-        columns = model._forecast_windows(tails, np.tile(memory.loc, reps), np.tile(memory.scale, reps), h)
+        columns = model._forecast_cutoffs(panel, cutoffs[:, windows], h)  # (W_chunk * S, h), window-major
         for name, values in columns.items():
             blocks.setdefault(name, np.empty((n_windows, S, h)))[windows] = values.reshape(reps, S, h)
     # rows ordered by series, cutoff, step

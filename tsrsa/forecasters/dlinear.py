@@ -1,7 +1,7 @@
 """DLinearForecaster: the linear reference of the long-horizon benchmark."""
 from __future__ import annotations
 
-from tsrsa.forecasters.base import _store_init_args
+from tsrsa.forecasters.base import store_init_args
 from tsrsa.forecasters.neural import COMMON_PARAMS_DOC, NeuralForecaster
 from tsrsa.forecasters.params import check_int
 from tsrsa.forecasters.spaces import training_space
@@ -39,10 +39,10 @@ class DLinearForecaster(NeuralForecaster):
         val_size=0, accelerator="auto", devices=None, strategy="auto", precision="32", num_threads=None,
         random_state=None, verbose=0, id_col="unique_id", time_col="ds", target_col="y",
     ):
-        _store_init_args(self, locals())
+        store_init_args(self, locals())
 
     @classmethod
-    def search_space(cls, trial) -> dict:
+    def search_space(cls, trial, estimator=None) -> dict:
         """Default space of ``tsrsa.tune``: optimiser settings and the trend's window."""
         return {**training_space(trial),
                 "kernel_size": trial.suggest_categorical("kernel_size", [13, 25, 49])}

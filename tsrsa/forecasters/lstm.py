@@ -1,7 +1,7 @@
 """LSTMForecaster: the recurrent baseline."""
 from __future__ import annotations
 
-from tsrsa.forecasters.base import _store_init_args
+from tsrsa.forecasters.base import store_init_args
 from tsrsa.forecasters.neural import COMMON_PARAMS_DOC, NeuralForecaster
 from tsrsa.forecasters.params import check_int, check_sequence_model
 from tsrsa.forecasters.spaces import sequence_space
@@ -43,10 +43,10 @@ class LSTMForecaster(NeuralForecaster):
         accelerator="auto", devices=None, strategy="auto", precision="32", num_threads=None, random_state=None,
         verbose=0, id_col="unique_id", time_col="ds", target_col="y",
     ):
-        _store_init_args(self, locals())
+        store_init_args(self, locals())
 
     @classmethod
-    def search_space(cls, trial) -> dict:
+    def search_space(cls, trial, estimator=None) -> dict:
         """Default space of ``tsrsa.tune``: optimiser, dropout, state width and depth."""
         return {**sequence_space(trial),
                 "hidden_size": trial.suggest_categorical("hidden_size", [16, 32, 64, 128]),

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from tsrsa.data.memory import SeriesMemory
-from tsrsa.forecasters.base import BaseForecaster, _store_init_args
+from tsrsa.forecasters.base import BaseForecaster, store_init_args
 from tsrsa.forecasters.params import check_int
 
 
@@ -37,10 +37,10 @@ class SeasonalNaiveForecaster(BaseForecaster):
 
     def __init__(self, h, *, season_length=None, fill=None, freq=None,
                  id_col="unique_id", time_col="ds", target_col="y"):
-        _store_init_args(self, locals())
+        store_init_args(self, locals())
 
     @classmethod
-    def search_space(cls, trial) -> dict:
+    def search_space(cls, trial, estimator=None) -> dict:
         """Default space of ``tsrsa.tune``: the season among common lengths."""
         return {"season_length": trial.suggest_categorical("season_length", [1, 4, 7, 12, 24, 52, 96, 168])}
 

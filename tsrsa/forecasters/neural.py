@@ -21,12 +21,12 @@ from tsrsa.forecasters.base import BaseForecaster, quiet
 from tsrsa.forecasters.params import check_choice, check_float, check_int, quantile_column, quantile_levels
 from tsrsa.nn.losses import LOSSES, make_loss
 from tsrsa.training import (
-    TrainingConfig, WindowLoader, check_precision, resolve_device, resolve_seed, seeded,
+    SINGLE, TrainingConfig, WindowLoader, check_precision, resolve_device, resolve_seed, seeded,
     torch_threads, train_network,
 )
 from tsrsa.training.devices import autocast, check_accelerator
 from tsrsa.training.distributed import (
-    SINGLE, TrainingJob, check_strategy, join_process_group, plan_placement, rank_seed, spawn_training,
+    TrainingJob, check_strategy, join_process_group, plan_placement, rank_seed, spawn_training,
 )
 from tsrsa.training.loop import check_lr_schedule
 
@@ -114,6 +114,14 @@ class NeuralForecaster(BaseForecaster):
     def _initialise_network(self, network: torch.nn.Module, panel, fit_lengths) -> None:
         """Subclasses may set initial weights from the training data (training parts only)."""
 
+    def _training_windows(self, scaled, offsets, fit_lengths):
+        """The training windows: ``input_size`` inputs and the ``h`` targets after them."""
+        return training_windows(scaled, offsets, fit_lengths, self._input_size, int(self.h))
+
+    def _group_options(self) -> dict | None:
+        """Optimiser options of the network's named parameter groups (see TrainingConfig.group_options)."""
+        return None
+
     # ------------------------------------------------------------------ derived settings
     @property
     def _input_size(self) -> int:
@@ -167,7 +175,7 @@ class NeuralForecaster(BaseForecaster):
             max_epochs=self.max_epochs, batch_size=self.batch_size, learning_rate=self.learning_rate,
             weight_decay=self.weight_decay, lr_schedule=self.lr_schedule,
             early_stopping_patience=self.early_stopping_patience, precision=check_precision(self.precision),
-            verbose=self.verbose, description=type(self).__name__,
+            verbose=self.verbose, description=type(self).__name__, group_options=self._group_options(),
         )
 
     # ------------------------------------------------------------------ fit
@@ -178,7 +186,7 @@ class NeuralForecaster(BaseForecaster):
         loc, scale = series_statistics(panel.values, panel.offsets, fit_lengths, self.scaler)
         scaled = scale_values(panel.values, panel.offsets, loc, scale)  # (N,) float32, built once
         placement = plan_placement(self.strategy, self.accelerator, self.devices)
-        train = training_windows(scaled, panel.offsets, fit_lengths, L, h)  # lazy: index arithmetic
+        train = self._training_windows(scaled, panel.offsets, fit_lengths)  # lazy: index arithmetic
         val = validation_windows(scaled, panel.offsets, fit_lengths, L, h) if v else None
         self._prepare_fit(panel, fit_lengths)
         config = self._network_config()
@@ -265,7 +273,10 @@ class NeuralForecaster(BaseForecaster):
         return out
 
     def _forecast_windows(self, tails, loc, scale, h: int) -> dict[str, np.ndarray]:
-        y = self._network_forecast(tails, loc, scale)[:, :h, :]  # (n, h, Q)
+        return self._output_columns(self._network_forecast(tails, loc, scale)[:, :h, :])
+
+    def _output_columns(self, y: np.ndarray) -> dict[str, np.ndarray]:
+        """Forecasts (n, h, Q) in the data's units -> ``{"yhat": (n, h), "yhat_q..": ...}``."""
         levels = self._quantile_levels()
         if levels is None:
             return {"yhat": y[..., 0]}

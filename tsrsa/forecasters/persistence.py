@@ -4,8 +4,13 @@ Layout of a saved model::
 
     config.json   format version, class name, get_params(), package versions, file checksums
     state.json    fitted state without data: frequency, ids, last timestamps, history, ...
-    arrays.npz    the last values of each series and their scaling statistics (no pickle)
+    arrays.npz    the last values of each series and their scaling statistics, and in the streaming
+                  configuration every series' recurrent state (no pickle)
     weights.pt    network weights, a flat dict of tensors (torch.load(weights_only=True)-safe)
+
+Format versions: 1, the first; 2 adds the streaming configuration (the state's "stream" entry
+and its arrays) and the network configuration's ``stream`` field. ``MIGRATIONS`` brings a file of
+an earlier version up to the current one as it is loaded.
 
 ``load`` instantiates only tsrsa's own forecaster classes (a whitelist; no class path is
 ever read from the file), checks every file against its checksum and turns anything
@@ -21,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 CONFIG, STATE, ARRAYS, WEIGHTS = "config.json", "state.json", "arrays.npz", "weights.pt"
 _DATA_FILES = (STATE, ARRAYS, WEIGHTS)
 
@@ -136,6 +141,17 @@ def _read_json(path: Path) -> dict:
     return data
 
 
+def _from_v1(config: dict, state: dict) -> None:
+    """Format 1 -> 2: a model of format 1 never streams (format 2 added the streaming configuration)."""
+    if config["class"] in ("TransformerForecaster", "RSAForecaster"):
+        config["params"].setdefault("stream", False)
+        state["network"].setdefault("stream", False)
+
+
+#: version -> the function that brings a file of that version to the next one (in place)
+MIGRATIONS = {1: _from_v1}
+
+
 def load(path, *, device: str = "cpu"):
     """Load a forecaster saved with ``save``; its network goes to ``device`` (CPU by default).
 
@@ -174,11 +190,13 @@ def load(path, *, device: str = "cpu"):
             raise ValueError(f"{target} is missing")
         if _sha256(target) != digest:
             raise ValueError(f"{target} does not match the checksum recorded at saving: it was modified or corrupted")
-    try:
-        estimator = cls(**config["params"])
-    except (KeyError, TypeError) as err:
-        raise ValueError(f"{directory / CONFIG} holds parameters that {name} does not take ({err})") from err
     state = _read_json(directory / STATE)
+    try:
+        for old in range(version, FORMAT_VERSION):
+            MIGRATIONS[old](config, state)
+        estimator = cls(**config["params"])
+    except (KeyError, TypeError, AttributeError) as err:
+        raise ValueError(f"{directory / CONFIG} holds parameters that {name} does not take ({err})") from err
     try:
         with np.load(directory / ARRAYS, allow_pickle=False) as npz:
             arrays = {k: npz[k] for k in npz.files}

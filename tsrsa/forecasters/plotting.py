@@ -1,10 +1,10 @@
 """Forecast plots: recent history, the forecast and its quantile bands, one panel per series."""
 from __future__ import annotations
 
-from tsrsa.metrics import _quantile_columns
+from tsrsa.metrics import quantile_columns
 
 
-def _matplotlib():
+def matplotlib_classes():
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
@@ -18,7 +18,7 @@ def plot_forecast(model, panel, forecast, *, ids=None, max_series: int = 4, hist
 
     ``panel`` (optional) gives the history; without it the model's remembered tails are used.
     """
-    Figure, FigureCanvasAgg = _matplotlib()
+    Figure, FigureCanvasAgg = matplotlib_classes()
     spec = model._spec
     memory = model.memory_ if panel is None else model._memory_for(panel)
     if ids is None:
@@ -30,7 +30,7 @@ def plot_forecast(model, panel, forecast, *, ids=None, max_series: int = 4, hist
     fig = Figure(figsize=(9, 2.6 * len(ids)), layout="constrained")
     FigureCanvasAgg(fig)
     axes = fig.subplots(len(ids), 1, squeeze=False)[:, 0]
-    bands = sorted(_quantile_columns(forecast).items(), key=lambda item: item[1])
+    bands = sorted(quantile_columns(forecast).items(), key=lambda item: item[1])
     for ax, sid in zip(axes, ids):
         i = known.index(sid)
         if panel is not None:

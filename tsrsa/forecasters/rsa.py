@@ -1,32 +1,38 @@
 """RSAForecaster: the shared transformer backbone with Self-Attention with Recurrence."""
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import numpy as np
 import pandas as pd
 
-from tsrsa.forecasters.base import _store_init_args
+from tsrsa.forecasters.base import specialised_init
 from tsrsa.forecasters.neural import COMMON_PARAMS_DOC
 from tsrsa.forecasters.params import check_bool, check_choice, check_float, check_int
 from tsrsa.forecasters.transformer import TransformerForecaster
 from tsrsa.nn.rem import REM_MASKS, fold_angle
-from tsrsa.nn.rsa import GATES, plan_heads
+from tsrsa.nn.rsa import GATES, RSAAttention, plan_heads
 
 REM_INITS = ("data", "paper")
 _INIT_KEYS = ("lambda", "gamma", "theta", "gate")
 _DEFAULT_DILATION = 2
 _REPORT_COLUMNS = ["head", "rem_type", "source", "estimate", "lambda_init", "gamma_init", "theta_init",
                    "dilation", "note"]
+#: RSAForecaster's own parameters and their defaults, after TransformerForecaster's ``readout_tokens``
+RSA_PARAMS = {
+    "n_regular": 1, "n_cyclic": 1, "n_dilated_regular": 1, "n_dilated_cyclic": 0, "dilations": None,
+    "gate": "layer", "share_cyclic": True, "rem_mask": "causal", "max_lag": None, "gate_init": 0.0,
+    "rem_init": "data", "rem_learning_rate": None,
+}
 
 
 class RSAForecaster(TransformerForecaster):
     """Transformer whose heads carry recurrence: each REM head mixes softmax attention with a
     Recurrence Encoding Matrix through a learned gate (Huang et al., ICLR 2023).
 
-    The network is TransformerForecaster's backbone with the attention kind "rsa", so the two
-    differ in attention alone. REM lags count tokens (``patch_len`` steps each).
+    TransformerForecaster with the attention kind "rsa" (the same backbone, so the two differ in
+    attention alone) and its parameters, plus what only RSA has: REM heads started from the data,
+    ``explain()`` and ``plot_rem()``. REM lags count tokens (``patch_len`` steps each).
 
     Parameters
     ----------
@@ -34,8 +40,11 @@ class RSAForecaster(TransformerForecaster):
         Forecast horizon (steps).
     input_size : int, optional
         Look-back window in steps; None uses ``2 * h``.
-    d_model, n_heads, n_layers, d_ff, dropout, causal, revin
-        As in TransformerForecaster (``causal`` is the softmax mask, the same in both).
+    d_model, n_heads, n_layers, d_ff, dropout, causal, revin, stream, readout_tokens
+        As in TransformerForecaster. With ``causal=True`` (and so with ``stream=True``) both branches
+        are causal: the softmax mask, and ``rem_mask`` must be "causal". In the streaming configuration
+        each REM head advances by its recurrence, O(1) per token, ``max_lag`` must be None, and the
+        softmax branch carries ALiBi relative positions (the kind's ``alibi`` option).
     n_regular : int, default 1
         Regular REM heads per layer (lam ** l, an exponential decay).
     n_cyclic : int, default 1
@@ -87,32 +96,27 @@ class RSAForecaster(TransformerForecaster):
     3      0     3     regular
     """
 
-    _attention = "rsa"
-
-    def __init__(
-        self, h, *, input_size=None, d_model=64, n_heads=4, n_layers=2, d_ff=128, dropout=0.1,
-        causal=False, revin=True, n_regular=1, n_cyclic=1, n_dilated_regular=1, n_dilated_cyclic=0,
-        dilations=None, gate="layer", share_cyclic=True, rem_mask="causal", max_lag=None, gate_init=0.0,
-        rem_init="data", rem_learning_rate=None, patch_len=4, loss="mse", quantiles=None, scaler="standard",
-        fill=None, freq=None, max_epochs=20, batch_size=64, inference_batch_size=1024, learning_rate=1e-3,
-        weight_decay=1e-4, lr_schedule=None, early_stopping_patience=None, val_size=0,
-        accelerator="auto", devices=None, strategy="auto", precision="32", num_threads=None, random_state=None,
-        verbose=0, id_col="unique_id", time_col="ds", target_col="y",
-    ):
-        _store_init_args(self, locals())
+    __init__ = specialised_init(TransformerForecaster, drop=("attention", "attention_options"),
+                                after="readout_tokens", extra=RSA_PARAMS)
 
     # ------------------------------------------------------------------ checks and network
     @classmethod
-    def search_space(cls, trial) -> dict:
-        """Default space of ``tsrsa.tune``: the transformer's, the REM mask, the gate's start and the
-        REM values' own learning rate."""
-        return {**super().search_space(trial),
-                "rem_mask": trial.suggest_categorical("rem_mask", ["causal", "bidirectional"]),
-                "gate_init": trial.suggest_float("gate_init", -3.0, 2.0),
-                "rem_learning_rate": trial.suggest_float("rem_learning_rate", 1e-4, 3e-2, log=True)}
+    def search_space(cls, trial, estimator=None) -> dict:
+        """Default space of ``tsrsa.tune``: the transformer's, the gate's start, the REM mask (unless the
+        model is causal) and the REM values' own learning rate."""
+        space = super().search_space(trial, estimator)
+        if estimator is None:
+            space.update(cls._searched_options(estimator, RSAAttention.search_space(trial)))
+        return {**space, "rem_learning_rate": trial.suggest_float("rem_learning_rate", 1e-4, 3e-2, log=True)}
+
+    @staticmethod
+    def _searched_options(estimator, options: dict) -> dict:
+        return dict(options)  # RSA's options are parameters of their own
+
+    def _attention_kind(self) -> str:
+        return "rsa"
 
     def _check_architecture(self) -> None:
-        super()._check_architecture()
         plan_heads(self.n_heads, **self._allocation())  # raises for impossible allocations
         check_choice("gate", self.gate, GATES)
         check_bool("share_cyclic", self.share_cyclic)
@@ -120,11 +124,14 @@ class RSAForecaster(TransformerForecaster):
         check_int("max_lag", self.max_lag, allow_none=True)
         check_float("gate_init", self.gate_init, minimum=-math.inf)
         check_float("rem_learning_rate", self.rem_learning_rate, strict=True, allow_none=True)
+        super()._check_architecture()
         self._init_values()
 
-    def _training_config(self):
-        return dataclasses.replace(super()._training_config(),
-                                   recurrence_learning_rate=self.rem_learning_rate)
+    def _group_options(self) -> dict | None:
+        """The REM values and gates at ``rem_learning_rate``, without weight decay."""
+        if self.rem_learning_rate is None:
+            return None
+        return {"recurrence": {"lr": float(self.rem_learning_rate), "weight_decay": 0.0}}
 
     def _allocation(self) -> dict:
         dilations = getattr(self, "_fit_dilations", None)  # chosen from the data for this fit
@@ -258,10 +265,10 @@ class RSAForecaster(TransformerForecaster):
         length : int, optional
             Tokens to draw (default: the model's look-back in tokens).
         """
-        from tsrsa.forecasters.plotting import _matplotlib
+        from tsrsa.forecasters.plotting import matplotlib_classes
 
         self._check_is_fitted()
-        Figure, FigureCanvasAgg = _matplotlib()
+        Figure, FigureCanvasAgg = matplotlib_classes()
         blocks = list(enumerate(self.network_.blocks))
         if layer is not None:
             if not 0 <= layer < len(blocks):

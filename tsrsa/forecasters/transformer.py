@@ -1,15 +1,20 @@
-"""TransformerForecaster: the vanilla softmax-attention twin of RSAForecaster."""
+"""TransformerForecaster: the patch transformer with any sequence-mixing kind, by name."""
 from __future__ import annotations
 
-from tsrsa.forecasters.base import _store_init_args
+import torch
+
+from tsrsa.forecasters import streaming
+from tsrsa.forecasters.base import store_init_args
 from tsrsa.forecasters.neural import COMMON_PARAMS_DOC, NeuralForecaster
 from tsrsa.forecasters.params import check_bool, check_int, check_sequence_model
 from tsrsa.forecasters.spaces import sequence_space
-from tsrsa.nn.backbone import BackboneConfig, ForecastingTransformer
+from tsrsa.nn.backbone import BackboneConfig, build_transformer
+from tsrsa.nn.registry import build_attention, get_attention
 
 
 class TransformerForecaster(NeuralForecaster):
-    """Encoder-only patch transformer with softmax attention and a direct multi-horizon head.
+    """Encoder-only patch transformer with a direct multi-horizon head; its sequence mixing is any
+    registered attention kind (softmax by default).
 
     Parameters
     ----------
@@ -26,10 +31,31 @@ class TransformerForecaster(NeuralForecaster):
     d_ff : int, default 128
         Hidden width of each block's MLP.
     dropout : float, default 0.1
-    causal : bool, default False
-        Mask later tokens in the look-back (each token sees itself and the past).
+    attention : str, default "softmax"
+        The sequence-mixing kind, one of ``tsrsa.nn.attention_kinds()``: "softmax" (the vanilla
+        transformer), "rsa" (self-attention with recurrence; ``RSAForecaster`` adds its data start,
+        ``explain()`` and ``plot_rem()``), ... (docs/attention.md lists them).
+    attention_options : dict, optional
+        The kind's own options (``tsrsa.nn.get_attention(kind).option_defaults()`` lists them and
+        their defaults), checked by the kind at ``fit``.
+    causal : bool, optional
+        Every token reads only itself and earlier tokens, in every branch of the kind. None: True in
+        the streaming configuration and for kinds that are causal only (``fast_weight``), else False.
     revin : bool, default True
-        Reversible instance normalisation of each window.
+        Instance normalisation: each window by its own mean and spread (RevIN); in the streaming
+        configuration, by running statistics (``tsrsa.nn.RunningNorm``).
+    stream : bool, default False
+        The streaming configuration (docs/streaming.md): causal mixing with no learned positions
+        (softmax attention gets ALiBi's relative positions, ``alibi=True``, unless
+        ``attention_options`` says otherwise), each token forecasting the steps after it (trained on
+        every token's target),
+        running normalisation, and a recurrent state per series that ``update`` advances over new
+        steps only and that ``predict(df=...)`` and cross-validation advance over the whole frame
+        given. Needs a kind with a recurrent form and ``input_size`` a multiple of ``patch_len``.
+    readout_tokens : int, optional
+        Streaming configuration only: how many of the latest token vectors the head reads to
+        forecast (the state keeps them). None: the window's token count ``input_size / patch_len``
+        (the reach of the fixed-window head); 1: the latest token alone.
     {common}
     Examples
     --------
@@ -39,27 +65,67 @@ class TransformerForecaster(NeuralForecaster):
     >>> f = TransformerForecaster(h=12, input_size=24, d_model=16, max_epochs=2, random_state=0).fit(y)
     >>> f.predict().shape
     (12, 3)
+    >>> s = TransformerForecaster(h=12, input_size=24, d_model=16, stream=True, max_epochs=2, random_state=0).fit(y)
+    >>> later = pd.Series(np.sin(np.arange(200, 206) / 4), index=pd.date_range("2024-01-09 08:00", periods=6, freq="h"))
+    >>> s.update(later).predict()["ds"].iloc[0]
+    Timestamp('2024-01-09 14:00:00')
     """
-
-    _attention = "softmax"
 
     def __init__(
         self, h, *, input_size=None, d_model=64, n_heads=4, n_layers=2, d_ff=128, dropout=0.1,
-        causal=False, revin=True, patch_len=4, loss="mse", quantiles=None, scaler="standard",
-        fill=None, freq=None, max_epochs=20, batch_size=64, inference_batch_size=1024,
-        learning_rate=1e-3, weight_decay=1e-4, lr_schedule=None, early_stopping_patience=None,
-        val_size=0, accelerator="auto", devices=None, strategy="auto", precision="32", num_threads=None,
-        random_state=None, verbose=0, id_col="unique_id", time_col="ds", target_col="y",
+        attention="softmax", attention_options=None, causal=None, revin=True, stream=False, readout_tokens=None,
+        patch_len=4,
+        loss="mse", quantiles=None, scaler="standard", fill=None, freq=None, max_epochs=20, batch_size=64,
+        inference_batch_size=1024, learning_rate=1e-3, weight_decay=1e-4, lr_schedule=None,
+        early_stopping_patience=None, val_size=0, accelerator="auto", devices=None, strategy="auto", precision="32",
+        num_threads=None, random_state=None, verbose=0, id_col="unique_id", time_col="ds", target_col="y",
     ):
-        _store_init_args(self, locals())
+        store_init_args(self, locals())
+
+    # ------------------------------------------------------------------ the kind
+    def _attention_kind(self) -> str:
+        return self.attention
+
+    def _attention_options(self) -> dict:
+        """Arguments of the attention kind."""
+        return dict(self.attention_options or {})
+
+    def _kind_options(self) -> dict:
+        """The options the kind is built with: ``_attention_options()`` and, in the streaming
+        configuration, ALiBi relative positions for a kind that offers them (``alibi``; a learned
+        position would fix the token count) unless the options say otherwise."""
+        options = self._attention_options()
+        if self.stream and "alibi" in get_attention(self._attention_kind()).option_defaults():
+            options.setdefault("alibi", True)
+        return options
+
+    def _causal(self) -> bool:
+        if self.causal is not None:
+            return bool(self.causal)
+        return bool(self.stream) or not get_attention(self._attention_kind()).bidirectional
 
     @classmethod
-    def search_space(cls, trial) -> dict:
-        """Default space of ``tsrsa.tune``: optimiser, dropout, width, depth and token size."""
-        return {**sequence_space(trial),
-                "d_model": trial.suggest_categorical("d_model", [16, 32, 64, 128]),
-                "n_layers": trial.suggest_int("n_layers", 1, 3),
-                "patch_len": trial.suggest_categorical("patch_len", [4, 8, 16])}
+    def search_space(cls, trial, estimator=None) -> dict:
+        """Default space of ``tsrsa.tune``: optimiser, dropout, width, depth, token size and (given the
+        estimator) its kind's own options; in the streaming configuration, only settings that stream."""
+        patch_lens = [4, 8, 16]
+        if estimator is not None and estimator.stream:  # windows of whole tokens
+            patch_lens = [p for p in patch_lens if estimator._input_size % p == 0] or [estimator.patch_len]
+        space = {**sequence_space(trial),
+                 "d_model": trial.suggest_categorical("d_model", [16, 32, 64, 128]),
+                 "n_layers": trial.suggest_int("n_layers", 1, 3),
+                 "patch_len": trial.suggest_categorical("patch_len", patch_lens)}
+        if estimator is not None:
+            kind = get_attention(estimator._attention_kind())
+            options = kind.search_space(trial, causal=estimator._causal())
+            if options:
+                space.update(cls._searched_options(estimator, options))
+        return space
+
+    @staticmethod
+    def _searched_options(estimator, options: dict) -> dict:
+        """Where sampled kind options go: inside ``attention_options`` (named estimators override)."""
+        return {"attention_options": {**estimator._attention_options(), **options}}
 
     def _check_architecture(self) -> None:
         check_sequence_model(self)
@@ -67,25 +133,97 @@ class TransformerForecaster(NeuralForecaster):
             check_int(name, getattr(self, name))
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model={self.d_model} must be a multiple of n_heads={self.n_heads}")
-        check_bool("causal", self.causal)
-
-    def _attention_options(self) -> dict:
-        """Arguments of the attention kind (none for softmax)."""
-        return {}
+        check_bool("stream", self.stream)
+        check_int("readout_tokens", self.readout_tokens, allow_none=True)
+        if self.readout_tokens is not None and not self.stream:
+            raise ValueError(f"readout_tokens={self.readout_tokens} sets the streaming head; use it with stream=True")
+        if self.causal is not None:
+            check_bool("causal", self.causal)
+        kind = get_attention(self._attention_kind())
+        options = kind.check_options(self._kind_options())
+        if self.stream:
+            if self.causal is False:
+                raise ValueError("stream=True reads each series as it arrives, so every layer must be causal; "
+                                 "leave causal=None (or True)")
+            if not kind.recurrent:
+                raise ValueError(f"attention kind {kind.kind!r} has no recurrent form, so it cannot stream; "
+                                 f"use stream=False or a kind with one")
+            if self._input_size % int(self.patch_len):
+                raise ValueError(f"stream=True trains on windows of whole tokens: input_size={self._input_size} "
+                                 f"must be a multiple of patch_len={self.patch_len}")
+        with torch.random.fork_rng(devices=[]):  # a layer built to check the options draws no global numbers
+            layer = build_attention(kind.kind, int(self.d_model), int(self.n_heads), dropout=float(self.dropout),
+                                    causal=self._causal(), **options)
+        if self.stream:
+            layer.check_streamable()
 
     def _network_config(self) -> BackboneConfig:
         levels = self._quantile_levels()
         return BackboneConfig(
             input_size=self._input_size, h=int(self.h), patch_len=int(self.patch_len),
             d_model=int(self.d_model), n_heads=int(self.n_heads), n_layers=int(self.n_layers),
-            d_ff=int(self.d_ff), dropout=float(self.dropout), attention=self._attention,
-            attention_options=self._attention_options(), causal=bool(self.causal),
-            revin=bool(self.revin), n_outputs=len(levels) if levels else 1,
+            d_ff=int(self.d_ff), dropout=float(self.dropout), attention=self._attention_kind(),
+            attention_options=self._kind_options(), causal=self._causal(),
+            revin=bool(self.revin), n_outputs=len(levels) if levels else 1, stream=bool(self.stream),
+            readout_tokens=self._readout_tokens(),
         )
 
+    def _readout_tokens(self) -> int | None:
+        """The streaming head's reach, resolved (saved with the network: None for fixed windows)."""
+        if not self.stream:
+            return None
+        return int(self.readout_tokens) if self.readout_tokens is not None else self._input_size // int(self.patch_len)
+
     @staticmethod
-    def _build_network(config: BackboneConfig) -> ForecastingTransformer:
-        return ForecastingTransformer(config)
+    def _build_network(config: BackboneConfig):
+        return build_transformer(config)
+
+    # ------------------------------------------------------------------ the streaming configuration
+    def _min_length(self, panel) -> tuple[int, str]:
+        need, why = super()._min_length(panel)
+        if not self.stream:
+            return need, why
+        extra = int(self.patch_len) - 1  # the last token forecasts h + patch_len - 1 steps
+        return need + extra, f"{why} + patch_len - 1 = {extra} (each token forecasts h + patch_len - 1 steps)"
+
+    def _training_windows(self, scaled, offsets, fit_lengths):
+        if not self.stream:
+            return super()._training_windows(scaled, offsets, fit_lengths)
+        return streaming.token_training_windows(self, scaled, offsets, fit_lengths)
+
+    def _set_fitted(self, panel, network, history, loc, scale) -> None:
+        super()._set_fitted(panel, network, history, loc, scale)
+        if self.stream:
+            self.memory_ = streaming.streamed_memory(self, panel, self.memory_)
+
+    def _memory_for(self, panel):
+        memory = super()._memory_for(panel)
+        return streaming.streamed_memory(self, panel, memory) if self.stream else memory
+
+    def _continued_memory(self, panel, known):
+        memory = super()._continued_memory(panel, known)
+        return streaming.continued_streams(self, memory, panel, known) if self.stream else memory
+
+    def _forecast_memory(self, memory, h: int):
+        if not self.stream:
+            return super()._forecast_memory(memory, h)
+        return self._output_columns(streaming.stored_forecast(memory, h))
+
+    def _forecast_cutoffs(self, panel, cutoffs, h: int):
+        if not self.stream:
+            return super()._forecast_cutoffs(panel, cutoffs, h)
+        return self._output_columns(streaming.forecast_at_cutoffs(self, panel, cutoffs, h))
+
+    def _fitted_state(self):
+        state, arrays, weights = super()._fitted_state()
+        if self.stream:
+            streaming.save_streams(self.memory_, state, arrays)
+        return state, arrays, weights
+
+    def _restore_fitted_state(self, state, arrays, weights, device) -> None:
+        super()._restore_fitted_state(state, arrays, weights, device)
+        if self.stream:
+            self.memory_ = streaming.load_streams(self.memory_, state, arrays)
 
 
 TransformerForecaster.__doc__ = TransformerForecaster.__doc__.replace(

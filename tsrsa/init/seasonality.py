@@ -1,4 +1,5 @@
-"""Dominant seasonal periods: a periodogram of the detrended series, checked against the ACF."""
+"""Dominant seasonal periods: a periodogram of the detrended series (scipy), checked against the
+ACF (statsmodels)."""
 from __future__ import annotations
 
 import numpy as np
@@ -19,11 +20,13 @@ def _natural_periods(freq) -> list[int]:
 
 
 def acf(y, max_lag: int) -> np.ndarray:
-    """Sample autocorrelation at lags 0..max_lag (FFT, biased normalisation)."""
-    z = np.asarray(y, dtype=np.float64) - np.mean(y)
-    size = 1 << int(np.ceil(np.log2(2 * len(z))))
-    spectrum = np.fft.rfft(z, size)
-    acov = np.fft.irfft(spectrum * np.conj(spectrum), size)[: max_lag + 1]
+    """Sample autocorrelation at lags 0..max_lag (biased normalisation; zeros for a constant).
+
+    statsmodels' ``acovf`` by FFT (the periods are checked up to a third of the series).
+    """
+    from statsmodels.tsa.stattools import acovf
+
+    acov = acovf(np.asarray(y, dtype=np.float64), adjusted=False, demean=True, fft=True, nlag=max_lag)
     return acov / acov[0] if acov[0] > 0 else np.zeros(max_lag + 1)
 
 

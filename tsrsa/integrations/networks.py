@@ -1,8 +1,9 @@
 """The network a tsrsa forecaster would train, for the integrations to wrap.
 
 Both integrations hold the very ``tsrsa.nn.ForecastingTransformer`` that ``TransformerForecaster``
-and ``RSAForecaster`` train, built and validated by those classes (same argument names, same
-checks and messages), so that there is one network and one set of rules.
+(any attention kind, by name) and ``RSAForecaster`` train, built and validated by those classes
+(same argument names, same checks and messages), so that there is one network and one set of
+rules. They read fixed windows, so the streaming configuration (``stream``) is not offered.
 """
 from __future__ import annotations
 
@@ -14,13 +15,12 @@ from tsrsa.forecasters.transformer import TransformerForecaster
 from tsrsa.nn.backbone import ForecastingTransformer
 
 #: architecture arguments of each forecaster, as its constructor names them
+_BACKBONE = ("d_model", "n_heads", "n_layers", "d_ff", "dropout", "causal", "revin", "patch_len")
 ARCHITECTURE = {
-    TransformerForecaster: ("d_model", "n_heads", "n_layers", "d_ff", "dropout", "causal", "revin", "patch_len"),
+    TransformerForecaster: _BACKBONE + ("attention", "attention_options"),
+    RSAForecaster: _BACKBONE + ("n_regular", "n_cyclic", "n_dilated_regular", "n_dilated_cyclic", "dilations",
+                                "gate", "share_cyclic", "rem_mask", "max_lag", "gate_init", "rem_init"),
 }
-ARCHITECTURE[RSAForecaster] = ARCHITECTURE[TransformerForecaster] + (
-    "n_regular", "n_cyclic", "n_dilated_regular", "n_dilated_cyclic", "dilations", "gate", "share_cyclic",
-    "rem_mask", "max_lag", "gate_init", "rem_init",
-)
 
 
 def build_network(forecaster: type, *, h: int, input_size: int, n_outputs: int = 1,
@@ -30,7 +30,8 @@ def build_network(forecaster: type, *, h: int, input_size: int, n_outputs: int =
     Parameters
     ----------
     forecaster : {TransformerForecaster, RSAForecaster}
-        The estimator whose network, defaults and checks to use.
+        The estimator whose network, defaults and checks to use; TransformerForecaster takes any
+        attention kind through ``attention`` and ``attention_options``.
     h, input_size : int
         Forecast horizon and look-back window, in steps.
     n_outputs : int, default 1

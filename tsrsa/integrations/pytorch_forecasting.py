@@ -123,8 +123,9 @@ class _BackboneModel(BaseModel):
 
 
 class VanillaTransformer(_BackboneModel):
-    """TransformerForecaster's network (patch tokens, softmax attention, direct multi-horizon head)
-    as a pytorch-forecasting model; the twin of :class:`RSATransformer`.
+    """TransformerForecaster's network (patch tokens, softmax attention by default, direct
+    multi-horizon head) as a pytorch-forecasting model; the twin of :class:`RSATransformer`, and any
+    other attention kind by name (``attention="rsa"``, ...).
 
     Build it with :meth:`from_dataset`, which sets ``context_length``, ``prediction_length`` and
     ``output_size`` from the dataset and the loss (see the module docstring for what the dataset
@@ -135,7 +136,11 @@ class VanillaTransformer(_BackboneModel):
     context_length, prediction_length : int
         Look-back window and horizon (steps).
     d_model, n_heads, n_layers, d_ff, dropout, patch_len, causal, revin
-        As in TransformerForecaster (defaults 64, 4, 2, 128, 0.1, 4, False, True).
+        As in TransformerForecaster (defaults 64, 4, 2, 128, 0.1, 4, None: not causal, True).
+    attention : str, default "softmax"
+        The attention kind, one of ``tsrsa.nn.attention_kinds()``.
+    attention_options : dict, optional
+        The kind's own options, as TransformerForecaster takes them.
     output_size : int, default 1
         Values per step: 1 for a point loss, the number of quantiles for QuantileLoss.
     loss : pytorch_forecasting.metrics.Metric, optional
@@ -154,8 +159,9 @@ class VanillaTransformer(_BackboneModel):
     _forecaster = TransformerForecaster
 
     def __init__(self, context_length: int, prediction_length: int, d_model: int = 64, n_heads: int = 4,
-                 n_layers: int = 2, d_ff: int = 128, dropout: float = 0.1, patch_len: int = 4, causal: bool = False,
-                 revin: bool = True, output_size: int = 1, loss: Metric | None = None,
+                 n_layers: int = 2, d_ff: int = 128, dropout: float = 0.1, patch_len: int = 4,
+                 causal: bool | None = None, revin: bool = True, attention: str = "softmax",
+                 attention_options: dict | None = None, output_size: int = 1, loss: Metric | None = None,
                  logging_metrics: nn.ModuleList | None = None, **kwargs):
         self.save_hyperparameters(ignore=["loss", "logging_metrics"])
         super().__init__(output_size=output_size, loss=loss, logging_metrics=logging_metrics, **kwargs)
@@ -192,8 +198,8 @@ class RSATransformer(_BackboneModel):
     _forecaster = RSAForecaster
 
     def __init__(self, context_length: int, prediction_length: int, d_model: int = 64, n_heads: int = 4,
-                 n_layers: int = 2, d_ff: int = 128, dropout: float = 0.1, patch_len: int = 4, causal: bool = False,
-                 revin: bool = True, n_regular: int = 1, n_cyclic: int = 1, n_dilated_regular: int = 1,
+                 n_layers: int = 2, d_ff: int = 128, dropout: float = 0.1, patch_len: int = 4,
+                 causal: bool | None = None, revin: bool = True, n_regular: int = 1, n_cyclic: int = 1, n_dilated_regular: int = 1,
                  n_dilated_cyclic: int = 0, dilations: int | list[int] | None = None, gate: str = "layer",
                  share_cyclic: bool = True, rem_mask: str = "causal", max_lag: int | None = None,
                  gate_init: float = 0.0, rem_init: str | dict = "paper", output_size: int = 1,

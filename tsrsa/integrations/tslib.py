@@ -109,6 +109,8 @@ class Model(nn.Module):
 
 class VanillaModel(Model):
     """The softmax-attention twin of :class:`Model`: the same backbone with TransformerForecaster's
-    attention, so that the two differ in attention alone. ``**options``: ``patch_len``, ``causal``."""
+    attention, so that the two differ in attention alone. ``**options``: ``patch_len``, ``causal``, and
+    ``attention`` / ``attention_options`` for any other kind by name (``VanillaModel(configs,
+    attention="rsa", attention_options={"gate_init": -2.0})``)."""
 
     _forecaster = TransformerForecaster

@@ -1,42 +1,24 @@
-"""The forecasting backbone shared by every attention kind.
+"""The fixed-window forecasting backbone shared by every attention kind.
 
     window (B, L) -> RevIN -> patch tokens (B, N, D) -> N_layers x [attention, MLP] -> head (B, h, Q)
 
 Only the attention inside each block changes between TransformerForecaster, RSAForecaster and
-the later kinds, so comparing them compares attention alone.
+the other kinds, so comparing them compares attention alone. ``build_transformer`` picks this
+network or, for the streaming configuration, ``tsrsa.nn.streaming.StreamingTransformer``.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
-from tsrsa.nn.registry import build_attention
+from tsrsa.nn.blocks import BackboneConfig, EncoderBlock, FeedForward, init_linear, merged_groups
 from tsrsa.nn.revin import RevIN
+from tsrsa.nn.streaming import StreamingTransformer
 
-
-@dataclass
-class BackboneConfig:
-    input_size: int = 96  # L: look-back window, in steps
-    h: int = 24  # forecast horizon, in steps
-    patch_len: int = 8  # steps per token (1 = one token per step)
-    d_model: int = 64  # token width
-    n_heads: int = 4  # attention heads per layer
-    n_layers: int = 2  # encoder blocks
-    d_ff: int = 128  # hidden width of each block's MLP
-    dropout: float = 0.1  # on attention, MLP, embeddings and the head
-    attention: str = "softmax"  # a registered attention kind (tsrsa.nn.attention_kinds())
-    attention_options: dict = field(default_factory=dict)  # extra arguments of that kind
-    causal: bool = False  # mask keys after the query in the look-back
-    revin: bool = True  # reversible instance normalisation of each window
-    n_outputs: int = 1  # values per horizon step (1 for a point forecast, Q for quantiles)
-
-    @property
-    def n_tokens(self) -> int:
-        return math.ceil(self.input_size / self.patch_len)
+__all__ = ["BackboneConfig", "EncoderBlock", "FeedForward", "FlattenHead", "ForecastingTransformer", "PatchEmbedding",
+           "build_transformer"]
 
 
 class PatchEmbedding(nn.Module):
@@ -60,35 +42,6 @@ class PatchEmbedding(nn.Module):
             x = torch.cat([x[:, :1].expand(-1, self.pad), x], dim=1)  # (B, N * P)
         patches = x.unfold(1, self.patch_len, self.patch_len)  # (B, N, P)
         return self.dropout(self.value(patches) + self.position)  # (B, N, D)
-
-
-class FeedForward(nn.Module):
-    def __init__(self, d_model: int, d_ff: int, dropout: float):
-        super().__init__()
-        self.fc = nn.Linear(d_model, d_ff)
-        self.proj = nn.Linear(d_ff, d_model)
-        self.dropout = nn.Dropout(dropout)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.dropout(self.proj(F.gelu(self.fc(x))))  # (B, N, D)
-
-
-class EncoderBlock(nn.Module):
-    """Pre-norm transformer block whose attention is any registered kind."""
-
-    def __init__(self, config: BackboneConfig):
-        super().__init__()
-        self.ln_1 = nn.LayerNorm(config.d_model)
-        self.attn = build_attention(
-            config.attention, config.d_model, config.n_heads,
-            dropout=config.dropout, causal=config.causal, **config.attention_options,
-        )
-        self.ln_2 = nn.LayerNorm(config.d_model)
-        self.mlp = FeedForward(config.d_model, config.d_ff, config.dropout)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = x + self.attn(self.ln_1(x))  # (B, N, D)
-        return x + self.mlp(self.ln_2(x))  # (B, N, D)
 
 
 class FlattenHead(nn.Module):
@@ -121,16 +74,20 @@ class ForecastingTransformer(nn.Module):
         self.blocks = nn.ModuleList(EncoderBlock(config) for _ in range(config.n_layers))
         self.ln_f = nn.LayerNorm(config.d_model)
         self.head = FlattenHead(config.n_tokens, config.d_model, config.h, config.n_outputs, config.dropout)
-        self.apply(self._init_weights)
+        self.reset_parameters()
 
-    @staticmethod
-    def _init_weights(module: nn.Module) -> None:
-        if isinstance(module, nn.Linear):
-            nn.init.normal_(module.weight, mean=0.0, std=0.02)
-            if module.bias is not None:
-                nn.init.zeros_(module.bias)
-        elif isinstance(module, PatchEmbedding):
-            nn.init.normal_(module.position, mean=0.0, std=0.02)
+    def reset_parameters(self) -> None:
+        """The backbone's own weights: N(0, 0.02) for the patch and head maps and the positions, zero
+        biases. Each attention kind initialised its own parameters when it was built."""
+        init_linear(self.embed.value, self.head.linear)
+        nn.init.normal_(self.embed.position, mean=0.0, std=0.02)
+        for block in self.blocks:
+            block.reset_parameters()
+
+    def parameter_groups(self) -> dict[str, list[nn.Parameter]]:
+        """The attention kinds' named parameter groups, merged over layers (see the training loop's
+        ``group_options``)."""
+        return merged_groups(self.blocks)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         stats = None
@@ -141,3 +98,8 @@ class ForecastingTransformer(nn.Module):
             z = block(z)  # (B, N, D)
         y = self.head(self.ln_f(z))  # (B, h, Q)
         return self.revin.denormalise(y, stats) if stats is not None else y
+
+
+def build_transformer(config: BackboneConfig) -> nn.Module:
+    """The network for ``config``: StreamingTransformer when ``config.stream``, else ForecastingTransformer."""
+    return StreamingTransformer(config) if config.stream else ForecastingTransformer(config)

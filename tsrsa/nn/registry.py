@@ -1,19 +1,28 @@
-"""Attention kinds: the one slot of the encoder block that differs between models.
+"""Sequence-mixing kinds: the one slot of the encoder block that differs between models.
 
 Every kind is an ``nn.Module`` subclass of :class:`Attention` with
 
-- constructor ``(d_model, n_heads, *, dropout=0.0, causal=False, **options)``;
-- ``forward(x)``: the parallel form, ``(B, T, d_model) -> (B, T, d_model)``;
-- optionally a recurrent form for streaming: ``init_state(batch_size, device, dtype)`` and
-  ``step(x_t, state) -> (y_t, state)`` with ``x_t`` of shape ``(B, d_model)``, declared by
-  ``supports_recurrence = True``.
+- constructor ``(d_model, n_heads, *, dropout=0.0, causal=False, **options)``; the keyword
+  arguments after ``causal`` are the kind's own options (``Attention.option_defaults()`` lists
+  them), checked by the constructor, which also initialises every parameter the kind owns
+  (``reset_parameters()``);
+- ``forward(x)``: the parallel form, ``(B, T, d_model) -> (B, T, d_model)``; with
+  ``causal=True`` every branch of the kind is causal (the output at token t reads tokens <= t);
+- where the kind has one (``recurrent = True``), a recurrent form for streaming:
+  ``init_state(batch_size)`` returns the state of an empty history, a flat dict of tensors whose
+  first dimension is the batch, and ``stream(x, state) -> (y, state)`` advances it over ``n``
+  new tokens ``x (B, n, d_model)``. ``y`` equals the causal parallel form over the whole history
+  at those tokens. The state is a value: ``stream`` returns a new dict and never changes the
+  one it is given.
 
 A new kind is one new module that decorates its class with ``@register_attention(name)`` plus
-one line in ``_BUILTIN`` below, so that ``build_attention(name, ...)`` can find it by name.
+one line in ``_BUILTIN`` below, so that ``build_attention(name, ...)`` finds it by name and the
+conformance suite (``tests/test_attention_kinds.py``) checks it.
 """
 from __future__ import annotations
 
 import importlib
+import inspect
 
 from torch import nn
 
@@ -21,20 +30,67 @@ from torch import nn
 _BUILTIN = {
     "softmax": "tsrsa.nn.softmax",
     "rsa": "tsrsa.nn.rsa",
+    "linear": "tsrsa.nn.linear_attention",
+    "fast_weight": "tsrsa.nn.fast_weight",
 }
 _KINDS: dict[str, type] = {}
+_SLOT_ARGUMENTS = ("self", "d_model", "n_heads", "dropout", "causal")
 
 
 class Attention(nn.Module):
-    """Base class of attention kinds (see the module docstring for the contract)."""
+    """Base class of sequence-mixing kinds (see the module docstring for the contract)."""
 
     kind: str = ""
-    supports_recurrence: bool = False
+    #: has ``init_state``/``stream``, equal to the causal parallel form
+    recurrent: bool = False
+    #: accepts ``causal=False`` (tokens also read later tokens)
+    bidirectional: bool = True
 
-    def init_state(self, batch_size, device=None, dtype=None):
+    @classmethod
+    def option_defaults(cls) -> dict:
+        """The kind's own options and their defaults (its constructor's arguments after ``causal``)."""
+        return {name: p.default for name, p in inspect.signature(cls.__init__).parameters.items()
+                if name not in _SLOT_ARGUMENTS and p.kind is p.KEYWORD_ONLY}
+
+    @classmethod
+    def check_options(cls, options) -> dict:
+        """``options`` as a dict, or a TypeError naming what the kind does not take."""
+        if options is None:
+            return {}
+        if not isinstance(options, dict):
+            raise TypeError(f"the options of attention kind {cls.kind!r} must be a dict, got {type(options).__name__}")
+        known = cls.option_defaults()
+        unknown = sorted(set(options) - set(known))
+        if unknown:
+            raise TypeError(f"attention kind {cls.kind!r} has no option(s) {unknown}; its options are "
+                            f"{sorted(known) or 'none'}")
+        return dict(options)
+
+    @classmethod
+    def search_space(cls, trial, *, causal: bool = False) -> dict:
+        """Options ``tsrsa.tune`` samples for this kind by default (none)."""
+        return {}
+
+    def reset_parameters(self) -> None:
+        """Initialise every parameter the kind owns (called by the constructor)."""
+
+    def parameter_groups(self) -> dict[str, list[nn.Parameter]]:
+        """Named groups of parameters an optimiser may treat apart (none by default)."""
+        return {}
+
+    def state_size(self, n_tokens: int) -> int:
+        """Numbers the recurrent state holds per sequence after ``n_tokens`` tokens."""
         raise NotImplementedError(f"attention kind {self.kind!r} has no recurrent form")
 
-    def step(self, x_t, state):
+    def check_streamable(self) -> None:
+        """ValueError unless the layer is causal: only then does a recurrent form equal it."""
+        if not getattr(self, "causal", False):
+            raise ValueError(f"attention kind {self.kind!r} streams only when built with causal=True")
+
+    def init_state(self, batch_size: int, *, device=None, dtype=None) -> dict:
+        raise NotImplementedError(f"attention kind {self.kind!r} has no recurrent form")
+
+    def stream(self, x, state: dict):
         raise NotImplementedError(f"attention kind {self.kind!r} has no recurrent form")
 
 
@@ -60,6 +116,8 @@ def attention_kinds() -> list[str]:
 
 def get_attention(name: str) -> type:
     """The class registered under ``name``."""
+    if not isinstance(name, str):
+        raise TypeError(f"attention must be the name of a kind, one of {attention_kinds()}; got {name!r}")
     if name not in _KINDS and name in _BUILTIN:
         importlib.import_module(_BUILTIN[name])
     if name not in _KINDS:
@@ -69,5 +127,8 @@ def get_attention(name: str) -> type:
 
 def build_attention(name: str, d_model: int, n_heads: int, *, dropout: float = 0.0,
                     causal: bool = False, **options) -> Attention:
-    """Instantiate the attention kind ``name``."""
-    return get_attention(name)(d_model, n_heads, dropout=dropout, causal=causal, **options)
+    """Instantiate the attention kind ``name`` (its options checked by the kind)."""
+    cls = get_attention(name)
+    if not causal and not cls.bidirectional:
+        raise ValueError(f"attention kind {name!r} is causal only; use causal=True")
+    return cls(d_model, n_heads, dropout=dropout, causal=causal, **cls.check_options(options))

@@ -11,14 +11,17 @@ mask keeps l >= 1; the bidirectional one uses |i - j| (the diagonal stays zero).
 zeroes every lag above it (counted in l).
 
 P is Toeplitz, so P @ V is a convolution of V along time with the kernel k[l] = P[i, i - l].
-Three equal ways to compute it live here side by side:
+The ways to compute it live here side by side:
 
 - ``rem_apply_dense``: build P (H, T, T) and multiply, O(T^2);
 - ``rem_apply_fft``: causal convolution through the real FFT, O(T log T);
-- ``rem_apply_scan``: the linear recurrence itself, token by token (the streaming form):
+- ``rem_apply_scan``: the linear recurrence itself, one token at a time in a Python loop, the
+  plain reference the tests compare the other forms with (too slow to serve anything):
   regular s_t = lam * (s_{t-1} + v_{t-1}); a cyclic pair is one complex state
   z_t = gamma * e^{i theta} * (z_{t-1} + v_{t-1}) whose real part serves the cos head and
-  imaginary part the sin head; a dilated head runs d interleaved chains (t - d instead of t - 1).
+  imaginary part the sin head; a dilated head runs d interleaved chains (t - d instead of t - 1);
+- ``rem_stream``: the recurrent form that streaming uses: the same recurrences advanced over a
+  block of new tokens at once, O(1) per token in the length of the history.
 """
 from __future__ import annotations
 
@@ -96,7 +99,7 @@ def rem_apply_dense(P: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     return P.to(v.dtype) @ v
 
 
-def _causal_conv_fft(k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+def causal_conv_fft(k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """y[t] = sum_{l <= t} k[l] v[t - l] along dim -2: k (H, T), v (B, H, T, hs)."""
     T = v.size(-2)
     n = 1 << (2 * T - 1).bit_length()  # linear (not circular) convolution, a fast FFT size
@@ -108,15 +111,15 @@ def _causal_conv_fft(k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
 
 def rem_apply_fft(k: torch.Tensor, v: torch.Tensor, *, mask: str = "causal") -> torch.Tensor:
     """P @ v through the FFT from the causal kernels k (H, T); v (B, H, T, hs)."""
-    y = _causal_conv_fft(k, v)
+    y = causal_conv_fft(k, v)
     if mask == "bidirectional":  # the anti-causal half: the same kernel on reversed time
-        y = y + _causal_conv_fft(k, v.flip(-2)).flip(-2)
+        y = y + causal_conv_fft(k, v.flip(-2)).flip(-2)
     return y
 
 
 def rem_apply_scan(code, radius, theta, dilation, v: torch.Tensor, *, max_lag: int | None = None) -> torch.Tensor:
-    """Causal P @ v by running each head's linear recurrence over the tokens (reference and
-    streaming form): v (B, H, T, hs) -> (B, H, T, hs).
+    """Causal P @ v by running each head's linear recurrence over the tokens in a Python loop
+    (the plain reference of the tests): v (B, H, T, hs) -> (B, H, T, hs).
 
     max_lag is not a recurrence (a finite window); it is not supported here.
     """
@@ -139,6 +142,57 @@ def rem_apply_scan(code, radius, theta, dilation, v: torch.Tensor, *, max_lag: i
             s = state[:, c]
             out[:, h, t] = s if code[h] == 0 else (s.real if code[h] == 1 else s.imag).to(v.dtype)
     return out
+
+
+def rem_multipliers(radius: torch.Tensor, theta: torch.Tensor) -> torch.Tensor:
+    """Each head's step multiplier rho as a complex number: lam (regular, theta = 0) or
+    gamma * e^{i theta} (cyclic). radius, theta: (H,) -> (H,) complex."""
+    return torch.complex(radius * torch.cos(theta), radius * torch.sin(theta))
+
+
+def _powers(rho: torch.Tensor, steps: torch.Tensor) -> torch.Tensor:
+    """rho ** steps for integer steps >= 0: rho (H,) complex, steps (H, ...) -> (H, ...) complex."""
+    shape = (-1,) + (1,) * (steps.dim() - 1)
+    s = steps.to(rho.real.dtype)
+    return torch.polar(rho.abs().view(shape) ** s, rho.angle().view(shape) * s)
+
+
+def rem_stream(rho: torch.Tensor, dilation: torch.Tensor, v: torch.Tensor, z: torch.Tensor):
+    """Advance causal REM heads over n new tokens by their recurrences (the streaming form).
+
+    Head h with multiplier rho_h and dilation d_h gives token t the complex sum
+    o_t = sum_{m >= 1} rho_h ** m * v_{t - m d_h}: its real part is the regular or cyclic_cos
+    REM's output, its imaginary part the cyclic_sin REM's (the recurrence of the module
+    docstring, z_t = rho (z_{t-d} + v_{t-d}), summed out).
+
+    rho: (H,) complex; dilation: (H,) int; v: (B, H, n, hs) values of the new tokens;
+    z: (B, H, d_max, hs) complex state: z[:, h, r] is what the token r places after the history
+    receives from the history (r < d_h; entries r >= d_h are zero).
+    Returns (o (B, H, n, hs) complex, the state after the new tokens).
+
+    The new tokens' own contributions come from a dense (n + d_max, n) kernel; the history's from
+    z: token k of the block gets rho ** (k // d) * z[k % d]. The block is padded with d_max
+    virtual tokens, whose outputs are the next state. Cost O(n (n + d_max)) per block: O(1) per
+    token in the length of the history.
+    """
+    B, H, n, hs = v.shape
+    d_max = z.size(2)
+    m = n + d_max
+    d = dilation.to(v.device).view(H, 1)  # (H, 1)
+    pos = torch.arange(m, device=v.device)  # (m,) the block and its virtual tokens
+    # from the history
+    ahead = torch.div(pos, d, rounding_mode="floor")  # (H, m) whole steps from the chain's state
+    chain = (pos % d)[None, :, :, None].expand(B, H, m, hs)  # (B, H, m, hs)
+    from_history = _powers(rho, ahead)[None, :, :, None] * z.gather(2, chain)  # (B, H, m, hs)
+    # from the new tokens
+    lag = (pos[:, None] - torch.arange(n, device=v.device)[None, :])[None]  # (1, m, n)
+    valid = (lag >= 1) & (lag % d[..., None] == 0)  # (H, m, n)
+    steps = torch.where(valid, torch.div(lag, d[..., None], rounding_mode="floor"), torch.zeros_like(lag))
+    kernel = torch.where(valid, _powers(rho, steps), torch.zeros((), dtype=rho.dtype, device=v.device))
+    total = kernel[None] @ v.to(rho.dtype) + from_history  # (B, H, m, hs)
+    keep = (torch.arange(d_max, device=v.device)[None, :] < d)[None, :, :, None]  # (1, H, d_max, 1)
+    z_next = torch.where(keep, total[:, :, n:], torch.zeros((), dtype=rho.dtype, device=v.device))
+    return total[:, :, :n], z_next
 
 
 def rem_matrix(kind: str, length: int, *, lam=None, gamma=None, theta=None, dilation: int = 1,

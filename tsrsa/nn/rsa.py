@@ -5,6 +5,7 @@ Each REM head h mixes softmax attention with its Recurrence Encoding Matrix P_h 
     out_h = ((1 - sigmoid(mu)) * softmax(Q_h K_h^T / sqrt(d_h) [+ mask]) + sigmoid(mu) * P_h) @ V_h
 
 V is shared by both branches; attention dropout acts on the softmax branch only; P is used raw.
+With ``causal=True`` both branches are causal (the softmax mask and the causal REM mask).
 Heads are laid out in this order (per layer):
 
     [regular] * n_regular, [cyclic_cos, cyclic_sin] * n_cyclic,
@@ -14,6 +15,12 @@ Heads are laid out in this order (per layer):
 Parameterisation: lam = tanh(eta), gamma = sigmoid(nu), theta free; the cos and sin heads of one
 pair share (gamma, theta) unless ``share_cyclic=False``. The gate mu is one per layer, or one per
 REM head with ``gate="head"``.
+
+Recurrent form (``stream``): the softmax branch keeps a key/value cache; each REM head advances
+its own recurrence, O(1) per token (``tsrsa.nn.rem.rem_stream``): regular
+s_t = lam (s_{t-1} + v_{t-1}), cyclic z_t = gamma e^{i theta} (z_{t-1} + v_{t-1}) with the cos head
+reading the real part and the sin head the imaginary part of its own value slice, dilated heads d
+interleaved states.
 """
 from __future__ import annotations
 
@@ -21,14 +28,14 @@ import math
 from dataclasses import dataclass
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
-from tsrsa.nn.registry import Attention, register_attention
+from tsrsa.nn.multihead import MultiHeadAttention
+from tsrsa.nn.registry import register_attention
 from tsrsa.nn.rem import (
-    REM_MASKS, kind_codes, rem_apply_dense, rem_apply_fft, rem_kernels, rem_matrices,
+    REM_MASKS, kind_codes, rem_apply_dense, rem_apply_fft, rem_kernels, rem_matrices, rem_multipliers, rem_stream,
 )
-from tsrsa.nn.softmax import merge_heads, split_heads
+from tsrsa.nn.softmax import KeyValueCache, register_alibi, softmax_branch
 
 GATES = ("layer", "head")
 METHODS = ("auto", "dense", "fft")
@@ -96,7 +103,7 @@ def plan_heads(n_heads: int, *, n_regular: int = 1, n_cyclic: int = 1, n_dilated
 
 
 @register_attention("rsa")
-class RSAAttention(Attention):
+class RSAAttention(MultiHeadAttention):
     """Multi-head self-attention with recurrence (see the module docstring).
 
     Parameters
@@ -106,7 +113,8 @@ class RSAAttention(Attention):
     dropout : float, default 0.0
         On the softmax branch's attention weights and on the output projection.
     causal : bool, default False
-        Softmax mask over the look-back (the same as the vanilla transformer's).
+        Both branches over past tokens only: the softmax mask, and the REM mask must then be
+        "causal" (a bidirectional REM with causal=True is an error).
     n_regular, n_cyclic, n_dilated_regular, n_dilated_cyclic : int
         Head allocation: regular heads, cyclic (cos + sin) pairs, and their dilated versions.
     dilations : int or sequence of int, default 2
@@ -118,34 +126,38 @@ class RSAAttention(Attention):
     rem_mask : {"causal", "bidirectional"}, default "causal"
         P[i, j] for lags i - j >= 1 only, or f(|i - j|).
     max_lag : int, optional
-        Zero every REM lag above it.
+        Zero every REM lag above it (not a recurrence: a layer with max_lag does not stream).
     method : {"auto", "dense", "fft"}, default "auto"
         How P @ V is computed; "auto" switches to the FFT above FFT_FROM_TOKENS tokens.
     gate_init : float, default 0.0
         Initial mu (the paper draws it from [-3, 3]; 0 mixes both branches equally).
+    alibi : bool, default False
+        ALiBi relative positions on the softmax branch (as SoftmaxAttention's ``alibi``).
     """
+
+    recurrent = True
 
     def __init__(self, d_model: int, n_heads: int, *, dropout: float = 0.0, causal: bool = False,
                  n_regular: int = 1, n_cyclic: int = 1, n_dilated_regular: int = 0,
                  n_dilated_cyclic: int = 0, dilations=2, gate: str = "layer", share_cyclic: bool = True,
                  rem_mask: str = "causal", max_lag: int | None = None, method: str = "auto",
-                 gate_init: float = 0.0):
-        super().__init__()
-        if d_model % n_heads:
-            raise ValueError(f"d_model={d_model} must be a multiple of n_heads={n_heads}")
+                 gate_init: float = 0.0, alibi: bool = False):
+        super().__init__(d_model, n_heads, dropout=dropout, causal=causal)
         for name, value, choices in (("gate", gate, GATES), ("rem_mask", rem_mask, REM_MASKS),
                                      ("method", method, METHODS)):
             if value not in choices:
                 raise ValueError(f"{name}={value!r} is not one of {choices}")
+        if causal and rem_mask != "causal":
+            raise ValueError(f"causal=True needs rem_mask='causal' (got {rem_mask!r}): with causal=True every "
+                             f"branch of the layer reads only past tokens")
+        if max_lag is not None and (isinstance(max_lag, bool) or not isinstance(max_lag, int) or max_lag < 1):
+            raise ValueError(f"max_lag={max_lag!r} must be None or an int >= 1")
         self.plan = plan_heads(n_heads, n_regular=n_regular, n_cyclic=n_cyclic,
                                n_dilated_regular=n_dilated_regular, n_dilated_cyclic=n_dilated_cyclic,
                                dilations=dilations, share_cyclic=share_cyclic)
-        self.n_heads, self.n_rem = n_heads, len(self.plan.kinds)
-        self.causal, self.dropout, self.rem_mask = causal, dropout, rem_mask
-        self.max_lag, self.method, self.gate_mode = max_lag, method, gate
-        self.qkv = nn.Linear(d_model, 3 * d_model)
-        self.proj = nn.Linear(d_model, d_model)
-        self.resid_dropout = nn.Dropout(dropout)
+        self.n_rem = len(self.plan.kinds)
+        self.rem_mask, self.max_lag, self.method, self.gate_mode = rem_mask, max_lag, method, gate
+        self.gate_init = float(gate_init)
         self.eta = nn.Parameter(torch.zeros(self.plan.n_eta))  # lam = tanh(eta)
         self.nu = nn.Parameter(torch.zeros(self.plan.n_cyclic_params))  # gamma = sigmoid(nu)
         self.theta = nn.Parameter(torch.zeros(self.plan.n_cyclic_params))
@@ -155,9 +167,22 @@ class RSAAttention(Attention):
         self.register_buffer("param_index", torch.tensor(self.plan.param, dtype=torch.long), persistent=False)
         #: set to a number in [0, 1] to force the gate (tests and analysis), None to learn it
         self.gate_override: float | None = None
-        self.reset_rem_parameters(gate_init)
+        register_alibi(self, n_heads, alibi)
+        self.reset_parameters()
+
+    @classmethod
+    def search_space(cls, trial, *, causal: bool = False) -> dict:
+        """The gate's start, and (for non-causal layers) the REM mask."""
+        space = {"gate_init": trial.suggest_float("gate_init", -3.0, 2.0)}
+        if not causal:
+            space["rem_mask"] = trial.suggest_categorical("rem_mask", ["causal", "bidirectional"])
+        return space
 
     # ------------------------------------------------------------------ parameters
+    def reset_parameters(self) -> None:
+        super().reset_parameters()
+        self.reset_rem_parameters(self.gate_init)
+
     def reset_rem_parameters(self, gate_init: float = 0.0) -> None:
         """The paper's initialisation: eta spread over +-[1, 2], nu over [1, 2], theta = pi/4."""
         with torch.no_grad():
@@ -202,10 +227,10 @@ class RSAAttention(Attention):
         radius = torch.where(regular, lam, gamma) if lam is not None else gamma
         return radius, torch.where(regular, torch.zeros_like(angle), angle)
 
-    def recurrence_parameters(self) -> list[nn.Parameter]:
-        """The REM values and gates (eta, nu, theta, mu): a handful of scalars that set each head's
-        memory, which the training loop may step at a rate of their own."""
-        return [self.eta, self.nu, self.theta, self.mu]
+    def parameter_groups(self) -> dict[str, list[nn.Parameter]]:
+        """Named groups that an optimiser may treat apart: "recurrence", the REM values and gates
+        (eta, nu, theta, mu), a handful of scalars that set each head's memory."""
+        return {"recurrence": [self.eta, self.nu, self.theta, self.mu]}
 
     def gate(self) -> torch.Tensor:
         """sigmoid(mu): (1,) or (H_rem,) (the override when one is set)."""
@@ -230,17 +255,54 @@ class RSAAttention(Attention):
             return rem_apply_fft(k, v, mask=self.rem_mask)
         return rem_apply_dense(self.rem_matrices(T), v)
 
+    def mix(self, y: torch.Tensor, rem: torch.Tensor) -> torch.Tensor:
+        """Gate the REM heads' outputs into the softmax outputs: y (B, H, T, hs), rem (B, H_rem, T, hs)."""
+        if not self.n_rem:
+            return y
+        R = self.n_rem
+        g = self.gate().to(y.dtype).view(1, -1, 1, 1)  # (1, 1 or R, 1, 1)
+        mixed = (1 - g) * y[:, :R] + g * rem.to(y.dtype)  # (B, R, T, hs)
+        return torch.cat([mixed, y[:, R:]], dim=1)  # (B, H, T, hs)
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        B, T, D = x.shape  # (B, T, D)
-        q, k, v = (split_heads(t, self.n_heads) for t in self.qkv(x).split(D, dim=2))  # (B, H, T, hs)
-        p = self.dropout if self.training else 0.0
-        y = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=self.causal)  # (B, H, T, hs)
+        q, k, v = self.project(x)  # (B, H, T, hs)
+        y = softmax_branch(q, k, v, self.slopes, causal=self.causal, dropout=self.attention_dropout)
+        rem = self.rem_branch(v[:, :self.n_rem]) if self.n_rem else None  # (B, H_rem, T, hs)
+        return self.output(self.mix(y, rem))  # (B, T, D)
+
+    # ------------------------------------------------------------------ recurrent form
+    def check_streamable(self) -> None:
+        super().check_streamable()
+        if self.max_lag is not None:
+            raise ValueError(f"max_lag={self.max_lag} cuts the REMs to a finite window, which is not a recurrence; "
+                             f"use max_lag=None to stream")
+
+    def state_size(self, n_tokens: int) -> int:
+        d_max = int(self.dilation.max()) if self.n_rem else 0
+        rem = 2 * self.n_rem * d_max * self.head_size  # complex chains, d_max slots per REM head
+        return 2 * n_tokens * self.d_model + rem
+
+    def init_state(self, batch_size: int, *, device=None, dtype=None) -> dict:
+        device = device if device is not None else self.qkv.weight.device
+        dtype = dtype or self.qkv.weight.dtype
+        state = KeyValueCache.empty(batch_size, self.n_heads, self.head_size, device=device, dtype=dtype)
+        d_max = int(self.dilation.max()) if self.n_rem else 0
+        complex_dtype = torch.complex128 if dtype == torch.float64 else torch.complex64
+        state["rem"] = torch.zeros(batch_size, self.n_rem, d_max, self.head_size, device=device, dtype=complex_dtype)
+        return state
+
+    def stream(self, x: torch.Tensor, state: dict) -> tuple[torch.Tensor, dict]:
+        self.check_streamable()
+        q, k, v = self.project(x)  # (B, H, n, hs)
+        y, cache = KeyValueCache.attend(q, k, v, state, self.slopes)  # (B, H, n, hs)
+        z = state["rem"]
+        rem = None
         if self.n_rem:
-            R = self.n_rem
-            g = self.gate().to(y.dtype).view(1, -1, 1, 1)  # (1, 1 or R, 1, 1)
-            mixed = (1 - g) * y[:, :R] + g * self.rem_branch(v[:, :R])  # (B, R, T, hs)
-            y = torch.cat([mixed, y[:, R:]], dim=1)  # (B, H, T, hs)
-        return self.resid_dropout(self.proj(merge_heads(y)))  # (B, T, D)
+            radius, angle = self.rem_parameters()
+            rho = rem_multipliers(radius.to(z.real.dtype), angle.to(z.real.dtype))  # (H_rem,) complex
+            o, z = rem_stream(rho, self.dilation, v[:, :self.n_rem], z)  # (B, H_rem, n, hs) complex
+            rem = torch.where((self.codes == 2).view(1, -1, 1, 1), o.imag, o.real)
+        return self.output(self.mix(y, rem)), {**cache, "rem": z}
 
     # ------------------------------------------------------------------ introspection
     def describe_heads(self) -> list[dict]:

@@ -1,4 +1,9 @@
-"""Multi-head softmax self-attention (Vaswani et al. 2017), the vanilla attention kind."""
+"""Multi-head softmax self-attention (Vaswani et al. 2017), the vanilla attention kind.
+
+Its recurrent form is a key/value cache: a causal softmax transformer is an RNN whose state is
+every past key and value of every layer (Oren et al. 2024), so the state grows by one token per
+step and ``stream`` costs O(tokens seen) per new token.
+"""
 from __future__ import annotations
 
 import math
@@ -7,7 +12,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from tsrsa.nn.registry import Attention, register_attention
+from tsrsa.nn.multihead import MultiHeadAttention
+from tsrsa.nn.registry import register_attention
+
+__all__ = ["KeyValueCache", "SoftmaxAttention", "alibi_slopes", "cached_softmax_attention", "position_bias",
+           "softmax_attention", "softmax_branch"]
 
 
 def softmax_attention(q, k, v, *, causal: bool = False, dropout: float = 0.0, training: bool = False):
@@ -24,20 +33,82 @@ def softmax_attention(q, k, v, *, causal: bool = False, dropout: float = 0.0, tr
     return att @ v  # (B, H, T, hs)
 
 
-def split_heads(x: torch.Tensor, n_heads: int) -> torch.Tensor:
-    """(B, T, D) -> (B, H, T, D / H)"""
-    B, T, D = x.shape
-    return x.view(B, T, n_heads, D // n_heads).transpose(1, 2)
+def alibi_slopes(n_heads: int) -> list[float]:
+    """ALiBi's head slopes (Press et al. 2022): a geometric sequence starting at 2^(-8 / n) for n a
+    power of two; otherwise those of the nearest lower power of two, then every other slope of the
+    next power of two."""
+
+    def geometric(n: int) -> list[float]:
+        start = 2.0 ** (-8.0 / n)
+        return [start ** (i + 1) for i in range(n)]
+
+    if math.log2(n_heads).is_integer():
+        return geometric(n_heads)
+    lower = 2 ** math.floor(math.log2(n_heads))
+    return geometric(lower) + geometric(2 * lower)[0::2][: n_heads - lower]
 
 
-def merge_heads(x: torch.Tensor) -> torch.Tensor:
-    """(B, H, T, hs) -> (B, T, H * hs)"""
-    B, H, T, hs = x.shape
-    return x.transpose(1, 2).contiguous().view(B, T, H * hs)
+def position_bias(n: int, T: int, slopes: torch.Tensor | None, *, causal: bool, device=None):
+    """The attention mask of n queries, the last n of T positions, over all T keys.
+
+    Without ``slopes``: a boolean causal mask (n, T) (or None when not causal). With ``slopes`` (H,):
+    ALiBi's additive bias -slope_h * distance (H, n, T), -inf on keys after the query when causal
+    (distance = query - key; |query - key| when not causal): a relative position, any length.
+    """
+    distance = (T - n + torch.arange(n, device=device))[:, None] - torch.arange(T, device=device)[None, :]  # (n, T)
+    if slopes is None:
+        return distance >= 0 if causal else None
+    bias = -slopes.view(-1, 1, 1) * distance.abs().to(slopes.dtype)  # (H, n, T)
+    return bias.masked_fill(distance < 0, float("-inf")) if causal else bias
+
+
+def cached_softmax_attention(q, k, v, slopes: torch.Tensor | None = None):
+    """Causal attention of the last n tokens over all T (cached and new) keys.
+
+    q (B, H, n, hs); k, v (B, H, T, hs) with T >= n, the queries being tokens T - n .. T - 1.
+    Returns (B, H, n, hs), equal to rows T - n .. T - 1 of causal softmax attention over T tokens
+    (with ALiBi's bias when ``slopes`` are given).
+    """
+    mask = position_bias(q.size(-2), k.size(-2), slopes, causal=True, device=q.device)
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask.to(q.dtype) if slopes is not None else mask)
+
+
+class KeyValueCache:
+    """The recurrent state of softmax attention: every past key and value, (B, H, T, hs) each.
+
+    Kinds with a softmax branch keep their cache under ``"k"`` and ``"v"`` of their state.
+    """
+
+    @staticmethod
+    def empty(batch_size: int, n_heads: int, head_size: int, *, device=None, dtype=None) -> dict:
+        shape = (batch_size, n_heads, 0, head_size)
+        return {"k": torch.zeros(shape, device=device, dtype=dtype), "v": torch.zeros(shape, device=device, dtype=dtype)}
+
+    @staticmethod
+    def attend(q, k, v, state: dict, slopes: torch.Tensor | None = None) -> tuple[torch.Tensor, dict]:
+        """Append the new keys/values to the cache and attend: q, k, v (B, H, n, hs) of n new tokens."""
+        keys = torch.cat([state["k"], k], dim=2)  # (B, H, T, hs)
+        values = torch.cat([state["v"], v], dim=2)
+        return cached_softmax_attention(q, keys, values, slopes), {"k": keys, "v": values}
+
+
+def softmax_branch(q, k, v, slopes: torch.Tensor | None, *, causal: bool, dropout: float) -> torch.Tensor:
+    """Parallel softmax attention (B, H, T, hs), with ALiBi's bias when ``slopes`` are given."""
+    if slopes is None:
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, is_causal=causal)
+    T = q.size(-2)
+    bias = position_bias(T, T, slopes, causal=causal, device=q.device).to(q.dtype)  # (H, T, T)
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=bias, dropout_p=dropout)
+
+
+def register_alibi(module: nn.Module, n_heads: int, alibi: bool) -> None:
+    """Give ``module`` the buffer ``slopes`` (H,), or None without ALiBi (not saved: it is fixed)."""
+    slopes = torch.tensor(alibi_slopes(n_heads)) if alibi else None
+    module.register_buffer("slopes", slopes, persistent=False)
 
 
 @register_attention("softmax")
-class SoftmaxAttention(Attention):
+class SoftmaxAttention(MultiHeadAttention):
     """Scaled dot-product attention over all heads, with the fused kernel when available.
 
     Parameters
@@ -50,26 +121,40 @@ class SoftmaxAttention(Attention):
         Dropout on the attention weights and on the output projection.
     causal : bool, default False
         Mask keys after the query (a token sees only itself and earlier tokens).
+    alibi : bool, default False
+        Relative positions: ALiBi's head-wise linear bias on the attention logits (Press et al. 2022),
+        for any number of tokens, as streaming needs (no learned position fixes the token count).
     """
 
-    def __init__(self, d_model: int, n_heads: int, *, dropout: float = 0.0, causal: bool = False):
-        super().__init__()
-        if d_model % n_heads:
-            raise ValueError(f"d_model={d_model} must be a multiple of n_heads={n_heads}")
-        self.n_heads = n_heads
-        self.causal = causal
-        self.dropout = dropout
-        self.qkv = nn.Linear(d_model, 3 * d_model)
-        self.proj = nn.Linear(d_model, d_model)
-        self.resid_dropout = nn.Dropout(dropout)
+    recurrent = True
+
+    def __init__(self, d_model: int, n_heads: int, *, dropout: float = 0.0, causal: bool = False,
+                 alibi: bool = False):
+        super().__init__(d_model, n_heads, dropout=dropout, causal=causal)
         self.fused = hasattr(F, "scaled_dot_product_attention")
+        register_alibi(self, n_heads, alibi)
+        self.reset_parameters()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        B, T, D = x.shape  # (B, T, D)
-        q, k, v = (split_heads(t, self.n_heads) for t in self.qkv(x).split(D, dim=2))  # (B, H, T, hs)
-        p = self.dropout if self.training else 0.0
-        if self.fused:
-            y = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=self.causal)
+        q, k, v = self.project(x)  # (B, H, T, hs)
+        p = self.attention_dropout
+        if self.fused or self.slopes is not None:
+            y = softmax_branch(q, k, v, self.slopes, causal=self.causal, dropout=p)
         else:
             y = softmax_attention(q, k, v, causal=self.causal, dropout=p, training=self.training)
-        return self.resid_dropout(self.proj(merge_heads(y)))  # (B, T, D)
+        return self.output(y)  # (B, T, D)
+
+    # ------------------------------------------------------------------ recurrent form
+    def state_size(self, n_tokens: int) -> int:
+        return 2 * n_tokens * self.d_model  # a key and a value per token
+
+    def init_state(self, batch_size: int, *, device=None, dtype=None) -> dict:
+        device = device if device is not None else self.qkv.weight.device
+        return KeyValueCache.empty(batch_size, self.n_heads, self.head_size, device=device,
+                                   dtype=dtype or self.qkv.weight.dtype)
+
+    def stream(self, x: torch.Tensor, state: dict) -> tuple[torch.Tensor, dict]:
+        self.check_streamable()
+        q, k, v = self.project(x)  # (B, H, n, hs)
+        y, state = KeyValueCache.attend(q, k, v, state, self.slopes)  # (B, H, n, hs)
+        return self.output(y), state

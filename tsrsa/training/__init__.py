@@ -6,10 +6,11 @@ from tsrsa.training.devices import (
 )
 from tsrsa.training.distributed import STRATEGIES, launched_by_torchrun
 from tsrsa.training.loop import TrainingResult, evaluate_loss, train_network
+from tsrsa.training.ranks import SINGLE, Rank
 from tsrsa.training.seeding import resolve_seed, seeded
 
 __all__ = [
-    "ACCELERATORS", "LR_SCHEDULES", "PRECISIONS", "STRATEGIES", "TrainingConfig", "TrainingResult",
-    "WindowLoader", "autocast", "check_precision", "evaluate_loss", "launched_by_torchrun", "resolve_device",
-    "resolve_devices", "resolve_seed", "seeded", "torch_threads", "train_network",
+    "ACCELERATORS", "LR_SCHEDULES", "PRECISIONS", "SINGLE", "STRATEGIES", "Rank", "TrainingConfig",
+    "TrainingResult", "WindowLoader", "autocast", "check_precision", "evaluate_loss", "launched_by_torchrun",
+    "resolve_device", "resolve_devices", "resolve_seed", "seeded", "torch_threads", "train_network",
 ]

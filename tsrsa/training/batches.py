@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from tsrsa.training.distributed import SINGLE, Rank
+from tsrsa.training.ranks import SINGLE, Rank
 
 
 class WindowLoader:
@@ -26,6 +26,7 @@ class WindowLoader:
         self.drop_uneven = drop_uneven  # drop a last global batch that cannot give every rank a window
         self._values = None  # the series as a tensor on the device, made on first use
         self._span = None
+        self._targets = None  # where the targets sit in a window's span, when not its last h steps
 
     def __len__(self) -> int:
         return len(self._global_batches())
@@ -48,6 +49,8 @@ class WindowLoader:
             values = torch.from_numpy(np.ascontiguousarray(self.windows.values, dtype=np.float32))
             self._values = values.to(self.device)
             self._span = torch.arange(self.windows.input_size + self.windows.h, device=self.device)  # (L + h,)
+            index = getattr(self.windows, "target_index", None)
+            self._targets = None if index is None else torch.from_numpy(index).to(self.device)  # (N, h)
         return self._values, self._span
 
     def _epoch_starts(self, rng) -> torch.Tensor:
@@ -65,7 +68,7 @@ class WindowLoader:
         return torch.from_numpy(starts).to(self.device)
 
     def shards(self, rng: np.random.Generator | None = None):
-        """Yield (x (b, L), y (b, h), share) for this rank's part of each global batch, where
+        """Yield (x (b, L), y (b, h) or (b, N, h), share) for this rank's part of each global batch, where
         ``share`` = b * world_size / (global batch size) (1.0 when training alone)."""
         values, span = self._tensors()
         starts = self._epoch_starts(rng)  # (n,)
@@ -80,7 +83,8 @@ class WindowLoader:
                     continue  # a validation batch smaller than the group
                 start, stop, share = a, b, (b - a) * world / size
             block = values[starts[start:stop, None] + span]  # (b, L + h), gathered on the device
-            yield block[:, :L], block[:, L:], share
+            targets = block[:, L:] if self._targets is None else block[:, self._targets]  # (b, h) or (b, N, h)
+            yield block[:, :L], targets, share
 
     def iterate(self, rng: np.random.Generator | None = None):
         """Yield (x (B, L), y (B, h)) float32 tensors; shuffled with ``rng`` when asked."""

@@ -12,8 +12,8 @@ class TrainingConfig:
     batch_size: int = 64  # windows per optimisation step
     learning_rate: float = 1e-3  # AdamW step size (peak of a schedule)
     weight_decay: float = 1e-4  # AdamW decoupled weight decay
-    recurrence_learning_rate: float | None = None  # step size of the modules' recurrence_parameters()
-    # (RSA's REM values and gates), without weight decay; None: learning_rate, like every other weight
+    group_options: dict | None = None  # optimiser options of the network's named parameter groups,
+    # e.g. {"recurrence": {"lr": 1e-2, "weight_decay": 0.0}}; None: every weight alike
     lr_schedule: str | None = None  # None/"constant", "cosine" (to 0 over all steps), "onecycle",
     # "halving" (half the rate after every epoch)
     early_stopping_patience: int | None = None  # epochs without validation improvement; None: off

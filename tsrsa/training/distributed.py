@@ -31,6 +31,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from tsrsa.training.batches import WindowLoader
+from tsrsa.training.devices import resolve_device, resolve_devices
+from tsrsa.training.loop import TrainingResult, train_network
+from tsrsa.training.ranks import SINGLE, Rank  # noqa: F401  SINGLE: still importable from here
+from tsrsa.training.seeding import seeded
+
 STRATEGIES = ("auto", "single_device", "ddp", "ddp_spawn")
 TORCHRUN_VARIABLES = ("RANK", "WORLD_SIZE", "LOCAL_RANK")
 
@@ -77,8 +83,6 @@ class Placement:
 
 def plan_placement(strategy: str, accelerator: str, devices) -> Placement:
     """Decide where a fit runs (raises ValueError for an impossible request)."""
-    from tsrsa.training.devices import resolve_device, resolve_devices
-
     check_strategy(strategy)
     count = device_count(devices)
     if strategy == "single_device" and count > 1:
@@ -107,8 +111,6 @@ def plan_placement(strategy: str, accelerator: str, devices) -> Placement:
 
 
 def _local_device(accelerator: str) -> torch.device:
-    from tsrsa.training.devices import resolve_device
-
     device = resolve_device(accelerator, None)
     if device.type == "cuda":
         return torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0)))
@@ -122,25 +124,7 @@ def _world_size() -> int:
     return int(os.environ["WORLD_SIZE"])
 
 
-# ---------------------------------------------------------------------- a rank's view
-@dataclass
-class Rank:
-    """This process's place in the data-parallel group (rank 0 of 1 when training alone)."""
-
-    rank: int = 0
-    world_size: int = 1
-    group: object = None  # torch.distributed process group; None: the default one
-
-    def all_reduce_sum(self, tensor: torch.Tensor) -> torch.Tensor:
-        """Sum ``tensor`` over ranks in place (nothing to do alone)."""
-        if self.world_size > 1:
-            torch.distributed.all_reduce(tensor, group=self.group)
-        return tensor
-
-
-SINGLE = Rank()
-
-
+# ---------------------------------------------------------------------- joining a group
 def _backend(device: torch.device) -> str:
     return "nccl" if device.type == "cuda" else "gloo"
 
@@ -201,8 +185,6 @@ def spawn_training(job: TrainingJob, timeout_s: float = 1800.0):
     here with the best weights so far as ``error.state_dict`` and the finished epochs as
     ``error.training_result``.
     """
-    from tsrsa.training.loop import TrainingResult
-
     world_size = len(job.devices)
     with tempfile.TemporaryDirectory(prefix="tsrsa-ddp-") as folder, _child_environment(job.verbose):
         outcome = Path(folder) / "rank0.pt"
@@ -233,10 +215,6 @@ def spawn_training(job: TrainingJob, timeout_s: float = 1800.0):
 def _worker(rank: int, job: TrainingJob, world_size: int, folder: str, timeout_s: float) -> None:
     """One spawned rank: join the group, train its replica, rank 0 writes the outcome."""
     import datetime
-
-    from tsrsa.training.batches import WindowLoader
-    from tsrsa.training.loop import TrainingResult, train_network
-    from tsrsa.training.seeding import seeded
 
     device = job.devices[rank]
     if job.num_threads is not None:

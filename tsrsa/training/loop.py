@@ -12,7 +12,7 @@ from torch import nn
 
 from tsrsa.training.config import LR_SCHEDULES, TrainingConfig
 from tsrsa.training.devices import autocast, check_precision
-from tsrsa.training.distributed import SINGLE, Rank
+from tsrsa.training.ranks import SINGLE, Rank
 
 
 @dataclass
@@ -27,7 +27,7 @@ def check_lr_schedule(schedule) -> None:
         raise ValueError(f"lr_schedule={schedule!r} is not supported; use None or one of {LR_SCHEDULES}")
 
 
-def _scheduler(optimizer, config: TrainingConfig, steps_per_epoch: int):
+def make_scheduler(optimizer, config: TrainingConfig, steps_per_epoch: int):
     check_lr_schedule(config.lr_schedule)
     total_steps = steps_per_epoch * config.max_epochs
     if config.lr_schedule == "cosine":
@@ -42,22 +42,33 @@ def _scheduler(optimizer, config: TrainingConfig, steps_per_epoch: int):
 
 
 def parameter_groups(network: nn.Module, config: TrainingConfig) -> list[dict]:
-    """AdamW's parameter groups: every weight at ``learning_rate``, first (the rate the history
-    records); with ``recurrence_learning_rate``, the modules' ``recurrence_parameters()`` (RSA's REM
-    values and gates) in a second group at that rate and without weight decay."""
-    if config.recurrence_learning_rate is None:
+    """AdamW's parameter groups: every weight at ``learning_rate`` in the first group (the rate the
+    history records), except the network's named groups that ``config.group_options`` sets apart.
+
+    A network names groups of its parameters with a ``parameter_groups()`` method returning
+    ``{name: [parameters]}``; each name in ``group_options`` becomes an AdamW group with those
+    options (``{"lr": ..., "weight_decay": ...}``), e.g. RSA's "recurrence" group of REM values
+    and gates at a rate of its own.
+    """
+    options = config.group_options or {}
+    if not options:
         return [{"params": list(network.parameters())}]
-    recurrence = {id(p): p for m in network.modules() if hasattr(m, "recurrence_parameters")
-                  for p in m.recurrence_parameters()}
-    rest = [p for p in network.parameters() if id(p) not in recurrence]
-    groups = [{"params": rest}]
-    if recurrence:
-        groups.append({"params": list(recurrence.values()), "lr": config.recurrence_learning_rate,
-                       "weight_decay": 0.0})
-    return groups
+    offered = network.parameter_groups() if hasattr(network, "parameter_groups") else {}
+    unknown = sorted(set(options) - set(offered))
+    if unknown:
+        raise ValueError(f"group_options names parameter group(s) {unknown} that the network does not offer "
+                         f"(it offers {sorted(offered)})")
+    taken, groups = set(), []
+    for name, group_options in options.items():
+        params = [p for p in offered[name] if id(p) not in taken]
+        taken.update(id(p) for p in params)
+        if params:
+            groups.append({"params": params, **group_options})
+    rest = [p for p in network.parameters() if id(p) not in taken]
+    return [{"params": rest}, *groups]
 
 
-def _optimizer(network: nn.Module, config: TrainingConfig) -> torch.optim.Optimizer:
+def make_optimizer(network: nn.Module, config: TrainingConfig) -> torch.optim.Optimizer:
     """AdamW, with its fused kernel where the device has one (one kernel for all parameters
     instead of a dozen small ops per tensor: a tenth of a small model's step on the CPU)."""
     groups = parameter_groups(network, config)
@@ -129,7 +140,7 @@ def train_network(
     """
     config = config or TrainingConfig()
     precision = check_precision(config.precision)
-    optimizer = _optimizer(network, config)
+    optimizer = make_optimizer(network, config)
     model = network  # what the steps call: the network, or its DDP wrapper
     if rank.world_size > 1:
         from torch.nn.parallel import DistributedDataParallel
@@ -138,7 +149,7 @@ def train_network(
         # unused (e.g. RSA's empty cyclic group) are found once instead of on every step
         model = DistributedDataParallel(network, device_ids=[device.index] if device.type == "cuda" else None,
                                         process_group=rank.group, static_graph=True)
-    scheduler = _scheduler(optimizer, config, len(train_loader))
+    scheduler = make_scheduler(optimizer, config, len(train_loader))
     grad_scaler = torch.amp.GradScaler(device.type) if precision == "16-mixed" else None
     result = TrainingResult()
     best_loss, best_state = math.inf, _snapshot(network)

@@ -1,0 +1,167 @@
+"""The conformance suite every sequence-mixing kind passes.
+
+Parametrised over ``tsrsa.nn.attention_kinds()``: a kind registered in ``tsrsa/nn/registry.py``
+is checked here with no edit to this file. ``VARIANTS`` may add option sets beyond a kind's
+defaults (one line per kind) where its branches differ.
+"""
+from __future__ import annotations
+
+import io
+
+import pytest
+import torch
+
+from tsrsa.nn import BackboneConfig, ForecastingTransformer, StreamingTransformer, attention_kinds, get_attention
+from tsrsa.nn.registry import build_attention
+
+D, H = 16, 4  # width and heads every kind must accept with its default options
+
+#: option sets beyond each kind's defaults, so that every branch is exercised
+VARIANTS = {
+    "softmax": [{"alibi": True}],
+    "rsa": [{"n_dilated_regular": 1, "n_dilated_cyclic": 1, "n_regular": 0, "n_cyclic": 0, "dilations": [2, 3]},
+            {"gate": "head", "share_cyclic": False, "gate_init": -1.0, "alibi": True}],
+    "linear": [{"chunk_size": 4}],
+    "fast_weight": [{"chunk_size": 4}, {"update": "sum", "feature_map": "dpfp", "nu": 2, "chunk_size": 5},
+                    {"update": "delta", "feature_map": "elu", "chunk_size": 3, "beta_init": 0.9},
+                    {"update": "sum", "feature_map": "elu"}, {"feature_map": "dpfp", "nu": 3}],
+}
+CASES = [pytest.param(kind, options, id=f"{kind}-{i}")
+         for kind in attention_kinds() for i, options in enumerate([{}] + VARIANTS.get(kind, []))]
+RECURRENT = [case for case in CASES if get_attention(case.values[0]).recurrent]
+#: each recurrent kind at its defaults (the network-level check; the layer-level ones take every variant)
+RECURRENT_DEFAULTS = [case for case in RECURRENT if not case.values[1]]
+
+
+def make(kind, options, *, causal, seed=0, dtype=torch.float64):
+    torch.manual_seed(seed)
+    return build_attention(kind, D, H, causal=causal, **options).to(dtype).eval()
+
+
+def causal_modes(kind):
+    return [False, True] if get_attention(kind).bidirectional else [True]
+
+
+@pytest.mark.parametrize("kind,options", CASES)
+def test_every_option_has_a_default_and_unknown_options_are_refused(kind, options):
+    cls = get_attention(kind)
+    assert set(options) <= set(cls.option_defaults())
+    with pytest.raises(TypeError, match="has no option"):
+        cls.check_options({"no_such_option": 1})
+
+
+@pytest.mark.parametrize("kind,options", CASES)
+@pytest.mark.parametrize("T", [1, 5, 12])
+def test_output_shape(kind, options, T):
+    for causal in causal_modes(kind):
+        layer = make(kind, options, causal=causal)
+        x = torch.randn(3, T, D, dtype=torch.float64)
+        assert layer(x).shape == (3, T, D)
+
+
+@pytest.mark.parametrize("kind,options", CASES)
+def test_causal_means_every_branch_reads_only_the_past(kind, options):
+    layer = make(kind, options, causal=True)
+    x = torch.randn(2, 10, D, dtype=torch.float64)
+    base = layer(x)
+    for t in (0, 4, 8):
+        later = x.clone()
+        later[:, t + 1:] += torch.randn_like(later[:, t + 1:])
+        torch.testing.assert_close(layer(later)[:, : t + 1], base[:, : t + 1], rtol=0, atol=1e-12)
+        assert not torch.allclose(layer(later)[:, t + 1:], base[:, t + 1:])  # the later tokens did change
+
+
+@pytest.mark.parametrize("kind,options", RECURRENT)
+def test_recurrent_form_equals_the_causal_parallel_form(kind, options):
+    layer = make(kind, options, causal=True)
+    x = torch.randn(3, 23, D, dtype=torch.float64)
+    parallel = layer(x)
+    for sizes in ([23], [1] * 23, [5, 1, 9, 8], [2, 7, 3, 11]):
+        state, outputs, start = layer.init_state(3, dtype=torch.float64), [], 0
+        for n in sizes:
+            before = {k: v.clone() for k, v in state.items()}
+            y, new = layer.stream(x[:, start: start + n], state)
+            for name in before:  # the state is a value: stream never changes the one it is given
+                assert torch.equal(before[name], state[name]), name
+            outputs.append(y)
+            state, start = new, start + n
+        torch.testing.assert_close(torch.cat(outputs, dim=1), parallel, rtol=0, atol=1e-6)
+        assert all(v.shape[0] == 3 for v in state.values())  # batch first, so states stack
+
+
+@pytest.mark.parametrize("kind,options", RECURRENT)
+def test_state_size_is_what_the_state_holds(kind, options):
+    layer = make(kind, options, causal=True)
+    state = layer.init_state(1, dtype=torch.float64)
+    _, state = layer.stream(torch.randn(1, 7, D, dtype=torch.float64), state)
+    held = sum(v.numel() * (2 if v.is_complex() else 1) for v in state.values())
+    assert held == layer.state_size(7)
+
+
+@pytest.mark.parametrize("kind,options", CASES)
+def test_save_and_load_give_the_same_output(kind, options):
+    for causal in causal_modes(kind):
+        layer = make(kind, options, causal=causal, seed=0)
+        buffer = io.BytesIO()
+        torch.save(layer.state_dict(), buffer)
+        other = make(kind, options, causal=causal, seed=1)
+        x = torch.randn(2, 9, D, dtype=torch.float64)
+        assert not torch.allclose(other(x), layer(x))
+        buffer.seek(0)
+        other.load_state_dict(torch.load(buffer, weights_only=True))
+        torch.testing.assert_close(other(x), layer(x), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("kind,options", CASES)
+def test_runs_under_bf16_autocast_on_the_cpu(kind, options):
+    layer = make(kind, options, causal=True, dtype=torch.float32)
+    x = torch.randn(2, 12, D)
+    reference = layer(x)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        low = layer(x)
+    assert torch.isfinite(low).all()
+    assert (low.float() - reference).norm() <= 0.05 * reference.norm()
+
+
+@pytest.mark.parametrize("kind,options", CASES)
+def test_a_gradient_reaches_every_parameter(kind, options):
+    for causal in causal_modes(kind):
+        layer = make(kind, options, causal=causal).train()
+        layer(torch.randn(2, 8, D, dtype=torch.float64)).pow(2).sum().backward()
+        for name, p in layer.named_parameters():
+            assert p.grad is not None and p.grad.abs().sum() > 0, name
+
+
+@pytest.mark.parametrize("kind,options", CASES)
+def test_the_kind_initialises_itself_and_the_backbone_leaves_it_alone(kind, options):
+    torch.manual_seed(3)
+    first = build_attention(kind, D, H, causal=True, **options)
+    torch.manual_seed(3)
+    again = build_attention(kind, D, H, causal=True, **options)
+    for (name, a), b in zip(first.state_dict().items(), again.state_dict().values()):
+        assert torch.equal(a, b), name
+    config = BackboneConfig(input_size=16, h=3, patch_len=4, d_model=D, n_heads=H, n_layers=2, d_ff=8,
+                            attention=kind, attention_options=options, causal=True)
+    net = ForecastingTransformer(config)
+    kept = {k: v.clone() for k, v in net.blocks[0].attn.state_dict().items()}
+    net.reset_parameters()  # the backbone's own weights only
+    for name, value in net.blocks[0].attn.state_dict().items():
+        assert torch.equal(value, kept[name]), name
+
+
+@pytest.mark.parametrize("kind,options", RECURRENT_DEFAULTS)
+def test_the_streaming_network_equals_its_parallel_form_at_every_token(kind, options):
+    torch.manual_seed(0)
+    config = BackboneConfig(input_size=12, h=5, patch_len=3, d_model=D, n_heads=H, n_layers=2, d_ff=8, attention=kind,
+                            attention_options=options, causal=True, stream=True, n_outputs=2)
+    net = StreamingTransformer(config).double().eval()
+    x = torch.randn(2, 31, dtype=torch.float64)  # 10 tokens and one step in a partial patch
+    parallel = net.forward_tokens(x[:, :30])  # (2, 10, 5 + 3 - 1, 2)
+    state, outputs, start = net.init_state(2, dtype=torch.float64), [], 0
+    for n in (1, 1, 4, 10, 2, 13):
+        y, state = net.stream(x[:, start: start + n], state)
+        outputs.append(y)
+        start += n
+    torch.testing.assert_close(torch.cat(outputs, dim=1), parallel, rtol=0, atol=1e-6)
+    assert state["pending"].shape == (2, 1)
+    torch.testing.assert_close(net.eval()(x[:, :12]), net.forward_tokens(x[:, :12])[:, -1, :5])

@@ -1,0 +1,193 @@
+"""The streaming configuration of the transformer forecasters: every series' recurrent state.
+
+A forecaster with ``stream=True`` keeps, per series, the state its network
+(``tsrsa.nn.StreamingTransformer``) reached over the whole history it has seen, and the forecast
+of the last token that history completed (a token is ``patch_len`` steps, counted from the first
+step of the series):
+
+- ``fit`` streams every series' training history once training ends;
+- ``predict()`` reads the stored forecasts. A token forecasts the ``h + patch_len - 1`` steps
+  after its end; with ``r`` steps waiting in a partial patch, the ``h`` steps after the last
+  observation are that forecast's steps ``r + 1 .. r + h``. A partial patch changes nothing until
+  it completes;
+- ``update(df)`` streams the new steps only: O(new steps) for recurrent state (a softmax
+  kind's key/value cache grows by one entry per token);
+- ``predict(df=...)`` and cross-validation without refit stream each series of the frame given
+  from its first step, so they score the predictor that ``update`` serves.
+
+Series that have streamed the same number of steps share one batched state (a ``StreamGroup``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from tsrsa.data.memory import SeriesMemory
+from tsrsa.data.windows import training_windows
+from tsrsa.training import torch_threads
+
+#: tokens per call of the network's ``stream``: bounds the work and memory of one call
+CHUNK_TOKENS = 256
+
+
+@dataclass
+class StreamGroup:
+    """Series that have streamed the same number of steps, and their stacked network state."""
+
+    rows: np.ndarray  # (G,) positions of these series in the memory
+    steps: int  # observations each has streamed
+    state: dict  # the network's state, batch dimension G, on the CPU
+
+
+@dataclass
+class StreamMemory(SeriesMemory):
+    """A fitted streaming forecaster's memory: the fixed-window memory plus the state of every series."""
+
+    groups: list = field(default_factory=list)  # StreamGroups covering every row once
+    forecast: np.ndarray | None = None  # (S, h + P - 1, Q) the last completed token's forecast, scaled units
+    pending: np.ndarray | None = None  # (S,) steps waiting in a partial patch
+
+    def append(self, other: "StreamMemory") -> "StreamMemory":
+        base = SeriesMemory.append(self, other)
+        moved = [StreamGroup(g.rows + self.n_series, g.steps, g.state) for g in other.groups]
+        return StreamMemory(**vars(base), groups=self.groups + moved,
+                            forecast=np.concatenate([self.forecast, other.forecast]),
+                            pending=np.concatenate([self.pending, other.pending]))
+
+
+def token_training_windows(estimator, scaled, offsets, fit_lengths):
+    """Training windows with every token's targets: inputs (B, L), targets (B, L / P, h + P - 1)."""
+    P = int(estimator.patch_len)
+    return training_windows(scaled, offsets, fit_lengths, estimator._input_size, int(estimator.h) + P - 1,
+                            target_stride=P)
+
+
+# ---------------------------------------------------------------------- running the streams
+def _select(state: dict, index: torch.Tensor) -> dict:
+    return {name: value[index] for name, value in state.items()}
+
+
+def _concat(states: list[dict]) -> dict:
+    return {name: torch.cat([s[name] for s in states]) for name in states[0]}
+
+
+@torch.no_grad()
+def _advance(estimator, groups: list[StreamGroup], values: dict, *, keep_tokens: bool = False):
+    """Stream ``values[row]`` (new steps in scaled units) through each row's state.
+
+    Returns the groups after, ``last`` {row: (h + P - 1, Q)} (rows whose new steps completed a
+    token) and, with ``keep_tokens``, ``tokens`` {row: (n_tokens, h + P - 1, Q)} (every completed
+    token's forecast, in order).
+    """
+    network = estimator.network_.eval()
+    device = next(network.parameters()).device
+    chunk = CHUNK_TOKENS * network.patch_len
+    batch = int(estimator.inference_batch_size)
+    buckets: dict[int, list] = {}
+    last, tokens = {}, {}
+    with torch_threads(estimator.num_threads):
+        for group in groups:
+            counts = np.array([len(values.get(int(r), ())) for r in group.rows], dtype=np.int64)
+            for n in np.unique(counts):
+                where = np.flatnonzero(counts == n)
+                for a in range(0, len(where), batch):
+                    part = where[a: a + batch]
+                    rows = group.rows[part]
+                    state = {k: v.to(device) for k, v in _select(group.state, torch.as_tensor(part)).items()}
+                    if n:
+                        x = torch.from_numpy(np.stack([values[int(r)] for r in rows]).astype(np.float32)).to(device)
+                        outputs = []
+                        for start in range(0, int(n), chunk):
+                            y, state = network.stream(x[:, start: start + chunk], state)  # (b, c, H', Q)
+                            if y.size(1):
+                                outputs.append(y.double().cpu().numpy())
+                        if outputs:
+                            for k, row in enumerate(rows):
+                                last[int(row)] = outputs[-1][k, -1]
+                                if keep_tokens:
+                                    tokens[int(row)] = np.concatenate([o[k] for o in outputs])
+                    buckets.setdefault(group.steps + int(n), []).append((rows, {k: v.cpu() for k, v in state.items()}))
+    merged = [StreamGroup(np.concatenate([rows for rows, _ in parts]), steps, _concat([s for _, s in parts]))
+              for steps, parts in sorted(buckets.items())]
+    return merged, last, tokens
+
+
+def _scaled(panel, j: int, loc: float, scale: float) -> np.ndarray:
+    return ((panel.series(j) - loc) / scale).astype(np.float32)
+
+
+def _fresh_groups(estimator, n_series: int) -> list[StreamGroup]:
+    state = estimator.network_.init_state(n_series, device=torch.device("cpu"), dtype=torch.float32)
+    return [StreamGroup(np.arange(n_series), 0, state)]
+
+
+def streamed_memory(estimator, panel, memory: SeriesMemory) -> StreamMemory:
+    """``memory`` of ``panel``'s series with their states after streaming each whole series."""
+    values = {j: _scaled(panel, j, memory.loc[j], memory.scale[j]) for j in range(panel.n_series)}
+    groups, last, _ = _advance(estimator, _fresh_groups(estimator, panel.n_series), values)
+    network = estimator.network_
+    forecast = np.full((panel.n_series, network.horizon_out, network.config.n_outputs), np.nan)
+    for row, y in last.items():
+        forecast[row] = y
+    return StreamMemory(**vars(memory), groups=groups, forecast=forecast,
+                        pending=panel.lengths.astype(np.int64) % network.patch_len)
+
+
+def continued_streams(estimator, memory: SeriesMemory, panel, known: np.ndarray) -> StreamMemory:
+    """``memory`` (the known series continued) with their states advanced over ``panel``'s new steps."""
+    old = estimator.memory_
+    seen = np.flatnonzero(known >= 0)
+    values = {int(known[j]): _scaled(panel, int(j), old.loc[known[j]], old.scale[known[j]]) for j in seen}
+    groups, last, _ = _advance(estimator, old.groups, values)
+    forecast, pending = old.forecast.copy(), old.pending.copy()
+    for row, y in last.items():
+        forecast[row] = y
+    for row, v in values.items():
+        pending[row] = (pending[row] + len(v)) % estimator.network_.patch_len
+    return StreamMemory(**vars(memory), groups=groups, forecast=forecast, pending=pending)
+
+
+def stored_forecast(memory: StreamMemory, h: int) -> np.ndarray:
+    """The forecasts (S, h, Q) in the data's units after every series' last observation."""
+    steps = memory.pending[:, None] + np.arange(h)[None, :]  # (S, h)
+    y = np.take_along_axis(memory.forecast, steps[:, :, None], axis=1)  # (S, h, Q) scaled units
+    return y * memory.scale[:, None, None] + memory.loc[:, None, None]
+
+
+def forecast_at_cutoffs(estimator, panel, cutoffs: np.ndarray, h: int) -> np.ndarray:
+    """Forecasts (W * S, h, Q), window-major, after positions ``cutoffs`` (S, W) of ``panel``'s series,
+    each from the state reached by streaming the series from its first step."""
+    memory = estimator.memory_
+    S, W = cutoffs.shape
+    P = estimator.network_.patch_len
+    values = {j: _scaled(panel, j, memory.loc[j], memory.scale[j])[: int(cutoffs[j].max()) + 1] for j in range(S)}
+    _, _, tokens = _advance(estimator, _fresh_groups(estimator, S), values, keep_tokens=True)
+    out = np.empty((W, S, h, estimator.network_.config.n_outputs))
+    for j in range(S):
+        seen = cutoffs[j] + 1  # (W,) observations up to each cutoff
+        token, r = seen // P - 1, seen % P
+        for w in range(W):
+            out[w, j] = tokens[j][token[w], r[w]: r[w] + h]
+    out = out * memory.scale[None, :, None, None] + memory.loc[None, :, None, None]
+    return out.reshape(W * S, h, -1)
+
+
+# ---------------------------------------------------------------------- saving
+def save_streams(memory: StreamMemory, state: dict, arrays: dict) -> None:
+    """Add the streams to a saved model's JSON state and arrays (complex states as they are)."""
+    state["stream"] = {"groups": [{"steps": g.steps, "names": sorted(g.state)} for g in memory.groups]}
+    arrays["stream.forecast"], arrays["stream.pending"] = memory.forecast, memory.pending
+    for i, group in enumerate(memory.groups):
+        arrays[f"stream.{i}.rows"] = group.rows
+        for name, value in group.state.items():
+            arrays[f"stream.{i}.{name}"] = value.numpy()
+
+
+def load_streams(memory: SeriesMemory, state: dict, arrays: dict) -> StreamMemory:
+    groups = [StreamGroup(np.asarray(arrays[f"stream.{i}.rows"], dtype=np.int64), int(g["steps"]),
+                          {name: torch.from_numpy(np.array(arrays[f"stream.{i}.{name}"])) for name in g["names"]})
+              for i, g in enumerate(state["stream"]["groups"])]
+    return StreamMemory(**vars(memory), groups=groups, forecast=np.asarray(arrays["stream.forecast"]),
+                        pending=np.asarray(arrays["stream.pending"], dtype=np.int64))

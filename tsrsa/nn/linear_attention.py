@@ -1,0 +1,207 @@
+"""Linear attention (Katharopoulos et al. 2020, "Transformers are RNNs"): the attention kind ``linear``.
+
+Softmax's exp(q·k) is replaced by a dot product of features φ(q)·φ(k), φ(x) = elu(x) + 1 > 0,
+so that the weighted sum over keys factorises. Per head, with ε = 1e-6:
+
+    non-causal:  y = φ(Q) (φ(K)ᵀ V) / (φ(Q) (φ(K)ᵀ 1) + ε)
+    causal:      S_t = S_{t-1} + φ(k_t) v_tᵀ,   z_t = z_{t-1} + φ(k_t),
+                 y_t = S_tᵀ φ(q_t) / (z_tᵀ φ(q_t) + ε)
+
+The causal form is an RNN whose state (S, z) has d·(d + 1) numbers per head whatever the history.
+Three forms of the same causal maths, as flash-linear-attention lays them out:
+
+- ``linear_attention_loop``: the recurrence above token by token, the plain reference;
+- ``causal_linear_attention``: chunked, for training and for streaming a block of tokens: inside a
+  chunk of C tokens the masked products tril(φ(Q) φ(K)ᵀ) (quadratic in C), across chunks the
+  state at each chunk's start (an exclusive prefix sum of the chunks' φ(K)ᵀ V, all chunks at once);
+  memory O(T·C + T/C·d²) per head;
+- optionally flash-linear-attention's ``chunk_linear_attn`` kernel on a GPU (``backend="fla"``).
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+import torch
+import torch.nn.functional as F
+
+from tsrsa.nn.feature_maps import elu_plus_one
+from tsrsa.nn.multihead import MultiHeadAttention
+from tsrsa.nn.registry import register_attention
+
+__all__ = ["BACKENDS", "EPS", "LinearAttention", "accumulation_dtype", "causal_linear_attention", "check_chunk_size",
+           "linear_attention", "linear_attention_loop"]
+
+EPS = 1e-6  # the denominator's ε
+BACKENDS = ("torch", "fla")
+
+
+def accumulation_dtype(*tensors: torch.Tensor) -> torch.dtype:
+    """float32 at least: sums over tokens in bf16 lose too much; float64 stays float64."""
+    dtype = torch.float32
+    for t in tensors:
+        dtype = torch.promote_types(dtype, t.dtype)
+    return dtype
+
+
+def check_chunk_size(chunk_size) -> None:
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+        raise ValueError(f"chunk_size={chunk_size!r} must be an int >= 1")
+
+
+def check_backend(backend) -> None:
+    if backend not in BACKENDS:
+        raise ValueError(f"backend={backend!r} is not one of {BACKENDS}")
+
+
+def fla_applies(backend: str, q: torch.Tensor, dtype: torch.dtype | None = None) -> bool:
+    """Use flash-linear-attention's kernels for queries q (B, H, T, d) projected in ``dtype`` (q's own
+    by default): asked for, on a GPU, in half precision (autocast), T >= H (its layout check), and
+    the package importable; the torch form otherwise."""
+    dtype = dtype or q.dtype
+    if backend != "fla" or not q.is_cuda or dtype not in (torch.float16, torch.bfloat16) or q.size(2) < q.size(1):
+        return False
+    try:
+        import fla.ops  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def linear_attention(phi_q, phi_k, v, eps: float = EPS) -> torch.Tensor:
+    """Non-causal: φ(Q)(φ(K)ᵀV) / (φ(Q)(φ(K)ᵀ1) + ε); phi_q, phi_k (B, H, T, m), v (B, H, T, dv)."""
+    kv = phi_k.transpose(-2, -1) @ v  # (B, H, m, dv)
+    z = phi_k.sum(dim=-2)  # (B, H, m)
+    return (phi_q @ kv) / ((phi_q @ z[..., None]) + eps)  # (B, H, T, dv)
+
+
+def linear_attention_loop(phi_q, phi_k, v, kv=None, k_sum=None, eps: float = EPS):
+    """The causal recurrence token by token (the reference): returns y (B, H, T, dv), S (B, H, m, dv), z (B, H, m)."""
+    B, H, T, m = phi_k.shape
+    kv = phi_k.new_zeros(B, H, m, v.size(-1)) if kv is None else kv
+    k_sum = phi_k.new_zeros(B, H, m) if k_sum is None else k_sum
+    out = []
+    for t in range(T):
+        kv = kv + phi_k[:, :, t, :, None] * v[:, :, t, None, :]  # S_t = S_{t-1} + φ(k_t) v_tᵀ
+        k_sum = k_sum + phi_k[:, :, t]  # z_t = z_{t-1} + φ(k_t)
+        num = torch.einsum("bhm,bhmd->bhd", phi_q[:, :, t], kv)
+        out.append(num / ((phi_q[:, :, t] * k_sum).sum(-1, keepdim=True) + eps))
+    return torch.stack(out, dim=2), kv, k_sum
+
+
+def causal_linear_attention(phi_q, phi_k, v, kv=None, k_sum=None, *, chunk_size: int = 64, eps: float = EPS):
+    """The causal form in chunks of ``chunk_size`` tokens, from the state (S, z) (zeros when None).
+
+    phi_q, phi_k (B, H, T, m); v (B, H, T, dv); kv (B, H, m, dv); k_sum (B, H, m).
+    Returns y (B, H, T, dv) and the state after the T tokens, S (B, H, m, dv) and z (B, H, m).
+    """
+    B, H, T, m = phi_k.shape
+    dv = v.size(-1)
+    kv = phi_k.new_zeros(B, H, m, dv) if kv is None else kv
+    k_sum = phi_k.new_zeros(B, H, m) if k_sum is None else k_sum
+    if T == 0:
+        return v, kv, k_sum
+    C = min(chunk_size, T)
+    n = math.ceil(T / C)
+    # The denominator rides along as one more value column of ones: [S, z] = Σ φ(k) [v, 1]ᵀ.
+    v1 = torch.cat([v, torch.ones_like(v[..., :1])], dim=-1)  # (B, H, T, dv + 1)
+    # zero keys past T add nothing to the state; the padded queries' outputs are cut off
+    q, k, v1 = (F.pad(t, (0, 0, 0, n * C - T)).reshape(B, H, n, C, t.size(-1)) for t in (phi_q, phi_k, v1))
+    per_chunk = k.transpose(-2, -1) @ v1  # (B, H, n, m, dv + 1): what each chunk adds
+    start = torch.cat([kv, k_sum[..., None]], dim=-1)[:, :, None]  # (B, H, 1, m, dv + 1)
+    before = start + torch.cat([torch.zeros_like(per_chunk[:, :, :1]), per_chunk[:, :, :-1]], dim=2).cumsum(dim=2)
+    mask = torch.ones(C, C, dtype=torch.bool, device=q.device).tril()
+    scores = (q @ k.transpose(-2, -1)).masked_fill(~mask, 0.0)  # (B, H, n, C, C): φ(q_t)·φ(k_s), s <= t
+    out = q @ before + scores @ v1  # (B, H, n, C, dv + 1): [numerator, denominator]
+    out = out.reshape(B, H, n * C, dv + 1)[:, :, :T]
+    y = out[..., :dv] / (out[..., dv:] + eps)  # (B, H, T, dv)
+    after = before[:, :, -1] + per_chunk[:, :, -1]  # (B, H, m, dv + 1)
+    return y, after[..., :dv], after[..., dv]
+
+
+def fla_causal_linear_attention(phi_q, phi_k, v, dtype: torch.dtype, eps: float = EPS) -> torch.Tensor:
+    """The causal form by flash-linear-attention's chunk kernel on a GPU, its inputs in ``dtype``
+    (half precision), with the same ones-column denominator: y (B, H, T, dv) in float32."""
+    from fla.ops.linear_attn import chunk_linear_attn
+
+    v1 = torch.cat([v, torch.ones_like(v[..., :1])], dim=-1)
+    q, k, v1 = (t.transpose(1, 2).to(dtype).contiguous() for t in (phi_q, phi_k, v1))  # (B, T, H, .)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out, _ = chunk_linear_attn(q, k, v1, scale=1.0, normalize=False)  # (B, T, H, dv + 1)
+    out = out.transpose(1, 2).float()
+    return out[..., :-1] / (out[..., -1:] + eps)
+
+
+@register_attention("linear")
+class LinearAttention(MultiHeadAttention):
+    """Linear attention with the elu + 1 feature map, causal or bidirectional (see the module docstring).
+
+    State per head when streaming: S (d × d) and z (d), d = d_model / n_heads, so d_model·(d + 1)
+    numbers per layer and sequence, whatever the history.
+
+    Parameters
+    ----------
+    d_model, n_heads : int
+        Token width and number of heads.
+    dropout : float, default 0.0
+        On the output projection (there are no attention weights to drop).
+    causal : bool, default False
+        The recurrent form: each token reads its own and earlier tokens.
+    chunk_size : int, default 64
+        Tokens per chunk of the causal parallel form (the result does not depend on it).
+    backend : {"torch", "fla"}, default "torch"
+        "fla": flash-linear-attention's chunk kernel for the causal form on a GPU in half precision
+        (autocast), when the package is installed; the torch form otherwise and when streaming.
+    """
+
+    recurrent = True
+    bidirectional = True
+
+    def __init__(self, d_model: int, n_heads: int, *, dropout: float = 0.0, causal: bool = False,
+                 chunk_size: int = 64, backend: str = "torch"):
+        super().__init__(d_model, n_heads, dropout=dropout, causal=causal)
+        check_chunk_size(chunk_size)
+        check_backend(backend)
+        self.chunk_size, self.backend = chunk_size, backend
+        self.reset_parameters()
+
+    @staticmethod
+    def features(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor):
+        """q, k, v (B, H, T, d) -> φ(q), φ(k), v in float32 at least."""
+        dtype = accumulation_dtype(q)
+        return elu_plus_one(q.to(dtype)), elu_plus_one(k.to(dtype)), v.to(dtype)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        q, k, v = self.project(x)  # (B, H, T, d)
+        if self.causal and fla_applies(self.backend, q):
+            return self.output(fla_causal_linear_attention(*self.features(q, k, v), dtype=q.dtype))
+        with torch.autocast(x.device.type, enabled=False):
+            phi_q, phi_k, v = self.features(q, k, v)  # (B, H, T, d)
+            if self.causal:
+                y = causal_linear_attention(phi_q, phi_k, v, chunk_size=self.chunk_size)[0]
+            else:
+                y = linear_attention(phi_q, phi_k, v)
+        return self.output(y)  # (B, T, D)
+
+    # ------------------------------------------------------------------ recurrent form
+    def state_size(self, n_tokens: int) -> int:
+        return self.n_heads * self.head_size * (self.head_size + 1)  # S and z per head
+
+    def init_state(self, batch_size: int, *, device=None, dtype=None) -> dict:
+        device = device if device is not None else self.qkv.weight.device
+        dtype = dtype or self.qkv.weight.dtype
+        H, d = self.n_heads, self.head_size
+        return {"kv": torch.zeros(batch_size, H, d, d, device=device, dtype=dtype),
+                "k_sum": torch.zeros(batch_size, H, d, device=device, dtype=dtype)}
+
+    def stream(self, x: torch.Tensor, state: dict) -> tuple[torch.Tensor, dict]:
+        self.check_streamable()
+        q, k, v = self.project(x)  # (B, H, n, d)
+        with torch.autocast(x.device.type, enabled=False):
+            phi_q, phi_k, v = self.features(q, k, v)
+            dtype = accumulation_dtype(phi_q, state["kv"])
+            y, kv, k_sum = causal_linear_attention(phi_q.to(dtype), phi_k.to(dtype), v.to(dtype),
+                                                   state["kv"].to(dtype), state["k_sum"].to(dtype),
+                                                   chunk_size=self.chunk_size)
+        return self.output(y), {"kv": kv.to(state["kv"].dtype), "k_sum": k_sum.to(state["k_sum"].dtype)}

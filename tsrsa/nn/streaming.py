@@ -1,0 +1,211 @@
+"""The streaming configuration of the backbone: a network whose state advances with the data.
+
+    steps (B, T) -> running normalisation -> patch tokens (B, c, D) -> N_layers x [causal attention, MLP]
+                 -> head on the latest k token vectors (B, c, h + P - 1, Q)
+
+What differs from the fixed-window ``ForecastingTransformer``, so that every quantity at token t
+depends only on the steps up to t's end, and a state carries it forward:
+
+- causal mixing in every layer (every branch of the kind) and no positional parameter: the token
+  count is not fixed, and causal attention and recurrences carry order themselves;
+- normalisation by running statistics (``RunningNorm``) instead of the window's own;
+- every token forecasts: token t's head reads the final vectors of the latest k tokens up to t
+  (k = ``readout_tokens``, by default the window's token count, so the head has the reach of the
+  fixed-window flatten head; the state keeps the last k - 1 vectors, a fixed size) and forecasts
+  the ``h + patch_len - 1`` steps after t's end, so that whatever the steps of a partial patch,
+  the ``h`` steps after the last observation are covered (the last complete token's steps
+  ``r + 1 .. r + h`` when ``r`` steps wait in the partial patch). Training reads every token's
+  forecast (more signal per window; tokens near the start of a window see zeros where a fresh
+  stream has no earlier tokens); evaluation and prediction read the last token's.
+
+Tokens start where the stream starts (the token phase is fixed by the first step); a partial
+patch waits in the state until it completes. ``stream(steps, state)`` equals ``forward_tokens``
+over the whole history at every completed token.
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from tsrsa.nn.blocks import BackboneConfig, EncoderBlock, init_linear, merged_groups
+from tsrsa.nn.rem import causal_conv_fft
+
+
+class RunningNorm(nn.Module):
+    """Causal instance normalisation by exponentially weighted running statistics.
+
+    Per series, from m_0 = 0 and q_0 = 1 (the statistics the forecaster's scaler gives every series)::
+
+        m_t = (1 - a) m_{t-1} + a x_t,   q_t = (1 - a) q_{t-1} + a x_t^2,   a = 2 / (span + 1)
+
+    Every step of token t is normalised by the statistics at t's last step,
+    (x - m) / sqrt(q - m^2 + eps), then scaled and shifted by a learned affine map (as RevIN);
+    token t's forecast is restored with the same statistics.
+
+    Parameters
+    ----------
+    span : int
+        Steps of the exponential window (the model's look-back).
+    affine : bool, default True
+    eps : float, default 1e-5
+    """
+
+    def __init__(self, span: int, affine: bool = True, eps: float = 1e-5):
+        super().__init__()
+        self.alpha = 2.0 / (int(span) + 1)
+        self.eps, self.affine = eps, affine
+        if affine:
+            self.weight = nn.Parameter(torch.ones(1))
+            self.bias = nn.Parameter(torch.zeros(1))
+
+    @staticmethod
+    def start(batch_size: int, *, device=None, dtype=None) -> tuple[torch.Tensor, torch.Tensor]:
+        """(m, q) of an empty history: (B,) zeros and ones."""
+        return (torch.zeros(batch_size, device=device, dtype=dtype),
+                torch.ones(batch_size, device=device, dtype=dtype))
+
+    def statistics(self, x: torch.Tensor, m0: torch.Tensor, q0: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Running (m_t, q_t) of every step: x (B, T), m0, q0 (B,) -> (B, T) each (an FFT convolution)."""
+        T = x.size(1)
+        t = torch.arange(T, device=x.device, dtype=x.dtype)
+        keep = 1.0 - self.alpha
+        kernel = self.alpha * keep ** t  # (T,) weight of the step l steps back
+        ema = causal_conv_fft(kernel[None], torch.stack([x, x * x], dim=-1)[:, None])[:, 0]  # (B, T, 2)
+        fade = keep ** (t + 1)  # (T,) what is left of the starting values
+        return ema[..., 0] + fade * m0[:, None], ema[..., 1] + fade * q0[:, None]
+
+    def normalise(self, x: torch.Tensor, patch_len: int, m0, q0):
+        """x (B, c * P) -> normalised patches (B, c, P), per-token (mean, std) (B, c) each, and (m, q)
+        after the last step."""
+        B = x.size(0)
+        m, q = self.statistics(x, m0, q0)  # (B, T)
+        mean, square = m[:, patch_len - 1::patch_len], q[:, patch_len - 1::patch_len]  # (B, c) at token ends
+        std = torch.sqrt((square - mean * mean).clamp(min=0.0) + self.eps)  # (B, c)
+        z = (x.view(B, -1, patch_len) - mean[..., None]) / std[..., None]  # (B, c, P)
+        if self.affine:
+            z = z * self.weight + self.bias
+        return z, (mean, std), (m[:, -1], q[:, -1])
+
+    def denormalise(self, y: torch.Tensor, stats) -> torch.Tensor:
+        """y (B, c, H, Q) in normalised units -> the input's units, token by token."""
+        mean, std = stats
+        if self.affine:
+            y = (y - self.bias) / (self.weight + self.eps * self.eps)
+        return y * std[:, :, None, None] + mean[:, :, None, None]
+
+
+class StreamingTransformer(nn.Module):
+    """Causal patch transformer with a per-token head and a recurrent state (see the module docstring).
+
+    ``forward(x)`` on windows ``(B, input_size)`` returns every token's forecast ``(B, N, h + P - 1, Q)``
+    in training mode and the last token's next ``h`` steps ``(B, h, Q)`` in evaluation mode.
+    """
+
+    def __init__(self, config: BackboneConfig):
+        super().__init__()
+        if not config.stream:
+            raise ValueError("StreamingTransformer needs a configuration with stream=True")
+        if not config.causal:
+            raise ValueError("the streaming configuration needs causal=True: every layer reads only past tokens")
+        if config.input_size % config.patch_len:
+            raise ValueError(f"the streaming configuration needs input_size={config.input_size} to be a multiple "
+                             f"of patch_len={config.patch_len}: windows hold whole tokens")
+        self.config = config
+        self.patch_len = config.patch_len
+        self.horizon_out = config.h + config.patch_len - 1  # steps each token forecasts
+        self.norm = RunningNorm(config.input_size) if config.revin else None
+        self.embed = nn.Linear(config.patch_len, config.d_model)
+        self.embed_dropout = nn.Dropout(config.dropout)
+        self.blocks = nn.ModuleList(EncoderBlock(config) for _ in range(config.n_layers))
+        for block in self.blocks:
+            if not block.attn.recurrent:
+                raise ValueError(f"attention kind {config.attention!r} has no recurrent form, so it cannot stream")
+            block.attn.check_streamable()
+        self.ln_f = nn.LayerNorm(config.d_model)
+        self.readout_tokens = int(config.readout_tokens or config.n_tokens)  # k
+        if self.readout_tokens < 1:
+            raise ValueError(f"readout_tokens={config.readout_tokens} must be None or >= 1")
+        self.head_dropout = nn.Dropout(config.dropout)
+        self.head = nn.Linear(self.readout_tokens * config.d_model, self.horizon_out * config.n_outputs)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """The backbone's own weights (the attention kinds initialised theirs)."""
+        init_linear(self.embed, self.head)
+        for block in self.blocks:
+            block.reset_parameters()
+
+    def parameter_groups(self) -> dict[str, list[nn.Parameter]]:
+        return merged_groups(self.blocks)
+
+    # ------------------------------------------------------------------ pieces
+    def _tokens(self, steps: torch.Tensor, m0, q0):
+        """steps (B, c * P) -> token vectors (B, c, D), per-token statistics, running state after them."""
+        B = steps.size(0)
+        if self.norm is None:
+            patches, stats, running = steps.view(B, -1, self.patch_len), None, (m0, q0)
+        else:
+            patches, stats, running = self.norm.normalise(steps, self.patch_len, m0, q0)  # (B, c, P)
+        return self.embed_dropout(self.embed(patches)), stats, running  # (B, c, D)
+
+    def _readout(self, z: torch.Tensor, stats, earlier: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """z (B, c, D) and the k - 1 final vectors before them (B, k - 1, D) -> forecasts
+        (B, c, h + P - 1, Q) in the input's units, and the last k - 1 final vectors."""
+        B, c, D = z.shape
+        k = self.readout_tokens
+        final = torch.cat([earlier, self.ln_f(z)], dim=1)  # (B, k - 1 + c, D)
+        windows = final.unfold(1, k, 1).transpose(2, 3).reshape(B, c, k * D)  # (B, c, k * D), oldest first
+        y = self.head(self.head_dropout(windows)).view(B, c, self.horizon_out, self.config.n_outputs)
+        y = self.norm.denormalise(y, stats) if self.norm is not None else y
+        return y, final[:, final.size(1) - (k - 1):]
+
+    # ------------------------------------------------------------------ parallel form
+    def forward_tokens(self, x: torch.Tensor) -> torch.Tensor:
+        """Every token's forecast from a fresh state: x (B, c * P) -> (B, c, h + P - 1, Q)."""
+        m0, q0 = RunningNorm.start(x.size(0), device=x.device, dtype=x.dtype)
+        z, stats, _ = self._tokens(x, m0, q0)  # (B, c, D)
+        for block in self.blocks:
+            z = block(z)  # (B, c, D)
+        return self._readout(z, stats, z.new_zeros(z.size(0), self.readout_tokens - 1, z.size(2)))[0]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.forward_tokens(x)  # (B, N, h + P - 1, Q)
+        return y if self.training else y[:, -1, : self.config.h]
+
+    # ------------------------------------------------------------------ recurrent form
+    def init_state(self, batch_size: int, *, device=None, dtype=None) -> dict:
+        """The state of an empty history: a flat dict of tensors, batch first."""
+        device = device if device is not None else self.embed.weight.device
+        dtype = dtype or self.embed.weight.dtype
+        m, q = RunningNorm.start(batch_size, device=device, dtype=dtype)
+        state = {"pending": torch.zeros(batch_size, 0, device=device, dtype=dtype), "norm.mean": m, "norm.square": q,
+                 "readout": torch.zeros(batch_size, self.readout_tokens - 1, self.config.d_model, device=device,
+                                        dtype=dtype)}
+        for i, block in enumerate(self.blocks):
+            for name, value in block.attn.init_state(batch_size, device=device, dtype=dtype).items():
+                state[f"blocks.{i}.{name}"] = value
+        return state
+
+    def state_size(self, n_tokens: int) -> int:
+        """Numbers held per series after ``n_tokens`` tokens (the partial patch and statistics included)."""
+        held = self.patch_len + 2 + (self.readout_tokens - 1) * self.config.d_model
+        return held + sum(block.attn.state_size(n_tokens) for block in self.blocks)
+
+    def stream(self, x: torch.Tensor, state: dict) -> tuple[torch.Tensor, dict]:
+        """Advance over new steps x (B, n): the forecasts of the tokens they complete,
+        (B, c, h + P - 1, Q), and the new state (the given one is left as it was)."""
+        steps = torch.cat([state["pending"], x.to(state["pending"].dtype)], dim=1)  # (B, r + n)
+        c = steps.size(1) // self.patch_len
+        done, pending = steps[:, : c * self.patch_len], steps[:, c * self.patch_len:]
+        if c == 0:
+            empty = steps.new_zeros(steps.size(0), 0, self.horizon_out, self.config.n_outputs)
+            return empty, {**state, "pending": pending}
+        z, stats, (m, q) = self._tokens(done, state["norm.mean"], state["norm.square"])  # (B, c, D)
+        new = {"pending": pending, "norm.mean": m, "norm.square": q}
+        for i, block in enumerate(self.blocks):
+            prefix = f"blocks.{i}."
+            layer = {k[len(prefix):]: v for k, v in state.items() if k.startswith(prefix)}
+            z, layer = block.stream(z, layer)  # (B, c, D)
+            new.update({prefix + k: v for k, v in layer.items()})
+        y, new["readout"] = self._readout(z, stats, state["readout"])
+        return y, new
