@@ -21,7 +21,6 @@ by seed with the fixed-window rows of the same configuration.
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
 import datetime
 import json
@@ -40,8 +39,8 @@ COLUMNS = ("date", "dataset", "horizon", "model", "label", "seed", "val_loss", "
 def run(dataset: str, model: str, h: int, seed: int, num_threads: int | None, extra: dict | None = None) -> dict:
     from tsrsa.benchmarking.configs import load_config
     from tsrsa.benchmarking.protocol import fit_frame, load_protocol_data, validation_size
-    from tsrsa.benchmarking.results import append_rows, machine_description  # noqa: F401
-    from tsrsa.benchmarking.runner import best_epoch, build_estimator, device_label
+    from tsrsa.benchmarking.results import explicit_params
+    from tsrsa.benchmarking.runner import best_epoch, best_val_loss, build_estimator, device_label
     from tsrsa.benchmarking.scoring import score_model, score_streamed
 
     config = load_config(model, HERE / "configs")
@@ -53,30 +52,21 @@ def run(dataset: str, model: str, h: int, seed: int, num_threads: int | None, ex
     estimator.fit(fit_frame(data, 0, data.borders.train_end + v))
     seconds = time.perf_counter() - began
     window, streamed = score_model(estimator, data, h), score_streamed(estimator, data, h)
-    params = {k: v for k, v in estimator.get_params().items() if k not in ("verbose",)}
     return {
         "date": datetime.date.today().isoformat(), "dataset": dataset, "horizon": h, "model": type(estimator).__name__,
         "label": config.variant_label("default", overrides), "seed": seed,
-        "val_loss": round(float(estimator.fit_history_["val_loss"].min()), 6), "mse_window": round(window.mse, 6), "mae_window": round(window.mae, 6),
+        "val_loss": round(best_val_loss(estimator), 6), "mse_window": round(window.mse, 6), "mae_window": round(window.mae, 6),
         "mse_streamed": round(streamed.mse, 6), "mae_streamed": round(streamed.mae, 6),
         "train_seconds": round(seconds, 1), "best_epoch": best_epoch(estimator), "device": device_label(estimator),
-        "params": json.dumps(params, sort_keys=True),
+        "params": explicit_params(estimator),
         "network": json.dumps(dataclasses.asdict(estimator.network_.config), sort_keys=True),
         "_ltsf": {"dataset": dataset, "horizon": h, "model": type(estimator).__name__,
                   "variant": config.variant_label("default", overrides), "seed": seed, "mse": window.mse,
                   "mae": window.mae, "input_size": data.input_size, "train_fraction": 1.0,
                   "device": device_label(estimator), "train_seconds": round(seconds, 2),
-                  "best_epoch": best_epoch(estimator)},
+                  "best_epoch": best_epoch(estimator), "val_loss": best_val_loss(estimator),
+                  "params": explicit_params(estimator)},
     }
-
-
-def append(path: Path, row: dict) -> None:
-    new = not path.exists()
-    with open(path, "a", newline="") as handle:
-        writer = csv.writer(handle, lineterminator="\n")
-        if new:
-            writer.writerow(COLUMNS)
-        writer.writerow([row[c] for c in COLUMNS])
 
 
 def table(csv_path: Path, ltsf_path: Path) -> str:
@@ -143,7 +133,7 @@ def main(argv=None) -> int:
                     for model in args.models.split(","):
                         row = run(dataset, model, h, seed, args.num_threads, args.params)
                         append_rows(HERE / "results" / "ltsf.csv", [row.pop("_ltsf")])
-                        append(CSV, row)
+                        append_rows(CSV, [row], columns=COLUMNS)
                         print(f"{dataset} H{h} {model} seed {seed}: window {row['mse_window']:.4f} "
                               f"streamed {row['mse_streamed']:.4f} ({row['train_seconds']} s)", flush=True)
     if CSV.exists():

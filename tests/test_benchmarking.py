@@ -1,6 +1,7 @@
 """The long-horizon harness: TSLib's borders, training-row scaling, batched scoring, rows, CLI."""
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from types import SimpleNamespace
@@ -165,6 +166,35 @@ def test_run_one_gives_a_complete_row(tmp_path):
         append_rows(path, [{"dataset": "x"}])
 
 
+def test_a_file_from_before_the_last_columns_is_extended_and_read_with_them_missing(tmp_path):
+    path = tmp_path / "ltsf.csv"
+    first = COLUMNS[:12]
+    old_row = "ETTh1,96,RSAForecaster,default,0,0.37,0.39,96,1.0,cpu (1 thread),500.0,3"
+    path.write_text(",".join(first) + "\n" + old_row + "\n")
+    row = dict(zip(first, ["ETTh1", 96, "RSAForecaster", "default", 1, 0.38, 0.4, 96, 1.0, "cpu (1 thread)", 400.0, 2]))
+    append_rows(path, [dict(row, val_loss=0.61, params='{"h": 96}')])
+    lines = path.read_text().splitlines()
+    assert lines[0] == ",".join(COLUMNS) and lines[1] == old_row  # header extended, the old row untouched
+    df = read_results(path)
+    assert tuple(df.columns) == COLUMNS and len(df) == 2
+    assert np.isnan(df["val_loss"].iloc[0]) and pd.isna(df["params"].iloc[0])
+    assert df["val_loss"].iloc[1] == 0.61 and json.loads(df["params"].iloc[1]) == {"h": 96}
+    path.write_text("dataset,score\nETTh1,1\n")
+    with pytest.raises(ValueError, match="has columns"):
+        append_rows(path, [dict(row, val_loss=0.61, params="{}")])
+    with pytest.raises(ValueError, match="has columns"):
+        read_results(path)
+
+
+def test_rows_of_another_file_are_written_with_its_own_columns(tmp_path):
+    path = tmp_path / "speed.csv"
+    append_rows(path, [{"kind": "rsa", "ms": 1.0 / 3}], columns=("kind", "ms"))
+    append_rows(path, [{"kind": "linear", "ms": 2.0}], columns=("kind", "ms"))
+    assert path.read_text().splitlines() == ["kind,ms", "rsa,0.333333", "linear,2.0"]
+    with pytest.raises(ValueError, match="exactly the columns"):
+        append_rows(path, [{"kind": "rsa"}], columns=("kind", "ms"))
+
+
 def test_results_md_sections_leave_the_rest_alone(tmp_path):
     md = tmp_path / "RESULTS.md"
     md.write_text("# Results\n\nThroughput figures by someone else.\n")
@@ -237,6 +267,9 @@ def test_cli_smoke_on_a_tiny_synthetic_file(tmp_path):
     assert rows[2]["variant"] == "default"  # the seasonal naive has no max_epochs: it runs its default
     df = pd.read_csv(out / "results" / "ltsf.csv")
     assert tuple(df.columns) == COLUMNS and len(df) == 3
+    params = json.loads(df["params"].iloc[0])  # every argument explicit, not only the variant's
+    assert params["max_epochs"] == 1 and params["random_state"] == 0 and params["h"] == 4 and "learning_rate" in params
+    assert np.isfinite(df["val_loss"].iloc[0]) and np.isnan(df["val_loss"].iloc[2])  # the naive has no validation
     text = (out / "RESULTS.md").read_text()
     assert "### national_illness, input 12" in text
     assert "**DLinear** (`DLinearForecaster`" in text  # the configuration behind the rows

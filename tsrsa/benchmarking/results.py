@@ -22,7 +22,7 @@ import pandas as pd
 from tsrsa.benchmarking.anchors import ANCHORS, SOURCE
 
 COLUMNS = ("dataset", "horizon", "model", "variant", "seed", "mse", "mae", "input_size", "train_fraction",
-           "device", "train_seconds", "best_epoch")
+           "device", "train_seconds", "best_epoch", "val_loss", "params")
 KEY = ("dataset", "horizon", "model", "variant", "seed", "input_size", "train_fraction")
 
 #: display order of the models; others follow alphabetically
@@ -32,23 +32,50 @@ _DATASET_ORDER = ("ETTh1", "ETTh2", "ETTm1", "ETTm2", "weather", "exchange_rate"
 
 
 # ---------------------------------------------------------------------- the CSV
-def append_rows(path, rows: list[dict]) -> None:
-    """Append rows to the CSV at ``path`` (created with its header when missing)."""
+def append_rows(path, rows: list[dict], columns: tuple[str, ...] = COLUMNS) -> None:
+    """Append rows to the CSV at ``path`` (created with its header when missing); ``columns``: the
+    file's columns, by default the long-horizon results'."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     new = not path.exists() or path.stat().st_size == 0
+    if not new:
+        _extend_header(path, columns)
     lines = []
     for row in rows:
-        if set(row) != set(COLUMNS):
-            raise ValueError(f"a results row needs exactly the columns {COLUMNS}; got {sorted(row)}")
-        lines.append([_cell(row[c]) for c in COLUMNS])
+        if set(row) != set(columns):
+            raise ValueError(f"a results row needs exactly the columns {columns}; got {sorted(row)}")
+        lines.append([_cell(row[c]) for c in columns])
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     if new:
-        writer.writerow(COLUMNS)
+        writer.writerow(columns)
     writer.writerows(lines)
     with open(path, "a", newline="") as fh:  # one write per call: concurrent runs do not interleave
         fh.write(buffer.getvalue())
+
+
+def _extend_header(path: Path, columns: tuple[str, ...]) -> None:
+    """Give a file written with the first of ``columns`` the whole header; its earlier rows keep
+    their fields and read back with the later columns missing. Any other header is an error."""
+    with open(path, newline="") as fh:
+        header = tuple(next(csv.reader(fh), ()))
+    if header == columns:
+        return
+    if not header or columns[:len(header)] != header:
+        raise ValueError(f"{path} has columns {list(header)}; expected {list(columns)} or a first part of them")
+    text = path.read_text()
+    body = text.split("\n", 1)[1] if "\n" in text else ""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w") as fh:
+        fh.write(",".join(columns) + "\n" + body)
+    os.replace(tmp, path)
+
+
+def explicit_params(model) -> str:
+    """The constructor arguments a model ran with, as sorted JSON (``verbose`` left out): what a
+    results row records so that a later change of defaults never relabels it."""
+    params = {k: v for k, v in model.get_params().items() if k != "verbose"}
+    return json.dumps(params, sort_keys=True, default=str)
 
 
 def _cell(value):
@@ -62,9 +89,10 @@ def read_results(path) -> pd.DataFrame:
     path = Path(path)
     if not path.exists() or path.stat().st_size == 0:
         return pd.DataFrame(columns=list(COLUMNS))
-    df = pd.read_csv(path, dtype={"variant": str, "model": str, "dataset": str, "device": str})
-    if tuple(df.columns) != COLUMNS:
-        raise ValueError(f"{path} has columns {list(df.columns)}; expected {list(COLUMNS)}")
+    df = pd.read_csv(path, dtype={"variant": str, "model": str, "dataset": str, "device": str, "params": str})
+    if COLUMNS[:len(df.columns)] != tuple(df.columns):
+        raise ValueError(f"{path} has columns {list(df.columns)}; expected {list(COLUMNS)} or a first part of them")
+    df = df.reindex(columns=list(COLUMNS))  # rows made before a column existed: missing there
     return df.drop_duplicates(subset=list(KEY), keep="last").reset_index(drop=True)
 
 

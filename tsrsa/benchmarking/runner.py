@@ -7,7 +7,7 @@ import numpy as np
 
 from tsrsa.benchmarking.configs import ModelConfig
 from tsrsa.benchmarking.protocol import ProtocolData, fit_frame, training_start, validation_size
-from tsrsa.benchmarking.results import COLUMNS
+from tsrsa.benchmarking.results import COLUMNS, explicit_params
 from tsrsa.benchmarking.scoring import score_model
 
 
@@ -42,6 +42,15 @@ def device_label(model) -> str:
         threads = model.num_threads or torch.get_num_threads()
         return f"cpu ({threads} thread{'s' if threads != 1 else ''})"
     return device.type
+
+
+def best_val_loss(model) -> float | None:
+    """The lowest validation loss of a neural model's training (the kept epoch's); None without
+    validation or training."""
+    history = getattr(model, "fit_history_", None)
+    if history is None or len(history) == 0 or history["val_loss"].isna().all():
+        return None
+    return float(history["val_loss"].min())
 
 
 def best_epoch(model) -> int | None:
@@ -83,7 +92,8 @@ def run_one(config: ModelConfig, data: ProtocolData, h: int, *, seed: int = 0, v
         "dataset": data.name, "horizon": int(h), "model": type(model).__name__,
         "variant": config.variant_label(variant, overrides), "seed": int(seed), "mse": score.mse, "mae": score.mae,
         "input_size": data.input_size, "train_fraction": float(train_fraction), "device": device_label(model),
-        "train_seconds": round(seconds, 2), "best_epoch": best_epoch(model),
+        "train_seconds": round(seconds, 2), "best_epoch": best_epoch(model), "val_loss": best_val_loss(model),
+        "params": explicit_params(model),
     }
     assert list(row) == list(COLUMNS)
     return row
