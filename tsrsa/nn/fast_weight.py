@@ -90,10 +90,12 @@ def delta_rule_chunked(phi_q, phi_k, v, beta, state=None, *, chunk_size: int = 3
     w, u = wu.split([m, dv], dim=-1)  # (B, H, n, C, m), (B, H, n, C, dv)
     qk = (q @ k.transpose(-2, -1)).tril()  # (B, H, n, C, C): φ(q_t)·φ(k_s), s <= t
     out = []
-    for c in range(n):
-        new = u[:, :, c] - w[:, :, c] @ S  # (B, H, C, dv): what each token adds, given S
-        out.append(q[:, :, c] @ S + qk[:, :, c] @ new)  # (B, H, C, dv)
-        S = S + k[:, :, c].transpose(-2, -1) @ new  # (B, H, m, dv)
+    # unbind once: indexing chunk c of a tensor inside the loop would give each chunk a gradient of the
+    # whole tensor in backward, quadratic in the number of chunks
+    for u_c, w_c, q_c, qk_c, k_c in zip(*(t.unbind(2) for t in (u, w, q, qk, k))):
+        new = u_c - w_c @ S  # (B, H, C, dv): what each token adds, given S
+        out.append(q_c @ S + qk_c @ new)  # (B, H, C, dv)
+        S = S + k_c.transpose(-2, -1) @ new  # (B, H, m, dv)
     return torch.cat(out, dim=2)[:, :, :T], S
 
 
