@@ -85,8 +85,10 @@ def table(path: Path) -> str:
             "4 heads, 2 layers, patches of 4 steps). *update() ms*: mean of 32 calls taking in one new "
             "observation each (frame validation included; every fourth completes a token of 4 steps); *network step "
             "ms*: the same for the recurrent work alone; "
-            "*softmax cache*: the keys and values the state keeps (one per token and layer); *rest of the state*: the REM heads' recurrences, the running statistics and the unfinished patch; *recompute*: `predict(df=history)`, streaming the whole "
-            "history again.\n\n" + "\n".join(lines) + "\n\n"
+            "*softmax cache*: the keys and values the state keeps (one per token and layer); *rest of the state*: "
+            "the kind's recurrent state (RSA's REM recurrences, linear attention's sums, the fast weight matrices), "
+            "the head's recent token vectors, the running statistics and the unfinished patch; *recompute*: "
+            "`predict(df=history)`, streaming the whole history again.\n\n" + "\n".join(lines) + "\n\n"
             f"Made by `python benchmarks/bench_streaming.py` on {', '.join(sorted(runs['date'].unique()))} "
             f"({runs['machine'].iloc[0]}).")
 

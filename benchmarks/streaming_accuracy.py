@@ -15,8 +15,9 @@ the test windows two ways:
   after the row before it, the predictor ``update()`` serves (every row of history in its state).
 
 Rows go to ``benchmarks/results/streaming_accuracy.csv`` (both scores, with the parameters that
-ran, and the network configuration they resolved to, attention options included) and ``ltsf.csv`` (the window score); the RESULTS.md section "streaming-accuracy" pairs them
-by seed with the fixed-window rows of the same configuration.
+ran, and the network configuration they resolved to, attention options included) and ``ltsf.csv``
+(the window score); the RESULTS.md section "streaming-accuracy" pairs them by seed with the
+fixed-window rows of the same configuration.
 """
 from __future__ import annotations
 
@@ -55,7 +56,8 @@ def run(dataset: str, model: str, h: int, seed: int, num_threads: int | None, ex
     return {
         "date": datetime.date.today().isoformat(), "dataset": dataset, "horizon": h, "model": type(estimator).__name__,
         "label": config.variant_label("default", overrides), "seed": seed,
-        "val_loss": round(best_val_loss(estimator), 6), "mse_window": round(window.mse, 6), "mae_window": round(window.mae, 6),
+        "val_loss": round(best_val_loss(estimator), 6), "mse_window": round(window.mse, 6),
+        "mae_window": round(window.mae, 6),
         "mse_streamed": round(streamed.mse, 6), "mae_streamed": round(streamed.mae, 6),
         "train_seconds": round(seconds, 1), "best_epoch": best_epoch(estimator), "device": device_label(estimator),
         "params": explicit_params(estimator),
@@ -106,7 +108,8 @@ def table(csv_path: Path, ltsf_path: Path) -> str:
         "does; *streamed* forecasts each window from the state after every earlier row, the predictor "
         "`update()` serves (the softmax cache unbounded).\n\n" + "\n".join(lines) + "\n\n"
         f"Runs: `python benchmarks/streaming_accuracy.py --dataset D --models RSA,Transformer --horizons 96,336 "
-        f"--seeds 0,1,2 --num-threads 1 [--params JSON]` on {', '.join(dates)} ({machine}); the parameters of every run are in "
+        f"--seeds 0,1,2 --num-threads 1 [--params JSON]` on {', '.join(dates)} ({machine}); the parameters of "
+        f"every run are in "
         f"`benchmarks/results/streaming_accuracy.csv`; table: `python benchmarks/streaming_accuracy.py --tables-only`."
     )
 
