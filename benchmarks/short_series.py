@@ -198,6 +198,7 @@ def render(df: pd.DataFrame, plot_link: str = "results/short_series.png") -> str
         out.append(f"| {d} | {text} | {h} | {season or '–'} | {windows} | {rules} |")
     out.append(f"\n![test MSE against training length]({plot_link})\n")
     summary = []
+    options, df = df[df["label"] != "default"], df[df["label"] == "default"]
     for d in names:
         part = df[df["dataset"] == d]
         lengths = sorted(part["train_length"].unique())
@@ -227,6 +228,7 @@ def render(df: pd.DataFrame, plot_link: str = "results/short_series.png") -> str
                                                           "DLinearForecaster", anchor))))
         out.append("")
     out.append(_summary(summary))
+    out += _options(options, df)
     missing = [d for d in ("AirPassengers", "monthly_milk") if d not in names]
     dates = sorted(set(df["date"].astype(str).str[:10]))
     out.append(f"\n{' and '.join(missing)} (144 and 168 steps) reach no length of the grid. " if missing else "\n")
@@ -250,6 +252,36 @@ def _summary(cells) -> str:
             f"{count(sim, 2)} and DLinear {count(sim, 3)}; on the classic series within 5 % of the best "
             f"anchor {count(classic, 4, 1.05)}. Ratios: mean test MSE over seeds; (k/s): seeds on which RSA is at "
             f"or below. Anchor: ETS or ARIMA, whichever has the lower test MSE.")
+
+
+def _options(options: pd.DataFrame, default: pd.DataFrame) -> list[str]:
+    """Each option run against the same model's default on the cells (dataset, length, seed) where both
+    ran: geometric means of the MSE ratios, validation first (it decides), test after."""
+    if options.empty:
+        return []
+    key = ["dataset", "train_length", "seed"]
+    rows = []
+    for (model, label), g in options.groupby(["model", "label"]):
+        base = default[default["model"] == model].set_index(key)
+        g = g.set_index(key)
+        common = g.index.intersection(base.index)
+        if not len(common):
+            continue
+        val = np.log(g.loc[common, "val_mse"] / base.loc[common, "val_mse"])
+        test = np.log(g.loc[common, "test_mse"] / base.loc[common, "test_mse"])
+        where = ", ".join(f"{d} {'/'.join(str(n) for n in sorted(ns))}"
+                          for d, ns in pd.Series(common.get_level_values(1), index=common.get_level_values(0))
+                          .groupby(level=0).unique().items())
+        rows.append((np.exp(val.mean()), model.removesuffix("Forecaster"), label, len(common),
+                     f"{(val < 0).mean():.0%}", np.exp(test.mean()), f"{(test < 0).mean():.0%}", where))
+    lines = ["", "**Options against the default** (ablation): each option of a model run on some cells and set "
+             "against the same model's default on the same (series, length, seed). Ratios are geometric means "
+             "of option ÷ default; validation decides, the test is reported beside it.", "",
+             "| model | option | cells | validation MSE ÷ default | better on validation | test MSE ÷ default "
+             "| better on test | series and lengths |", "|---|---|---|---|---|---|---|---|"]
+    for v, model, label, n, vw, te, tw, where in sorted(rows, key=lambda r: (r[1], r[0])):
+        lines.append(f"| {model} | `{label}` | {n} | {v:.3f} | {vw} | {te:.3f} | {tw} | {where} |")
+    return lines
 
 
 def plot(df: pd.DataFrame, path: Path) -> None:

@@ -100,6 +100,18 @@ def test_tables_only_renders_the_section_and_the_plot(tmp_path):
     assert "| RSA | default | 0.510 ± 0.010 | 0.510 ± 0.010 | 3.0 | 1.0 |" in text
     assert "| 200 | 1.24 (0/3) |" in text  # RSA / Transformer, seeds where RSA is at or below
     assert "RSA / true model" in text and "1.65 (0/3)" in text
+    assert "Options against the default" not in text  # no option was run
+
+
+def test_an_option_is_set_against_the_default_on_the_cells_both_ran(tmp_path):
+    rows = _rows()
+    rsa = rows[(rows["model"] == "RSAForecaster") & (rows["train_length"] == 200)]
+    option = rsa.assign(label="d_model=32", val_mse=0.5 * rsa["val_mse"], test_mse=2.0 * rsa["test_mse"])
+    text = short_series.render(pd.concat([rows, option.iloc[:2]], ignore_index=True))
+    line = next(x for x in text.splitlines() if "`d_model=32`" in x)
+    # validation halved and test doubled on seeds 0 and 1 at n = 200; the per-dataset tables keep the default only
+    assert line == "| RSA | `d_model=32` | 2 | 0.500 | 100% | 2.000 | 0% | seasonal_ar 200 |"
+    assert "| RSA | d_model=32 |" not in text
 
 
 @pytest.mark.parametrize("argv, message", [
