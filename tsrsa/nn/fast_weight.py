@@ -24,9 +24,9 @@ Forms (in the code the state is kept key-major, Wᵀ (d_φ × d_v)):
   per chunk, all chunks at once) give, from the chunk's starting state S,
   S' = S + Kᵀ (U - Wk S) and outputs Q S + tril(Q Kᵀ) (U - Wk S); a loop over chunks carries S.
   Forward and backward against the token loop (batch 32, 4 heads of 16 channels, dpfp ν=1 so
-  d_φ = 32, one CPU thread, ``python benchmarks/bench_recall.py --speed``): 35 ms against 118 ms
-  at 24 tokens (3.4x), 78 against 598 ms at 96 (7.6x), 0.70 against 6.2 s at 384 (8.8x), with
-  chunks of 32 tokens (16: 42 / 95 / 931 ms; 64: 34 / 143 / 841 ms).
+  d_φ = 32, one CPU thread, ``python benchmarks/bench_recall.py --speed``, 2026-11-25): 6.9 ms
+  against 39 ms at 24 tokens (5.7x), 36 against 172 ms at 96 (4.8x), 150 ms against 1.5 s at 384
+  (10.1x), with chunks of 32 tokens (16: 8.5 / 34 / 149 ms; 64: 6.8 / 52 / 193 ms).
 - the sum rule is linear attention on normalised features: ``causal_linear_attention``;
 - optionally flash-linear-attention's ``chunk_delta_rule`` kernel on a GPU (``backend="fla"``).
 """
