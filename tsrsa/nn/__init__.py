@@ -7,6 +7,7 @@ from tsrsa.nn.backbone import (
 )
 from tsrsa.nn.dlinear import DLinearConfig, DLinearNetwork, MovingAverage
 from tsrsa.nn.fast_weight import FastWeightAttention
+from tsrsa.nn.kv_cache import CACHE_POLICIES, CacheSpec
 from tsrsa.nn.linear_attention import LinearAttention
 from tsrsa.nn.losses import LOSSES, PointLoss, QuantileLoss, make_loss
 from tsrsa.nn.lstm import LSTMConfig, LSTMNetwork
@@ -20,7 +21,7 @@ from tsrsa.nn.softmax import SoftmaxAttention, softmax_attention
 from tsrsa.nn.streaming import RunningNorm, StreamingTransformer
 
 __all__ = [
-    "LOSSES", "Attention", "BackboneConfig", "DLinearConfig", "DLinearNetwork", "EncoderBlock", "FastWeightAttention",
+    "CACHE_POLICIES", "LOSSES", "Attention", "CacheSpec", "BackboneConfig", "DLinearConfig", "DLinearNetwork", "EncoderBlock", "FastWeightAttention",
     "FlattenHead", "ForecastingTransformer", "LinearAttention",
     "LSTMConfig", "LSTMNetwork", "MovingAverage", "MultiHeadAttention", "PatchEmbedding", "PointLoss",
     "QuantileLoss", "REM_KINDS", "REM_MASKS", "RNNAsREM", "RSAAttention", "RevIN", "RunningNorm", "SoftmaxAttention",

@@ -35,6 +35,7 @@ from tsrsa.nn.registry import register_attention
 from tsrsa.nn.rem import (
     REM_MASKS, kind_codes, rem_apply_dense, rem_apply_fft, rem_kernels, rem_matrices, rem_multipliers, rem_stream,
 )
+from tsrsa.nn.kv_cache import CacheSpec
 from tsrsa.nn.softmax import KeyValueCache, register_alibi, softmax_branch
 
 GATES = ("layer", "head")
@@ -133,6 +134,8 @@ class RSAAttention(MultiHeadAttention):
         Initial mu (the paper draws it from [-3, 3]; 0 mixes both branches equally).
     alibi : bool, default False
         ALiBi relative positions on the softmax branch (as SoftmaxAttention's ``alibi``).
+    cache_size, cache_policy, cache_sinks : default None, "window", 4
+        Streaming only: the softmax branch's bounded cache (as SoftmaxAttention's).
     """
 
     recurrent = True
@@ -141,8 +144,10 @@ class RSAAttention(MultiHeadAttention):
                  n_regular: int = 1, n_cyclic: int = 1, n_dilated_regular: int = 0,
                  n_dilated_cyclic: int = 0, dilations=2, gate: str = "layer", share_cyclic: bool = True,
                  rem_mask: str = "causal", max_lag: int | None = None, method: str = "auto",
-                 gate_init: float = 0.0, alibi: bool = False):
+                 gate_init: float = 0.0, alibi: bool = False, cache_size: int | None = None,
+                 cache_policy: str = "window", cache_sinks: int = 4):
         super().__init__(d_model, n_heads, dropout=dropout, causal=causal)
+        self.cache = CacheSpec(cache_size, cache_policy, cache_sinks)
         for name, value, choices in (("gate", gate, GATES), ("rem_mask", rem_mask, REM_MASKS),
                                      ("method", method, METHODS)):
             if value not in choices:
@@ -280,12 +285,14 @@ class RSAAttention(MultiHeadAttention):
     def state_size(self, n_tokens: int) -> int:
         d_max = int(self.dilation.max()) if self.n_rem else 0
         rem = 2 * self.n_rem * d_max * self.head_size  # complex chains, d_max slots per REM head
-        return 2 * n_tokens * self.d_model + rem
+        kept = self.cache.tokens(n_tokens)
+        return 2 * kept * self.d_model + (2 * kept * self.n_heads if self.cache.bounded else 0) + rem
 
     def init_state(self, batch_size: int, *, device=None, dtype=None) -> dict:
         device = device if device is not None else self.qkv.weight.device
         dtype = dtype or self.qkv.weight.dtype
-        state = KeyValueCache.empty(batch_size, self.n_heads, self.head_size, device=device, dtype=dtype)
+        state = KeyValueCache.empty(batch_size, self.n_heads, self.head_size, device=device, dtype=dtype,
+                                    spec=self.cache)
         d_max = int(self.dilation.max()) if self.n_rem else 0
         complex_dtype = torch.complex128 if dtype == torch.float64 else torch.complex64
         state["rem"] = torch.zeros(batch_size, self.n_rem, d_max, self.head_size, device=device, dtype=complex_dtype)
@@ -294,7 +301,7 @@ class RSAAttention(MultiHeadAttention):
     def stream(self, x: torch.Tensor, state: dict) -> tuple[torch.Tensor, dict]:
         self.check_streamable()
         q, k, v = self.project(x)  # (B, H, n, hs)
-        y, cache = KeyValueCache.attend(q, k, v, state, self.slopes)  # (B, H, n, hs)
+        y, cache = KeyValueCache.attend(q, k, v, state, self.slopes, self.cache)  # (B, H, n, hs)
         z = state["rem"]
         rem = None
         if self.n_rem:

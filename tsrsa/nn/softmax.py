@@ -12,6 +12,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from tsrsa.nn.kv_cache import CacheSpec, bounded_attend, empty_bounded_cache
 from tsrsa.nn.multihead import MultiHeadAttention
 from tsrsa.nn.registry import register_attention
 
@@ -80,13 +81,20 @@ class KeyValueCache:
     """
 
     @staticmethod
-    def empty(batch_size: int, n_heads: int, head_size: int, *, device=None, dtype=None) -> dict:
+    def empty(batch_size: int, n_heads: int, head_size: int, *, device=None, dtype=None,
+              spec: CacheSpec | None = None) -> dict:
+        if spec is not None and spec.bounded:
+            return empty_bounded_cache(batch_size, n_heads, head_size, device=device, dtype=dtype)
         shape = (batch_size, n_heads, 0, head_size)
         return {"k": torch.zeros(shape, device=device, dtype=dtype), "v": torch.zeros(shape, device=device, dtype=dtype)}
 
     @staticmethod
-    def attend(q, k, v, state: dict, slopes: torch.Tensor | None = None) -> tuple[torch.Tensor, dict]:
-        """Append the new keys/values to the cache and attend: q, k, v (B, H, n, hs) of n new tokens."""
+    def attend(q, k, v, state: dict, slopes: torch.Tensor | None = None,
+               spec: CacheSpec | None = None) -> tuple[torch.Tensor, dict]:
+        """Append the new keys/values to the cache and attend: q, k, v (B, H, n, hs) of n new tokens
+        (a bounded ``spec``: ``tsrsa.nn.kv_cache.bounded_attend``, one token at a time)."""
+        if spec is not None and spec.bounded:
+            return bounded_attend(q, k, v, state, slopes, size=spec.size, policy=spec.policy, sinks=spec.sinks)
         keys = torch.cat([state["k"], k], dim=2)  # (B, H, T, hs)
         values = torch.cat([state["v"], v], dim=2)
         return cached_softmax_attention(q, keys, values, slopes), {"k": keys, "v": values}
@@ -124,13 +132,18 @@ class SoftmaxAttention(MultiHeadAttention):
     alibi : bool, default False
         Relative positions: ALiBi's head-wise linear bias on the attention logits (Press et al. 2022),
         for any number of tokens, as streaming needs (no learned position fixes the token count).
+    cache_size, cache_policy, cache_sinks : int or None, str, int; default None, "window", 4
+        Streaming only: keep at most ``cache_size`` keys and values (None: every one), dropping by
+        ``cache_policy`` ("window", "sinks", "h2o", "tova"; see ``tsrsa.nn.kv_cache``).
     """
 
     recurrent = True
 
     def __init__(self, d_model: int, n_heads: int, *, dropout: float = 0.0, causal: bool = False,
-                 alibi: bool = False):
+                 alibi: bool = False, cache_size: int | None = None, cache_policy: str = "window",
+                 cache_sinks: int = 4):
         super().__init__(d_model, n_heads, dropout=dropout, causal=causal)
+        self.cache = CacheSpec(cache_size, cache_policy, cache_sinks)
         self.fused = hasattr(F, "scaled_dot_product_attention")
         register_alibi(self, n_heads, alibi)
         self.reset_parameters()
@@ -146,15 +159,16 @@ class SoftmaxAttention(MultiHeadAttention):
 
     # ------------------------------------------------------------------ recurrent form
     def state_size(self, n_tokens: int) -> int:
-        return 2 * n_tokens * self.d_model  # a key and a value per token
+        kept = self.cache.tokens(n_tokens)  # a key and a value per kept token (and its position and score)
+        return 2 * kept * self.d_model + (2 * kept * self.n_heads if self.cache.bounded else 0)
 
     def init_state(self, batch_size: int, *, device=None, dtype=None) -> dict:
         device = device if device is not None else self.qkv.weight.device
         return KeyValueCache.empty(batch_size, self.n_heads, self.head_size, device=device,
-                                   dtype=dtype or self.qkv.weight.dtype)
+                                   dtype=dtype or self.qkv.weight.dtype, spec=self.cache)
 
     def stream(self, x: torch.Tensor, state: dict) -> tuple[torch.Tensor, dict]:
         self.check_streamable()
         q, k, v = self.project(x)  # (B, H, n, hs)
-        y, state = KeyValueCache.attend(q, k, v, state, self.slopes)  # (B, H, n, hs)
+        y, state = KeyValueCache.attend(q, k, v, state, self.slopes, self.cache)  # (B, H, n, hs)
         return self.output(y), state

@@ -1,0 +1,138 @@
+"""Bounded key/value caches: softmax attention as an RNN with a state of at most k tokens.
+
+A causal softmax layer that streams keeps every past key and value (Oren et al. 2024: a
+multi-state RNN whose state grows by one token per step). Capping the cache at ``size`` tokens
+with a rule for which token to drop bounds that state. ``size`` is the most tokens a query attends
+to, itself included (so ``window`` at the training context's token count reads exactly that
+context): each new token joins the kept ``size - 1``, its query attends to all of them, and then
+one token is dropped:
+
+- ``window``: the oldest;
+- ``sinks``: the oldest after the first ``sinks`` tokens of the stream, which are always kept
+  (StreamingLLM's attention sinks, Xiao et al. 2024);
+- ``h2o``: per head, the token with the least attention accumulated over every query since it
+  entered, among all but the ``size // 2`` most recent (heavy hitters, Zhang et al. 2023); the
+  kept set differs by head;
+- ``tova``: the token with the lowest weight in the current query's attention averaged over the
+  heads, the newest token included (Oren et al. 2024); one kept set for all heads of a layer.
+
+The state holds, besides ``k`` and ``v`` (B, H, K, hs): ``pos`` (B, H, K), the stream position of
+each kept token (for ALiBi's distances and to say which history is kept), ``score`` (B, H, K), the
+attention accumulated by each kept token (read by ``h2o``), and ``seen`` (B,), the tokens streamed.
+Bounded caches take new tokens one at a time, an O(size) step each.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+__all__ = ["CACHE_POLICIES", "CacheSpec", "bounded_attend", "empty_bounded_cache"]
+
+CACHE_POLICIES = ("window", "sinks", "h2o", "tova")
+
+
+@dataclass(frozen=True)
+class CacheSpec:
+    """How a softmax branch caches while streaming: ``size`` None (every token) or a query attending
+    to at most ``size`` tokens, dropping by ``policy`` (``sinks``: the first tokens always kept).
+    Checked when made."""
+
+    size: int | None = None
+    policy: str = "window"
+    sinks: int = 4
+
+    def __post_init__(self):
+        _check(self.size, self.policy, self.sinks)
+
+    @property
+    def bounded(self) -> bool:
+        return self.size is not None
+
+    def tokens(self, n_tokens: int) -> int:
+        """Tokens held between steps after ``n_tokens`` streamed."""
+        return n_tokens if self.size is None else min(n_tokens, self.size - 1)
+
+
+def _check(cache_size, cache_policy: str, cache_sinks: int) -> None:
+    """A ValueError or TypeError naming a bad cache option."""
+    if cache_size is not None and (isinstance(cache_size, bool) or not isinstance(cache_size, int)):
+        raise TypeError(f"cache_size must be an int or None (unbounded), got {type(cache_size).__name__}")
+    if cache_policy not in CACHE_POLICIES:
+        raise ValueError(f"cache_policy must be one of {CACHE_POLICIES}, got {cache_policy!r}")
+    if isinstance(cache_sinks, bool) or not isinstance(cache_sinks, int) or cache_sinks < 0:
+        raise ValueError(f"cache_sinks must be an int >= 0, got {cache_sinks!r}")
+    if cache_size is None:
+        return
+    least = {"sinks": cache_sinks + 1, "h2o": 2}.get(cache_policy, 1)
+    if cache_size < least:
+        raise ValueError(f"cache_size must be at least {least} for cache_policy={cache_policy!r}"
+                         f"{f' with cache_sinks={cache_sinks}' if cache_policy == 'sinks' else ''}, got {cache_size}")
+
+
+def empty_bounded_cache(batch_size: int, n_heads: int, head_size: int, *, device=None, dtype=None) -> dict:
+    kv = (batch_size, n_heads, 0, head_size)
+    return {"k": torch.zeros(kv, device=device, dtype=dtype), "v": torch.zeros(kv, device=device, dtype=dtype),
+            "pos": torch.zeros(batch_size, n_heads, 0, device=device, dtype=torch.long),
+            "score": torch.zeros(batch_size, n_heads, 0, device=device, dtype=dtype),
+            "seen": torch.zeros(batch_size, device=device, dtype=torch.long)}
+
+
+def _evict(state: dict, drop: torch.Tensor) -> dict:
+    """Remove token ``drop`` (B, H) of each (sequence, head), keeping the others in order."""
+    K = state["pos"].size(-1)
+    index = torch.arange(K, device=drop.device)
+    keep = (index != drop[..., None]).nonzero()[:, -1].view(*drop.shape, K - 1)  # (B, H, K - 1)
+    out = dict(state)
+    for name in ("k", "v"):
+        out[name] = state[name].gather(2, keep[..., None].expand(-1, -1, -1, state[name].size(-1)))
+    for name in ("pos", "score"):
+        out[name] = state[name].gather(2, keep)
+    return out
+
+
+def _victim(state: dict, weights: torch.Tensor, size: int, policy: str, sinks: int) -> torch.Tensor:
+    """Which token (B, H) to drop from a cache of ``size`` tokens; weights (B, H, size)."""
+    pos = state["pos"]
+    inf = torch.iinfo(pos.dtype).max
+    if policy == "window":
+        return pos.argmin(-1)
+    if policy == "sinks":
+        return pos.masked_fill(pos < sinks, inf).argmin(-1)
+    if policy == "h2o":
+        recent = pos >= pos.amax(-1, keepdim=True) - (size // 2) + 1  # the most recent size // 2 tokens
+        return state["score"].masked_fill(recent, float("inf")).argmin(-1)
+    shared = weights.mean(1).argmin(-1)  # tova: (B,), the heads' mean weight
+    return shared[:, None].expand(-1, pos.size(1))
+
+
+def bounded_attend(q, k, v, state: dict, slopes: torch.Tensor | None, *, size: int, policy: str,
+                   sinks: int = 4) -> tuple[torch.Tensor, dict]:
+    """Attend n new tokens (q, k, v: (B, H, n, hs)) one at a time, each over at most ``size`` tokens.
+
+    Each new token joins the cache, its query attends to every kept token (ALiBi's bias from the
+    kept positions when ``slopes`` are given), the weights add to each token's accumulated score,
+    and a cache of ``size`` drops the token the policy names. Returns (B, H, n, hs) and the state.
+    """
+    B, H, n, hs = q.shape
+    out = []
+    for i in range(n):
+        t = state["seen"]  # (B,)
+        state = {
+            "k": torch.cat([state["k"], k[:, :, i:i + 1]], dim=2),
+            "v": torch.cat([state["v"], v[:, :, i:i + 1]], dim=2),
+            "pos": torch.cat([state["pos"], t.view(B, 1, 1).expand(B, H, 1)], dim=2),
+            "score": torch.cat([state["score"], state["score"].new_zeros(B, H, 1)], dim=2), "seen": t + 1,
+        }
+        logits = (q[:, :, i:i + 1] @ state["k"].transpose(-2, -1)).squeeze(2) / math.sqrt(hs)  # (B, H, K)
+        if slopes is not None:
+            distance = (t.view(B, 1, 1) - state["pos"]).to(logits.dtype)
+            logits = logits - slopes.to(logits.dtype).view(1, H, 1) * distance
+        weights = F.softmax(logits, dim=-1)  # (B, H, K)
+        out.append((weights[:, :, None] @ state["v"]))  # (B, H, 1, hs)
+        state["score"] = state["score"] + weights
+        if state["pos"].size(-1) >= size:
+            state = _evict(state, _victim(state, weights, size, policy, sinks))
+    return torch.cat(out, dim=2), state
