@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 import torch
 
-from tsrsa import TransformerForecaster, load
+from tsrsa import RSAForecaster, TransformerForecaster, load
 from tsrsa.nn import build_attention
 from tsrsa.nn.kv_cache import CACHE_POLICIES, CacheSpec, bounded_attend, empty_bounded_cache
 from tsrsa.nn.softmax import alibi_slopes
@@ -123,10 +123,14 @@ def test_bad_cache_options_are_named(options, error, match):
         CacheSpec(options.get("cache_size"), options.get("cache_policy", "window"), options.get("cache_sinks", 4))
 
 
-def test_a_streaming_forecaster_with_a_bounded_cache_updates_saves_and_keeps_its_state(tmp_path):
+def _series():
     t = np.arange(300)
-    y = pd.DataFrame({"unique_id": "s", "ds": pd.date_range("2024-01-01", periods=300, freq="h"),
-                      "y": np.sin(2 * np.pi * t / 24) + 0.1 * np.random.default_rng(0).standard_normal(300)})
+    return pd.DataFrame({"unique_id": "s", "ds": pd.date_range("2024-01-01", periods=300, freq="h"),
+                         "y": np.sin(2 * np.pi * t / 24) + 0.1 * np.random.default_rng(0).standard_normal(300)})
+
+
+def test_a_streaming_forecaster_with_a_bounded_cache_updates_saves_and_keeps_its_state(tmp_path):
+    y = _series()
     model = TransformerForecaster(h=8, input_size=32, patch_len=4, d_model=16, max_epochs=1, stream=True,
                                   attention_options={"cache_size": 6, "cache_policy": "tova"}, random_state=0)
     model.fit(y.iloc[:260]).update(y.iloc[260:])
@@ -138,3 +142,16 @@ def test_a_streaming_forecaster_with_a_bounded_cache_updates_saves_and_keeps_its
     model.save(tmp_path / "m")
     back = load(tmp_path / "m")
     pd.testing.assert_frame_equal(back.predict(), model.predict())
+
+
+def test_rsa_forecaster_takes_the_cache_options_and_names_a_bad_one():
+    y = _series()
+    model = RSAForecaster(h=8, input_size=32, patch_len=4, d_model=16, max_epochs=1, stream=True, cache_size=4,
+                          cache_policy="h2o", random_state=0).fit(y.iloc[:260]).update(y.iloc[260:])
+    positions = [v for name, v in model.memory_.groups[0].state.items() if name.endswith(".pos")]
+    assert positions and all(p.shape[-1] == 3 for p in positions)
+    bad = RSAForecaster(h=8, input_size=32, patch_len=4, d_model=16, max_epochs=1, stream=True, cache_size=4,
+                        cache_policy="lru")
+    with pytest.raises(ValueError, match="cache_policy must be one of"):
+        bad.fit(y)
+    assert not hasattr(bad, "network_")

@@ -22,7 +22,7 @@ _REPORT_COLUMNS = ["head", "rem_type", "source", "estimate", "lambda_init", "gam
 RSA_PARAMS = {
     "n_regular": 1, "n_cyclic": 1, "n_dilated_regular": 1, "n_dilated_cyclic": 0, "dilations": None,
     "gate": "layer", "share_cyclic": True, "rem_mask": "causal", "max_lag": None, "gate_init": 0.0,
-    "rem_init": "data", "rem_learning_rate": None,
+    "rem_init": "data", "rem_learning_rate": None, "cache_size": None, "cache_policy": "window", "cache_sinks": 4,
 }
 
 
@@ -79,6 +79,10 @@ class RSAForecaster(TransformerForecaster):
         AdamW step size of the REM values and gates (a few scalars per layer), without weight
         decay. None steps them at ``learning_rate`` like every other weight; at small rates
         (1e-4) they then stay close to where they started.
+    cache_size, cache_policy, cache_sinks : int or None, str, int; default None, "window", 4
+        Streaming only: bound the softmax branch's key/value cache (each query attends to at most
+        ``cache_size`` tokens; "window", "sinks", "h2o" or "tova" picks the token to drop); None keeps
+        every token. See docs/streaming.md, "Bounded caches".
     {common}
     Examples
     --------
@@ -143,7 +147,8 @@ class RSAForecaster(TransformerForecaster):
 
     def _attention_options(self) -> dict:
         return {**self._allocation(), "gate": self.gate, "rem_mask": self.rem_mask, "max_lag": self.max_lag,
-                "gate_init": float(self.gate_init)}
+                "gate_init": float(self.gate_init), "cache_size": self.cache_size,
+                "cache_policy": self.cache_policy, "cache_sinks": self.cache_sinks}
 
     def _init_values(self) -> dict:
         """The explicit initial values of ``rem_init`` ({} for "paper")."""
