@@ -1,6 +1,6 @@
 """Streaming: the cost of one update and the memory held, against the length of the history.
 
-    python benchmarks/bench_streaming.py [--histories 1000,10000,100000] [--kinds softmax,rsa]
+    python benchmarks/bench_streaming.py [--histories 1000,10000,100000] [--kinds softmax,rsa] [--cache 24:tova]
 
 For each attention kind that streams, a TransformerForecaster in the streaming configuration
 (the library's default width: d_model 64, 4 heads, 2 layers, patches of 4 steps, h 24, input 96;
@@ -42,15 +42,17 @@ def series(start: int, n: int) -> pd.DataFrame:
     return pd.DataFrame({"unique_id": "s", "ds": t, "y": y})
 
 
-def measure(kind: str, history: int) -> dict:
+def measure(kind: str, history: int, cache: tuple[int, str] | None = None) -> dict:
     from tsrsa import TransformerForecaster
 
-    model = TransformerForecaster(h=24, input_size=96, patch_len=4, attention=kind, stream=True, max_epochs=1,
-                                  num_threads=1, random_state=0).fit(series(0, 400))
+    options = {"cache_size": cache[0], "cache_policy": cache[1]} if cache else None
+    model = TransformerForecaster(h=24, input_size=96, patch_len=4, attention=kind, attention_options=options,
+                                  stream=True, max_epochs=1, num_threads=1, random_state=0).fit(series(0, 400))
     model.update(series(400, history - 400))
     state = {k: v for g in model.memory_.groups for k, v in g.state.items()}
     state_mb = sum(v.numel() * v.element_size() for v in state.values()) / 2**20  # complex: 8 bytes per number
-    cache_mb = sum(v.numel() * v.element_size() for k, v in state.items() if k.endswith((".k", ".v"))) / 2**20
+    cached = (".k", ".v", ".pos", ".score")  # a softmax cache, and a bounded one's positions and scores
+    cache_mb = sum(v.numel() * v.element_size() for k, v in state.items() if k.endswith(cached)) / 2**20
     update_ms = []
     for i in range(32):
         row = series(history + i, 1)
@@ -68,7 +70,8 @@ def measure(kind: str, history: int) -> dict:
     began = time.perf_counter()
     model.predict(df=whole)
     recompute = time.perf_counter() - began
-    return {"kind": kind, "history_steps": history, "update_ms": round(float(np.mean(update_ms)), 3),
+    label = f"{kind}, {cache[1]} cache of {cache[0]}" if cache else kind
+    return {"kind": label, "history_steps": history, "update_ms": round(float(np.mean(update_ms)), 3),
             "step_ms": round(float(np.mean(step_ms)), 3), "state_mb": round(state_mb, 3),
             "cache_mb": round(cache_mb, 3), "recompute_s": round(recompute, 3)}
 
@@ -85,11 +88,13 @@ def table(path: Path) -> str:
             "4 heads, 2 layers, patches of 4 steps). *update() ms*: mean of 32 calls taking in one new "
             "observation each (frame validation included; every fourth completes a token of 4 steps); *network step "
             "ms*: the same for the recurrent work alone; "
-            "*softmax cache*: the keys and values the state keeps (one per token and layer); *rest of the state*: "
+            "*softmax cache*: the keys and values the state keeps (one per kept token and layer; a bounded cache "
+            "also keeps each token's position and score); *rest of the state*: "
             "the kind's recurrent state (RSA's REM recurrences, linear attention's sums, the fast weight matrices), "
             "the head's recent token vectors, the running statistics and the unfinished patch; *recompute*: "
             "`predict(df=history)`, streaming the whole history again.\n\n" + "\n".join(lines) + "\n\n"
-            f"Made by `python benchmarks/bench_streaming.py` on {', '.join(sorted(runs['date'].unique()))} "
+            "Made by `python benchmarks/bench_streaming.py` (rows with a bounded cache: `--cache SIZE:POLICY`) "
+            f"on {', '.join(sorted(runs['date'].unique()))} "
             f"({runs['machine'].iloc[0]}).")
 
 
@@ -97,14 +102,21 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--histories", default="1000,10000,100000")
     parser.add_argument("--kinds", default=None, help="default: every kind with a recurrent form")
+    parser.add_argument("--cache", default=None, metavar="SIZE:POLICY",
+                        help="bound the softmax caches (e.g. 24:tova); default kinds then: softmax,rsa")
     parser.add_argument("--tables-only", action="store_true")
     args = parser.parse_args(argv)
+    cache = None
+    if args.cache:
+        size, _, policy = args.cache.partition(":")
+        cache = (int(size), policy or "window")
     from tsrsa.benchmarking.results import machine_description, replace_section
     from tsrsa.nn import attention_kinds, get_attention
 
     if not args.tables_only:
         torch.set_num_threads(1)
-        kinds = args.kinds.split(",") if args.kinds else [k for k in attention_kinds() if get_attention(k).recurrent]
+        kinds = (args.kinds.split(",") if args.kinds else ["softmax", "rsa"] if cache
+                 else [k for k in attention_kinds() if get_attention(k).recurrent])
         new = not CSV.exists()
         with open(CSV, "a", newline="") as handle:
             writer = csv.writer(handle, lineterminator="\n")
@@ -112,7 +124,7 @@ def main(argv=None) -> int:
                 writer.writerow(COLUMNS)
             for kind in kinds:
                 for history in (int(x) for x in args.histories.split(",")):
-                    row = {"date": datetime.date.today().isoformat(), **measure(kind, history),
+                    row = {"date": datetime.date.today().isoformat(), **measure(kind, history, cache),
                            "machine": f"{machine_description()}, 1 thread"}
                     writer.writerow([row[c] for c in COLUMNS])
                     handle.flush()
