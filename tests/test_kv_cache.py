@@ -155,3 +155,19 @@ def test_rsa_forecaster_takes_the_cache_options_and_names_a_bad_one():
     with pytest.raises(ValueError, match="cache_policy must be one of"):
         bad.fit(y)
     assert not hasattr(bad, "network_")
+
+
+def test_kept_history_names_the_timestamps_of_the_tokens_each_layer_keeps():
+    y = _series().iloc[:122]  # 30 tokens of 4 steps, 2 steps waiting in a partial patch
+    model = TransformerForecaster(h=8, input_size=32, patch_len=4, d_model=16, max_epochs=1, stream=True,
+                                  attention_options={"cache_size": 4, "cache_policy": "tova"}, random_state=0).fit(y)
+    kept = model.kept_history()
+    assert sorted(kept["layer"].unique()) == [0, 1] and kept.groupby("layer").size().tolist() == [3, 3]
+    assert kept["head"].isna().all()  # tova: one kept set for every head of a layer
+    assert kept["token"].between(0, 29).all()
+    steps = y["ds"].to_numpy()
+    assert (kept["start"].to_numpy() == steps[kept["token"] * 4]).all()
+    assert (kept["end"].to_numpy() == steps[kept["token"] * 4 + 3]).all()
+    unbounded = TransformerForecaster(h=8, input_size=32, patch_len=4, d_model=16, max_epochs=1, stream=True).fit(y)
+    with pytest.raises(ValueError, match="bounded cache"):
+        unbounded.kept_history()

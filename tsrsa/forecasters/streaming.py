@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 import torch
 
 from tsrsa.data.memory import SeriesMemory
@@ -191,3 +192,26 @@ def load_streams(memory: SeriesMemory, state: dict, arrays: dict) -> StreamMemor
               for i, g in enumerate(state["stream"]["groups"])]
     return StreamMemory(**vars(memory), groups=groups, forecast=np.asarray(arrays["stream.forecast"]),
                         pending=np.asarray(arrays["stream.pending"], dtype=np.int64))
+
+
+def kept_history(memory: StreamMemory, freq, patch_len: int) -> pd.DataFrame:
+    """What each bounded cache keeps: one row per (series, layer, kept token), or per head as well
+    where the heads of a layer keep different tokens (``h2o``); ``head`` is missing when shared."""
+    frames = []
+    for group in memory.groups:
+        layers = sorted((int(name.split(".")[1]), value) for name, value in group.state.items()
+                        if name.startswith("blocks.") and name.endswith(".pos"))
+        for k, row in enumerate(group.rows):
+            for layer, pos in layers:
+                kept = pos[k].numpy()  # (H, K) token positions from the stream's start
+                shared = bool((kept == kept[:1]).all())
+                heads = [pd.NA] if shared else list(range(kept.shape[0]))
+                for head, tokens in zip(heads, kept[:1] if shared else kept):
+                    first = tokens * patch_len - (group.steps - 1)  # steps before the last observation
+                    n = len(tokens)
+                    frames.append(pd.DataFrame({
+                        "unique_id": memory.ids[[row] * n], "layer": layer, "head": pd.array([head] * n, dtype="Int64"),
+                        "token": tokens, "start": freq.shift(memory.last[[row] * n], first),
+                        "end": freq.shift(memory.last[[row] * n], first + patch_len - 1)}))
+    columns = ["unique_id", "layer", "head", "token", "start", "end"]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)

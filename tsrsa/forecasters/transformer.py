@@ -191,6 +191,18 @@ class TransformerForecaster(NeuralForecaster):
             return super()._training_windows(scaled, offsets, fit_lengths)
         return streaming.token_training_windows(self, scaled, offsets, fit_lengths)
 
+    def kept_history(self):
+        """Which history each bounded key/value cache keeps now, per series and layer (and head, where
+        the heads keep different tokens): a frame with the token's position in the series' stream and
+        the timestamps of its first and last step. Needs ``stream=True`` and a bounded cache
+        (``cache_size``, see docs/streaming.md)."""
+        self._check_is_fitted()
+        memory = self.memory_
+        if not self.stream or not any(name.endswith(".pos") for g in memory.groups for name in g.state):
+            raise ValueError("kept_history() needs a fitted model with stream=True and a bounded cache: set "
+                             "cache_size (RSAForecaster) or attention_options={'cache_size': k}")
+        return streaming.kept_history(memory, self.freq_, int(self.patch_len))
+
     def _set_fitted(self, panel, network, history, loc, scale) -> None:
         super()._set_fitted(panel, network, history, loc, scale)
         if self.stream:
