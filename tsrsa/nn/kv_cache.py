@@ -55,6 +55,12 @@ class CacheSpec:
         """Tokens held between steps after ``n_tokens`` streamed."""
         return n_tokens if self.size is None else min(n_tokens, self.size - 1)
 
+    def state_size(self, n_tokens: int, d_model: int, n_heads: int) -> int:
+        """Numbers the cache holds after ``n_tokens``: a key and a value per kept token, and (bounded)
+        each kept token's position and score per head."""
+        kept = self.tokens(n_tokens)
+        return 2 * kept * d_model + (2 * kept * n_heads if self.bounded else 0)
+
 
 def _check(cache_size, cache_policy: str, cache_sinks: int) -> None:
     """A ValueError or TypeError naming a bad cache option."""

@@ -285,8 +285,7 @@ class RSAAttention(MultiHeadAttention):
     def state_size(self, n_tokens: int) -> int:
         d_max = int(self.dilation.max()) if self.n_rem else 0
         rem = 2 * self.n_rem * d_max * self.head_size  # complex chains, d_max slots per REM head
-        kept = self.cache.tokens(n_tokens)
-        return 2 * kept * self.d_model + (2 * kept * self.n_heads if self.cache.bounded else 0) + rem
+        return self.cache.state_size(n_tokens, self.d_model, self.n_heads) + rem
 
     def init_state(self, batch_size: int, *, device=None, dtype=None) -> dict:
         device = device if device is not None else self.qkv.weight.device

@@ -159,8 +159,7 @@ class SoftmaxAttention(MultiHeadAttention):
 
     # ------------------------------------------------------------------ recurrent form
     def state_size(self, n_tokens: int) -> int:
-        kept = self.cache.tokens(n_tokens)  # a key and a value per kept token (and its position and score)
-        return 2 * kept * self.d_model + (2 * kept * self.n_heads if self.cache.bounded else 0)
+        return self.cache.state_size(n_tokens, self.d_model, self.n_heads)
 
     def init_state(self, batch_size: int, *, device=None, dtype=None) -> dict:
         device = device if device is not None else self.qkv.weight.device
