@@ -40,7 +40,6 @@ NEURAL = {"RSA": "RSAForecaster", "Transformer": "TransformerForecaster", "LSTM"
 MODELS = (*NEURAL, "SeasonalNaive", "ETS", "ARIMA", "TrueModel", "TrueParams")
 MODEL_NAMES = {**NEURAL, "SeasonalNaive": "SeasonalNaiveForecaster", "ETS": "ETS", "ARIMA": "ARIMA",
                "TrueModel": "true model", "TrueParams": "true parameters"}
-PATIENCE = 5
 COLUMNS = ("date", "dataset", "train_length", "horizon", "input_size", "val_size", "model", "label", "seed",
            "params", "val_mse", "test_mse", "test_mae", "test_windows", "train_seconds", "best_epoch", "machine")
 KEY = ("dataset", "train_length", "model", "label", "seed")
@@ -54,7 +53,9 @@ deviation of its n training steps (MSE 1 = forecasting the training mean).
 Split rule per length: validation = the last v = max(⌈1.5h⌉, ⌊n/10⌋) training steps; input L = the largest \
 multiple of g up to (n − v)/3, at least g and at most 96 (g = the season m when m ≤ 48, else 8); a season is \
 used only when n ≥ 2m. Neural models (tsrsa's defaults; the protocol sets h, input_size, val_size, \
-early_stopping_patience=5, random_state = seed, num_threads=1; max_epochs stays at its default 20) train on the \
+random_state = seed, num_threads=1; the default training budget scales with the data: 100 epochs with patience \
+20 at 200 and 500 steps, fewer above; earlier rows ran 20 epochs with patience 5 in batches of 64, as their params \
+column records) train on the \
 first n − v steps and keep the weights of their best validation epoch; seeds 0–2, on a simulated process each \
 seed also its own path. Seasonal naive repeats the last season (the last value without one). ETS: additive-error \
 state-space exponential smoothing (statsmodels), the form of lowest AIC among no / additive / damped trend × \
@@ -95,7 +96,7 @@ def build_tsrsa(name: str, cell: ssd.Cell, seed: int, params: dict):
     if name == "SeasonalNaive":
         protocol = {"season_length": s.season or 1}
     else:
-        protocol = {"input_size": s.input_size, "val_size": s.val_size, "early_stopping_patience": PATIENCE,
+        protocol = {"input_size": s.input_size, "val_size": s.val_size,
                     "random_state": int(seed), "num_threads": 1, "accelerator": "cpu", "verbose": 0}
     return cls(h=s.h, **{**protocol, **params})
 

@@ -20,8 +20,12 @@ D, H = 16, 4  # width and heads every kind must accept with its default options
 VARIANTS = {
     "softmax": [{"alibi": True}],
     "rsa": [{"n_dilated_regular": 1, "n_dilated_cyclic": 1, "n_regular": 0, "n_cyclic": 0, "dilations": [2, 3]},
-            {"gate": "head", "share_cyclic": False, "gate_init": -1.0, "alibi": True}],
+            {"gate": "head", "share_cyclic": False, "gate_init": -1.0, "alibi": True},
+            {"t2r_features": 8, "n_dilated_regular": 1, "dilations": 3}],
     "linear": [{"chunk_size": 4}],
+    "block_recurrent": [{"block_size": 3, "n_states": 2, "gate": "lstm", "alibi": True},
+                        {"block_size": 2, "state_mlp": False, "d_ff": 8}],
+    "t2r": [{"chunk_size": 4, "feature_size": 8}, {"feature_size": 5, "floor": 0.5, "chunk_size": 3}],
     "fast_weight": [{"chunk_size": 4}, {"update": "sum", "feature_map": "dpfp", "nu": 2, "chunk_size": 5},
                     {"update": "delta", "feature_map": "elu", "chunk_size": 3, "beta_init": 0.9},
                     {"update": "sum", "feature_map": "elu"}, {"feature_map": "dpfp", "nu": 3}],
@@ -127,7 +131,8 @@ def test_runs_under_bf16_autocast_on_the_cpu(kind, options):
 def test_a_gradient_reaches_every_parameter(kind, options):
     for causal in causal_modes(kind):
         layer = make(kind, options, causal=causal).train()
-        layer(torch.randn(2, 8, D, dtype=torch.float64)).pow(2).sum().backward()
+        # 20 tokens: more than one block of a block-level kind, so its carried state is read too
+        layer(torch.randn(2, 20, D, dtype=torch.float64)).pow(2).sum().backward()
         for name, p in layer.named_parameters():
             assert p.grad is not None and p.grad.abs().sum() > 0, name
 

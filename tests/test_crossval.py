@@ -76,7 +76,7 @@ def test_quantiles_never_cross_on_every_neural_forecaster(name):
     small = {"DLinearForecaster": {}, "LSTMForecaster": {"hidden_size": 8, "n_layers": 1, "patch_len": 2}}.get(
         name, {"d_model": 8, "n_heads": 4, "n_layers": 1, "d_ff": 8, "patch_len": 2})
     # one epoch at a high learning rate: the raw outputs are far from ordered
-    model = cls(h=4, input_size=8, loss="quantile", quantiles=[0.9, 0.25, 0.1], max_epochs=1, learning_rate=0.5,
+    model = cls(h=4, input_size=8, loss="quantile", quantiles=[0.9, 0.25, 0.1], max_epochs=1, batch_size=64, learning_rate=0.5,
                 random_state=0, **small).fit(make_panel(n_series=2, length=40))
     raw = model._network_forecast(model.memory_.tails, model.memory_.loc, model.memory_.scale)
     forecast = model.predict()

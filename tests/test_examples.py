@@ -26,6 +26,7 @@ COVERED = {
     "benchmark_figures.py": "test_benchmark_figures_example",
     "tuning.py": "test_tuning_example",
     "gpu_training.py": "test_gpu_example_skips_without_cuda, test_gpu_example_on_a_gpu",
+    "convert_to_recurrent.py": "test_convert_to_recurrent_example",
 }
 
 
@@ -51,6 +52,19 @@ def test_quickstart_example(tmp_path, capsys):
     assert out["cv"]["cutoff"].nunique() == 3 and "same forecast" in printed
     assert (tmp_path / "forecast.png").read_bytes()[:4] == b"\x89PNG"
     assert (tmp_path / "model" / "config.json").is_file()
+
+
+def test_convert_to_recurrent_example(capsys):
+    module = example("convert_to_recurrent")
+    out = module.main(["--budget", "small", "--num-threads", "1"])
+    table, softmax, converted = out["table"], out["original"], out["converted"]
+    assert list(table.index) == ["softmax", "t2r"] and (table["mae"] > 0).all()
+    assert "finetuning epochs" in capsys.readouterr().out
+    later = module.series(24 * 7 * 10 + 8).iloc[-8:]
+    before = {name: module.state_numbers(m) for name, m in (("softmax", softmax), ("t2r", converted))}
+    softmax.update(later), converted.update(later)  # 8 steps: two more tokens of 4
+    assert module.state_numbers(converted) == before["t2r"]  # T2R's state has a fixed size
+    assert module.state_numbers(softmax) > before["softmax"]  # softmax keeps every key and value
 
 
 def test_inside_rsa_example(tmp_path, capsys):

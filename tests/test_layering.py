@@ -46,11 +46,12 @@ ALLOWED: dict[str, set[str]] = {
     "integrations": {"_version", "nn", "data", "datasets", "metrics", "init", "training", "forecasters"},
     "benchmarking": {"_version", "nn", "data", "datasets", "metrics", "init", "training", "forecasters"},
     "tuning": {"_version", "nn", "data", "datasets", "metrics", "init", "training", "forecasters"},
+    "convert": {"_version", "nn", "data", "datasets", "metrics", "init", "training", "forecasters"},
     "cli": {"_version", "nn", "data", "datasets", "metrics", "init", "training", "forecasters",
-            "integrations", "benchmarking", "tuning", "tsrsa"},
+            "integrations", "benchmarking", "tuning", "convert", "tsrsa"},
     "__main__": {"cli"},
     "tsrsa": {"_version", "nn", "data", "datasets", "metrics", "init", "training", "forecasters",
-              "integrations", "benchmarking", "tuning"},
+              "integrations", "benchmarking", "tuning", "convert"},
 }
 
 #: modules whose deferred imports may close a cycle: registries that load their entries on first

@@ -241,3 +241,54 @@ def test_lstm_trains_in_mixed_precision_on_cpu(precision):
     model = LSTMForecaster(h=4, input_size=8, hidden_size=8, n_layers=1, max_epochs=1, precision=precision,
                            accelerator="cpu", num_threads=1, random_state=0).fit(make_panel())
     assert np.isfinite(model.predict()["yhat"]).all()
+
+
+# ---------------------------------------------------------------------- the budget that scales with the data
+def test_auto_epochs_count_optimiser_steps_between_ten_and_a_hundred():
+    from tsrsa.training.budget import auto_epochs, auto_patience
+
+    # ETTh1 at input 96, h 96, batch 32: 8,354 windows, 262 steps an epoch -> 8 -> the floor of 10
+    assert auto_epochs(8354, 32) == 10
+    assert auto_epochs(100, 32) == 100  # 4 steps an epoch -> 500 -> capped
+    assert auto_epochs(32 * 40, 32) == 50  # 40 steps an epoch -> exactly 2,000 steps
+    assert auto_epochs(32 * 40 + 1, 32) == 49  # 41 steps -> ceil(2000 / 41)
+    assert auto_epochs(1, 32) == 100
+    assert [auto_patience(e) for e in (10, 14, 15, 49, 100)] == [3, 3, 3, 9, 20]
+
+
+def test_resolve_budget_keeps_numbers_and_turns_stopping_off_without_validation():
+    from tsrsa.training.budget import resolve_budget
+
+    assert resolve_budget("auto", "auto", 100, 32, True) == (100, 20)
+    assert resolve_budget("auto", "auto", 100, 32, False) == (100, None)
+    assert resolve_budget(7, "auto", 100, 32, True) == (7, 3)
+    assert resolve_budget("auto", 5, 8354, 32, True) == (10, 5)
+    assert resolve_budget("auto", None, 8354, 32, True) == (10, None)
+
+
+@pytest.mark.parametrize("value, error", [("Auto", TypeError), (0, ValueError), (2.5, TypeError), (True, TypeError)])
+def test_budget_arguments_are_checked(value, error):
+    import tsrsa
+    from tests.conftest import make_panel
+
+    with pytest.raises(error, match="max_epochs"):
+        tsrsa.DLinearForecaster(h=2, input_size=4, max_epochs=value).fit(make_panel(n_series=1, length=20))
+    with pytest.raises(error, match="early_stopping_patience"):
+        tsrsa.DLinearForecaster(h=2, input_size=4, early_stopping_patience=value).fit(make_panel(n_series=1, length=20))
+
+
+def test_a_fit_at_the_defaults_resolves_and_reports_its_budget():
+    import tsrsa
+    from tests.conftest import make_panel
+
+    df = make_panel(n_series=2, length=40)  # 2 x (40 - 8 - 6 - 2 + 1) = 50 windows: 2 steps an epoch
+    model = tsrsa.DLinearForecaster(h=2, input_size=6, val_size=8, random_state=0).fit(df)
+    assert (model.max_epochs_, model.early_stopping_patience_) == (100, 20)
+    ran = len(model.fit_history_)
+    assert ran <= 100
+    if ran < 100:  # stopped early: the last 20 epochs did not improve on the best
+        best = model.fit_history_["val_loss"].idxmin()
+        assert ran - 1 - best == 20
+    no_val = tsrsa.DLinearForecaster(h=2, input_size=6, max_epochs=3, random_state=0).fit(df)
+    assert (no_val.max_epochs_, no_val.early_stopping_patience_) == (3, None)
+    assert len(no_val.fit_history_) == 3

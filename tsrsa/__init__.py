@@ -24,7 +24,8 @@ _LAZY = {
     "tune": "tsrsa.tuning",
     "TuneResult": "tsrsa.tuning",
 }
-_SUBMODULES = {"data", "datasets", "forecasters", "init", "integrations", "metrics", "nn", "training", "tuning"}
+_SUBMODULES = {"convert", "data", "datasets", "forecasters", "init", "integrations", "metrics", "nn", "training",
+               "tuning"}
 
 __all__ = ["__version__", *sorted(_LAZY), *sorted(_SUBMODULES)]
 

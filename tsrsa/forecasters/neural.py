@@ -24,6 +24,7 @@ from tsrsa.training import (
     SINGLE, TrainingConfig, WindowLoader, check_precision, resolve_device, resolve_seed, seeded,
     torch_threads, train_network,
 )
+from tsrsa.training.budget import check_budget, resolve_budget
 from tsrsa.training.devices import autocast, check_accelerator
 from tsrsa.training.distributed import (
     TrainingJob, check_strategy, join_process_group, plan_placement, rank_seed, spawn_training,
@@ -51,8 +52,12 @@ COMMON_PARAMS_DOC = """
         How to fill missing timestamps and NaN values; None makes them errors.
     freq : str or int, optional
         pandas offset alias ("h", "MS", ...) or integer step; inferred when None.
-    max_epochs : int, default 20
-    batch_size : int, default 64
+    max_epochs : int or "auto", default "auto"
+        Passes over the training windows. "auto" scales them with the data: enough epochs for
+        about 2,000 optimiser steps, at least 10 and at most 100 (10 on ETTh1 at input 96 with
+        batch 32; 100 on a series of a few hundred steps). The fitted ``max_epochs_`` says how
+        many were allowed, ``fit_history_`` how many ran.
+    batch_size : int, default 32
         Training windows per optimisation step.
     inference_batch_size : int, default 1024
         Windows per forward pass in validation and prediction (bounds their memory).
@@ -62,9 +67,10 @@ COMMON_PARAMS_DOC = """
     lr_schedule : {"cosine", "onecycle", "halving", "constant"} or None, default None
         "cosine" anneals to 0 over ``max_epochs``; "onecycle" warms up, then anneals;
         "halving" halves the rate after every epoch (Time-Series-Library's ``type1``).
-    early_stopping_patience : int, optional
-        Epochs without validation improvement before stopping; None: off (also off when
-        ``val_size=0``). With validation the best epoch's weights are kept.
+    early_stopping_patience : int, "auto" or None, default "auto"
+        Epochs without validation improvement before stopping; "auto": a fifth of the epochs,
+        at least 3; None: off. Off without validation data (``val_size=0``). With validation the
+        best epoch's weights are kept.
     val_size : int, default 0
         Trailing steps of each series held out for validation (0 or at least ``h``).
     accelerator : {"auto", "cpu", "gpu", "cuda", "mps"}, default "auto"
@@ -145,13 +151,13 @@ class NeuralForecaster(BaseForecaster):
                     f"point forecast)"
                 )
         check_choice("scaler", self.scaler, SCALERS, allow_none=True)
-        check_int("max_epochs", self.max_epochs)
+        check_budget("max_epochs", self.max_epochs, allow_none=False)
         check_int("batch_size", self.batch_size)
         check_int("inference_batch_size", self.inference_batch_size)
         check_float("learning_rate", self.learning_rate, strict=True)
         check_float("weight_decay", self.weight_decay)
         check_lr_schedule(self.lr_schedule)
-        check_int("early_stopping_patience", self.early_stopping_patience, allow_none=True)
+        check_budget("early_stopping_patience", self.early_stopping_patience, allow_none=True)
         check_int("val_size", self.val_size, minimum=0)
         if 0 < self.val_size < self.h:
             raise ValueError(
@@ -172,9 +178,9 @@ class NeuralForecaster(BaseForecaster):
 
     def _training_config(self) -> TrainingConfig:
         return TrainingConfig(
-            max_epochs=self.max_epochs, batch_size=self.batch_size, learning_rate=self.learning_rate,
+            max_epochs=self.max_epochs_, batch_size=self.batch_size, learning_rate=self.learning_rate,
             weight_decay=self.weight_decay, lr_schedule=self.lr_schedule,
-            early_stopping_patience=self.early_stopping_patience, precision=check_precision(self.precision),
+            early_stopping_patience=self.early_stopping_patience_, precision=check_precision(self.precision),
             verbose=self.verbose, description=type(self).__name__, group_options=self._group_options(),
         )
 
@@ -188,6 +194,8 @@ class NeuralForecaster(BaseForecaster):
         placement = plan_placement(self.strategy, self.accelerator, self.devices)
         train = self._training_windows(scaled, panel.offsets, fit_lengths)  # lazy: index arithmetic
         val = validation_windows(scaled, panel.offsets, fit_lengths, L, h) if v else None
+        self.max_epochs_, self.early_stopping_patience_ = resolve_budget(
+            self.max_epochs, self.early_stopping_patience, len(train), int(self.batch_size), val is not None)
         self._prepare_fit(panel, fit_lengths)
         config = self._network_config()
         seed = resolve_seed(self.random_state)
@@ -197,6 +205,7 @@ class NeuralForecaster(BaseForecaster):
         with quiet(self.verbose), torch_threads(self.num_threads), seeded(seed, placement.device) as rng:
             network = self._build_network(config)
             self._initialise_network(network, panel, fit_lengths)
+            self._load_warm_start(network)
             loss_fn = make_loss(self.loss, self._quantile_levels())
             try:
                 history = self._train(network, loss_fn, train, val, placement, seed, rng, rank, epoch_callback)
@@ -204,6 +213,23 @@ class NeuralForecaster(BaseForecaster):
                 self._set_fitted(panel, network, error.training_result.history, loc, scale)
                 raise
         self._set_fitted(panel, network, history, loc, scale)
+
+    def _load_warm_start(self, network) -> None:
+        """Start from given weights when ``_warm_start`` holds ``(state_dict, new)``: every weight of
+        the network from the state dict but those whose name contains one of the strings in ``new``
+        (layers the network adds, which keep their initialisation). ``tsrsa.convert`` sets it."""
+        if getattr(self, "_warm_start", None) is None:
+            return
+        donor, new = self._warm_start
+        expected = network.state_dict()
+        missing = [k for k in expected if k not in donor and not any(tag in k for tag in new)]
+        extra = [k for k in donor if k not in expected]
+        shapes = [k for k in donor if k in expected and donor[k].shape != expected[k].shape]
+        if missing or extra or shapes:
+            raise ValueError(
+                f"the given weights do not fit this network (missing {missing[:3]}, unexpected {extra[:3]}, "
+                f"other shapes {shapes[:3]}): was the original built for other data?")
+        network.load_state_dict(donor, strict=False)
 
     def _train(self, network, loss_fn, train, val, placement, seed, rng, rank, epoch_callback=None) -> list[dict]:
         """Train ``network`` in place (here, or in spawned workers); returns the history.

@@ -12,6 +12,7 @@ from tsrsa.forecasters.params import check_bool, check_choice, check_float, chec
 from tsrsa.forecasters.transformer import TransformerForecaster
 from tsrsa.nn.rem import REM_MASKS, fold_angle
 from tsrsa.nn.rsa import GATES, RSAAttention, plan_heads
+from tsrsa.nn.t2r import check_feature_size
 
 REM_INITS = ("data", "paper")
 _INIT_KEYS = ("lambda", "gamma", "theta", "gate")
@@ -23,6 +24,7 @@ RSA_PARAMS = {
     "n_regular": 1, "n_cyclic": 1, "n_dilated_regular": 1, "n_dilated_cyclic": 0, "dilations": None,
     "gate": "layer", "share_cyclic": True, "rem_mask": "causal", "max_lag": None, "gate_init": 0.0,
     "rem_init": "data", "rem_learning_rate": None, "cache_size": None, "cache_policy": "window", "cache_sinks": 4,
+    "t2r_features": None,
 }
 
 
@@ -83,6 +85,11 @@ class RSAForecaster(TransformerForecaster):
         Streaming only: bound the softmax branch's key/value cache (each query attends to at most
         ``cache_size`` tokens; "window", "sinks", "h2o" or "tova" picks the token to drop); None keeps
         every token. See docs/streaming.md, "Bounded caches".
+    t2r_features : int, optional
+        Replace the softmax branch's exp(q·k / √d) by T2R's learned relu features of this size per
+        head (Kasai et al. 2021): with ``stream=True`` both branches are then recurrences of fixed
+        size. Usually set by ``tsrsa.convert.to_recurrent``, which finetunes a fitted softmax
+        model into this form; None keeps softmax.
     {common}
     Examples
     --------
@@ -128,6 +135,11 @@ class RSAForecaster(TransformerForecaster):
         check_int("max_lag", self.max_lag, allow_none=True)
         check_float("gate_init", self.gate_init, minimum=-math.inf)
         check_float("rem_learning_rate", self.rem_learning_rate, strict=True, allow_none=True)
+        if self.t2r_features is not None:
+            check_feature_size(self.t2r_features, "t2r_features")
+            if self.cache_size is not None:
+                raise ValueError(f"cache_size={self.cache_size} bounds the softmax branch's cache; with "
+                                 f"t2r_features the branch keeps a state of fixed size: use cache_size=None")
         super()._check_architecture()
         self._init_values()
 
@@ -148,7 +160,7 @@ class RSAForecaster(TransformerForecaster):
     def _attention_options(self) -> dict:
         return {**self._allocation(), "gate": self.gate, "rem_mask": self.rem_mask, "max_lag": self.max_lag,
                 "gate_init": float(self.gate_init), "cache_size": self.cache_size,
-                "cache_policy": self.cache_policy, "cache_sinks": self.cache_sinks}
+                "cache_policy": self.cache_policy, "cache_sinks": self.cache_sinks, "t2r_features": self.t2r_features}
 
     def _init_values(self) -> dict:
         """The explicit initial values of ``rem_init`` ({} for "paper")."""

@@ -40,7 +40,8 @@ class TransformerForecaster(NeuralForecaster):
         their defaults), checked by the kind at ``fit``.
     causal : bool, optional
         Every token reads only itself and earlier tokens, in every branch of the kind. None: True in
-        the streaming configuration and for kinds that are causal only (``fast_weight``), else False.
+        the streaming configuration and for kinds that are causal only (``fast_weight``,
+        ``block_recurrent``), else False.
     revin : bool, default True
         Instance normalisation: each window by its own mean and spread (RevIN); in the streaming
         configuration, by running statistics (``tsrsa.nn.RunningNorm``).
@@ -75,9 +76,9 @@ class TransformerForecaster(NeuralForecaster):
         self, h, *, input_size=None, d_model=64, n_heads=4, n_layers=2, d_ff=128, dropout=0.1,
         attention="softmax", attention_options=None, causal=None, revin=True, stream=False, readout_tokens=None,
         patch_len=4,
-        loss="mse", quantiles=None, scaler="standard", fill=None, freq=None, max_epochs=20, batch_size=64,
+        loss="mse", quantiles=None, scaler="standard", fill=None, freq=None, max_epochs="auto", batch_size=32,
         inference_batch_size=1024, learning_rate=1e-3, weight_decay=1e-4, lr_schedule=None,
-        early_stopping_patience=None, val_size=0, accelerator="auto", devices=None, strategy="auto", precision="32",
+        early_stopping_patience="auto", val_size=0, accelerator="auto", devices=None, strategy="auto", precision="32",
         num_threads=None, random_state=None, verbose=0, id_col="unique_id", time_col="ds", target_col="y",
     ):
         store_init_args(self, locals())
@@ -148,6 +149,10 @@ class TransformerForecaster(NeuralForecaster):
             if not kind.recurrent:
                 raise ValueError(f"attention kind {kind.kind!r} has no recurrent form, so it cannot stream; "
                                  f"use stream=False or a kind with one")
+            if not kind.streams_across_windows:
+                raise ValueError(f"attention kind {kind.kind!r} carries a state that its training windows start "
+                                 f"afresh, so a model trained on them has never read a state carried across "
+                                 f"windows and cannot stream; use stream=False")
             if self._input_size % int(self.patch_len):
                 raise ValueError(f"stream=True trains on windows of whole tokens: input_size={self._input_size} "
                                  f"must be a multiple of patch_len={self.patch_len}")

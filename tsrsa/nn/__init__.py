@@ -19,12 +19,13 @@ from tsrsa.nn.rnn_rem import RNNAsREM, linear_rnn_to_rem
 from tsrsa.nn.rsa import RSAAttention, plan_heads
 from tsrsa.nn.softmax import SoftmaxAttention, softmax_attention
 from tsrsa.nn.streaming import RunningNorm, StreamingTransformer
+from tsrsa.nn.t2r import T2RAttention
 
 __all__ = [
     "CACHE_POLICIES", "LOSSES", "Attention", "CacheSpec", "BackboneConfig", "DLinearConfig", "DLinearNetwork", "EncoderBlock", "FastWeightAttention",
     "FlattenHead", "ForecastingTransformer", "LinearAttention",
     "LSTMConfig", "LSTMNetwork", "MovingAverage", "MultiHeadAttention", "PatchEmbedding", "PointLoss",
     "QuantileLoss", "REM_KINDS", "REM_MASKS", "RNNAsREM", "RSAAttention", "RevIN", "RunningNorm", "SoftmaxAttention",
-    "StreamingTransformer", "attention_kinds", "build_attention", "build_transformer", "get_attention",
+    "StreamingTransformer", "T2RAttention", "attention_kinds", "build_attention", "build_transformer", "get_attention",
     "linear_rnn_to_rem", "make_loss", "plan_heads", "register_attention", "rem_matrix", "softmax_attention",
 ]

@@ -30,7 +30,7 @@ from tsrsa.nn.multihead import MultiHeadAttention
 from tsrsa.nn.registry import register_attention
 
 __all__ = ["BACKENDS", "EPS", "LinearAttention", "accumulation_dtype", "causal_linear_attention", "check_chunk_size",
-           "linear_attention", "linear_attention_loop"]
+           "linear_attention", "linear_attention_loop", "normalise"]
 
 EPS = 1e-6  # the denominator's ε
 BACKENDS = ("torch", "fla")
@@ -68,14 +68,23 @@ def fla_applies(backend: str, q: torch.Tensor, dtype: torch.dtype | None = None)
     return True
 
 
-def linear_attention(phi_q, phi_k, v, eps: float = EPS) -> torch.Tensor:
+def normalise(numerator: torch.Tensor, denominator: torch.Tensor, eps: float = EPS,
+              floor: float | None = None) -> torch.Tensor:
+    """numerator / (denominator + ε), or numerator / max(denominator, floor) when a ``floor`` is given
+    (features that can all vanish, such as T2R's relu features, need the floor)."""
+    if floor is not None:
+        return numerator / denominator.clamp_min(floor)
+    return numerator / (denominator + eps)
+
+
+def linear_attention(phi_q, phi_k, v, eps: float = EPS, floor: float | None = None) -> torch.Tensor:
     """Non-causal: φ(Q)(φ(K)ᵀV) / (φ(Q)(φ(K)ᵀ1) + ε); phi_q, phi_k (B, H, T, m), v (B, H, T, dv)."""
     kv = phi_k.transpose(-2, -1) @ v  # (B, H, m, dv)
     z = phi_k.sum(dim=-2)  # (B, H, m)
-    return (phi_q @ kv) / ((phi_q @ z[..., None]) + eps)  # (B, H, T, dv)
+    return normalise(phi_q @ kv, phi_q @ z[..., None], eps, floor)  # (B, H, T, dv)
 
 
-def linear_attention_loop(phi_q, phi_k, v, kv=None, k_sum=None, eps: float = EPS):
+def linear_attention_loop(phi_q, phi_k, v, kv=None, k_sum=None, eps: float = EPS, floor: float | None = None):
     """The causal recurrence token by token (the reference): returns y (B, H, T, dv), S (B, H, m, dv), z (B, H, m)."""
     B, H, T, m = phi_k.shape
     kv = phi_k.new_zeros(B, H, m, v.size(-1)) if kv is None else kv
@@ -85,11 +94,12 @@ def linear_attention_loop(phi_q, phi_k, v, kv=None, k_sum=None, eps: float = EPS
         kv = kv + phi_k[:, :, t, :, None] * v[:, :, t, None, :]  # S_t = S_{t-1} + φ(k_t) v_tᵀ
         k_sum = k_sum + phi_k[:, :, t]  # z_t = z_{t-1} + φ(k_t)
         num = torch.einsum("bhm,bhmd->bhd", phi_q[:, :, t], kv)
-        out.append(num / ((phi_q[:, :, t] * k_sum).sum(-1, keepdim=True) + eps))
+        out.append(normalise(num, (phi_q[:, :, t] * k_sum).sum(-1, keepdim=True), eps, floor))
     return torch.stack(out, dim=2), kv, k_sum
 
 
-def causal_linear_attention(phi_q, phi_k, v, kv=None, k_sum=None, *, chunk_size: int = 64, eps: float = EPS):
+def causal_linear_attention(phi_q, phi_k, v, kv=None, k_sum=None, *, chunk_size: int = 64, eps: float = EPS,
+                            floor: float | None = None):
     """The causal form in chunks of ``chunk_size`` tokens, from the state (S, z) (zeros when None).
 
     phi_q, phi_k (B, H, T, m); v (B, H, T, dv); kv (B, H, m, dv); k_sum (B, H, m).
@@ -114,7 +124,7 @@ def causal_linear_attention(phi_q, phi_k, v, kv=None, k_sum=None, *, chunk_size:
     scores = (q @ k.transpose(-2, -1)).masked_fill(~mask, 0.0)  # (B, H, n, C, C): φ(q_t)·φ(k_s), s <= t
     out = q @ before + scores @ v1  # (B, H, n, C, dv + 1): [numerator, denominator]
     out = out.reshape(B, H, n * C, dv + 1)[:, :, :T]
-    y = out[..., :dv] / (out[..., dv:] + eps)  # (B, H, T, dv)
+    y = normalise(out[..., :dv], out[..., dv:], eps, floor)  # (B, H, T, dv)
     after = before[:, :, -1] + per_chunk[:, :, -1]  # (B, H, m, dv + 1)
     return y, after[..., :dv], after[..., dv]
 

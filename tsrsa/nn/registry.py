@@ -32,6 +32,8 @@ _BUILTIN = {
     "rsa": "tsrsa.nn.rsa",
     "linear": "tsrsa.nn.linear_attention",
     "fast_weight": "tsrsa.nn.fast_weight",
+    "t2r": "tsrsa.nn.t2r",
+    "block_recurrent": "tsrsa.nn.block_recurrent",
 }
 _KINDS: dict[str, type] = {}
 _SLOT_ARGUMENTS = ("self", "d_model", "n_heads", "dropout", "causal")
@@ -45,6 +47,9 @@ class Attention(nn.Module):
     recurrent: bool = False
     #: accepts ``causal=False`` (tokens also read later tokens)
     bidirectional: bool = True
+    #: a model trained on windows from the empty state may stream across them (False: its
+    #: training would have to carry the state between windows, see ``block_recurrent``)
+    streams_across_windows: bool = True
 
     @classmethod
     def option_defaults(cls) -> dict:

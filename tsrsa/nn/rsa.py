@@ -37,6 +37,7 @@ from tsrsa.nn.rem import (
 )
 from tsrsa.nn.kv_cache import CacheSpec
 from tsrsa.nn.softmax import KeyValueCache, register_alibi, softmax_branch
+from tsrsa.nn.t2r import T2RFeatureMap, check_feature_size, t2r_empty_state, t2r_parallel, t2r_stream
 
 GATES = ("layer", "head")
 METHODS = ("auto", "dense", "fft")
@@ -136,6 +137,11 @@ class RSAAttention(MultiHeadAttention):
         ALiBi relative positions on the softmax branch (as SoftmaxAttention's ``alibi``).
     cache_size, cache_policy, cache_sinks : default None, "window", 4
         Streaming only: the softmax branch's bounded cache (as SoftmaxAttention's).
+    t2r_features : int, optional
+        Replace the softmax branch's exp(q·k / √d) by T2R's learned relu features of this size per
+        head (``tsrsa.nn.t2r``; Kasai et al. 2021): the branch becomes a recurrence with a state of
+        fixed size, as the REM branch is. None keeps softmax. No ``cache_size`` with it, and
+        ``alibi`` does not apply (there are no logits to bias).
     """
 
     recurrent = True
@@ -145,9 +151,14 @@ class RSAAttention(MultiHeadAttention):
                  n_dilated_cyclic: int = 0, dilations=2, gate: str = "layer", share_cyclic: bool = True,
                  rem_mask: str = "causal", max_lag: int | None = None, method: str = "auto",
                  gate_init: float = 0.0, alibi: bool = False, cache_size: int | None = None,
-                 cache_policy: str = "window", cache_sinks: int = 4):
+                 cache_policy: str = "window", cache_sinks: int = 4, t2r_features: int | None = None):
         super().__init__(d_model, n_heads, dropout=dropout, causal=causal)
         self.cache = CacheSpec(cache_size, cache_policy, cache_sinks)
+        if t2r_features is not None:
+            check_feature_size(t2r_features, "t2r_features")
+            if cache_size is not None:
+                raise ValueError(f"cache_size={cache_size} bounds a softmax branch's cache; with t2r_features the "
+                                 f"branch keeps a state of fixed size: use cache_size=None")
         for name, value, choices in (("gate", gate, GATES), ("rem_mask", rem_mask, REM_MASKS),
                                      ("method", method, METHODS)):
             if value not in choices:
@@ -173,6 +184,7 @@ class RSAAttention(MultiHeadAttention):
         #: set to a number in [0, 1] to force the gate (tests and analysis), None to learn it
         self.gate_override: float | None = None
         register_alibi(self, n_heads, alibi)
+        self.features = None if t2r_features is None else T2RFeatureMap(n_heads, self.head_size, t2r_features)
         self.reset_parameters()
 
     @classmethod
@@ -186,6 +198,8 @@ class RSAAttention(MultiHeadAttention):
     # ------------------------------------------------------------------ parameters
     def reset_parameters(self) -> None:
         super().reset_parameters()
+        if self.features is not None:
+            self.features.reset_parameters()
         self.reset_rem_parameters(self.gate_init)
 
     def reset_rem_parameters(self, gate_init: float = 0.0) -> None:
@@ -271,7 +285,10 @@ class RSAAttention(MultiHeadAttention):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         q, k, v = self.project(x)  # (B, H, T, hs)
-        y = softmax_branch(q, k, v, self.slopes, causal=self.causal, dropout=self.attention_dropout)
+        if self.features is None:
+            y = softmax_branch(q, k, v, self.slopes, causal=self.causal, dropout=self.attention_dropout)
+        else:
+            y = t2r_parallel(q, k, v, self.features, causal=self.causal)
         rem = self.rem_branch(v[:, :self.n_rem]) if self.n_rem else None  # (B, H_rem, T, hs)
         return self.output(self.mix(y, rem))  # (B, T, D)
 
@@ -285,13 +302,19 @@ class RSAAttention(MultiHeadAttention):
     def state_size(self, n_tokens: int) -> int:
         d_max = int(self.dilation.max()) if self.n_rem else 0
         rem = 2 * self.n_rem * d_max * self.head_size  # complex chains, d_max slots per REM head
+        if self.features is not None:
+            return self.n_heads * self.features.feature_size * (self.head_size + 1) + rem
         return self.cache.state_size(n_tokens, self.d_model, self.n_heads) + rem
 
     def init_state(self, batch_size: int, *, device=None, dtype=None) -> dict:
         device = device if device is not None else self.qkv.weight.device
         dtype = dtype or self.qkv.weight.dtype
-        state = KeyValueCache.empty(batch_size, self.n_heads, self.head_size, device=device, dtype=dtype,
-                                    spec=self.cache)
+        if self.features is None:
+            state = KeyValueCache.empty(batch_size, self.n_heads, self.head_size, device=device, dtype=dtype,
+                                        spec=self.cache)
+        else:
+            state = t2r_empty_state(batch_size, self.n_heads, self.features.feature_size, self.head_size,
+                                    device=device, dtype=dtype)
         d_max = int(self.dilation.max()) if self.n_rem else 0
         complex_dtype = torch.complex128 if dtype == torch.float64 else torch.complex64
         state["rem"] = torch.zeros(batch_size, self.n_rem, d_max, self.head_size, device=device, dtype=complex_dtype)
@@ -300,7 +323,11 @@ class RSAAttention(MultiHeadAttention):
     def stream(self, x: torch.Tensor, state: dict) -> tuple[torch.Tensor, dict]:
         self.check_streamable()
         q, k, v = self.project(x)  # (B, H, n, hs)
-        y, cache = KeyValueCache.attend(q, k, v, state, self.slopes, self.cache)  # (B, H, n, hs)
+        branch = {key: value for key, value in state.items() if key != "rem"}
+        if self.features is None:
+            y, cache = KeyValueCache.attend(q, k, v, branch, self.slopes, self.cache)  # (B, H, n, hs)
+        else:
+            y, cache = t2r_stream(q, k, v, self.features, branch)
         z = state["rem"]
         rem = None
         if self.n_rem:

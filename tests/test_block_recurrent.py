@@ -1,0 +1,98 @@
+"""The block-recurrent layer: its gates against their formulas, what a block's tokens can read,
+the carried state, and the forecaster that uses it."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+import tsrsa
+from tsrsa.nn.block_recurrent import BlockRecurrentAttention, StateGate
+
+D, H, W = 16, 4, 3
+
+
+def test_the_fixed_gate_follows_its_formula_elementwise():
+    gate = StateGate(5, D, "fixed").double()
+    assert gate.bias.abs().max() < 0.6 and gate.bias.std() > 0  # started N(0, 0.1²)
+    g = torch.Generator().manual_seed(0)
+    h, c, y = torch.randn(2, 3, 5, generator=g, dtype=torch.float64), *torch.randn(2, 2, 3, D, generator=g,
+                                                                                    dtype=torch.float64)
+    s = 1 / (1 + torch.exp(-gate.bias.detach()))
+    torch.testing.assert_close(gate(h, c, y), c * s + y * (1 - s), rtol=1e-12, atol=1e-12)
+
+
+def test_the_lstm_gate_follows_its_formula_elementwise():
+    gate = StateGate(5, D, "lstm").double()
+    for linear in (gate.forget, gate.input):  # small kernels: variance 0.1 / fan-in, cut at 2 std
+        assert linear.weight.abs().max() <= 2 * (0.1 / 5) ** 0.5 + 1e-12
+    g = torch.Generator().manual_seed(1)
+    h = torch.randn(2, 3, 5, generator=g, dtype=torch.float64)
+    c, y = torch.randn(2, 2, 3, D, generator=g, dtype=torch.float64)
+    sig = lambda z: 1 / (1 + torch.exp(-z))  # noqa: E731
+    Wf, bf, Wi, bi = (t.detach() for t in (gate.forget.weight, gate.forget.bias, gate.input.weight, gate.input.bias))
+    f, i = sig(h @ Wf.T + bf + 1), sig(h @ Wi.T + bi - 1)
+    torch.testing.assert_close(gate(h, c, y), c * f + y * i, rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="gate"):
+        StateGate(5, D, "gru")
+
+
+def layer(**options):
+    torch.manual_seed(0)
+    return BlockRecurrentAttention(D, H, causal=True, block_size=W, n_states=2, **options).double().eval()
+
+
+def block_jacobian(module, x, source: slice, target: slice) -> torch.Tensor:
+    """|d out[target] / d x[source]| summed: whether the target tokens read the source tokens."""
+    x = x.clone().requires_grad_()
+    module(x)[:, target].sum().backward()
+    return x.grad[:, source].abs().sum()
+
+
+def test_tokens_read_the_previous_block_directly_and_older_ones_only_through_the_state():
+    x = torch.randn(1, 3 * W, D, dtype=torch.float64)
+    open_state = layer()
+    assert block_jacobian(open_state, x, slice(0, W), slice(2 * W, 3 * W)) > 0  # block 0 via the state
+    frozen = layer()
+    with torch.no_grad():  # σ(b) = 1 in both gates: the carried state never changes
+        frozen.attn_gate.bias.fill_(100.0)
+        frozen.mlp_gate.bias.fill_(100.0)
+    assert block_jacobian(frozen, x, slice(0, W), slice(2 * W, 3 * W)) == 0  # beyond the previous block
+    assert block_jacobian(frozen, x, slice(W, 2 * W), slice(2 * W, 3 * W)) > 0  # the previous block
+
+
+def test_the_state_streamed_in_pieces_equals_the_state_of_one_long_forward():
+    module = layer(gate="lstm")
+    x = torch.randn(2, 4 * W + 2, D, dtype=torch.float64)
+    whole, state = module._run(x, module.init_state(2, dtype=torch.float64))
+    pieces, streamed = [], module.init_state(2, dtype=torch.float64)
+    for a, b in ((0, 1), (1, 5), (5, 6), (6, 13), (13, 4 * W + 2)):
+        y, streamed = module.stream(x[:, a:b], streamed)
+        pieces.append(y)
+    torch.testing.assert_close(torch.cat(pieces, dim=1), whole, rtol=1e-10, atol=1e-12)
+    for key in state:
+        torch.testing.assert_close(streamed[key], state[key], rtol=1e-10, atol=1e-12)
+    assert state["cur_k"].size(2) == 2 and state["prev_k"].size(2) == W  # 2 tokens into the fifth block
+    assert module.state_size(4 * W + 2) == module.state_size(40 * W + 2)  # fixed, whatever the history
+
+
+def test_bad_options_are_refused():
+    with pytest.raises(ValueError, match="causal only"):
+        BlockRecurrentAttention(D, H, causal=False)
+    with pytest.raises(ValueError, match="block_size"):
+        BlockRecurrentAttention(D, H, block_size=0)
+    with pytest.raises(ValueError, match="n_states"):
+        BlockRecurrentAttention(D, H, n_states=True)
+
+
+def test_the_transformer_forecaster_takes_the_kind_and_refuses_to_stream_it():
+    y = pd.Series(np.sin(np.arange(200) / 4), index=pd.date_range("2024-01-01", periods=200, freq="h"))
+    options = {"block_size": 4, "n_states": 4, "gate": "lstm"}
+    model = tsrsa.TransformerForecaster(h=6, input_size=48, d_model=16, n_layers=1, d_ff=16, max_epochs=2,
+                                        attention="block_recurrent", attention_options=options, random_state=0)
+    forecast = model.fit(y).predict()
+    assert len(forecast) == 6 and forecast["yhat"].notna().all()
+    assert model.network_.config.causal  # a causal-only kind makes the fixed-window model causal
+    with pytest.raises(ValueError, match="cannot stream"):
+        tsrsa.TransformerForecaster(h=6, input_size=48, attention="block_recurrent", stream=True).fit(y)

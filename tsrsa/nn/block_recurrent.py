@@ -1,0 +1,253 @@
+"""The Block-Recurrent Transformer's recurrent layer (Hutchins et al. 2022): the attention kind ``block_recurrent``.
+
+The tokens are read in blocks of W (``block_size``); S state vectors (``n_states``) are carried
+from block to block. With x̂ the (already normalised) tokens of a block and ĉ = LN(c) + e the
+carried state c with its learned state IDs e (S × D):
+
+- keys and values: K_x, V_x from x̂ and K_c, V_c from ĉ, each computed once and read by both
+  directions; every direction has its own queries;
+- vertical (the tokens' output): causal self-attention over the previous block's and this
+  block's tokens so far, and cross-attention to c, the state carried *into* the block (never the
+  one this block produces, which has read its later tokens); the two outputs, concatenated,
+  projected back to D. The encoder block around the kind adds the residual and the MLP;
+- horizontal (the next state, once the block is complete): self-attention among the states and
+  cross-attention from the states to all W tokens of the block, concatenated (h) and projected
+  (y); then c ← gate(h, c, y), and, with ``state_mlp``, c ← gate(h', c, MLP(LN(c))) with h' the
+  MLP's hidden layer. Gates instead of residuals:
+
+      fixed:  c' = c ⊙ σ(b) + y ⊙ (1 − σ(b)),                    b a learned vector
+      lstm:   f = σ(W_f h + b_f + 1),  i = σ(W_i h + b_i − 1),   c' = c ⊙ f + y ⊙ i
+
+  gate biases start N(0, 0.1²), gate kernels small (truncated normal, variance 0.1 / fan-in), as
+  google-research/meliad starts them.
+
+The first block reads a learned initial state. The layer is a recurrence over blocks: the parallel
+form loops over them, each block attending in one batched call, so time and memory grow linearly
+with the tokens (softmax attention over all tokens grows with their square). Causal only.
+
+Streaming across windows needs a model trained with carried states (windows of one series in
+order, Transformer-XL style); a model trained from the initial state on every window has never
+seen a state that read more than one window, so the streaming configuration refuses this kind.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from tsrsa.nn.multihead import check_width, merge_heads, split_heads
+from tsrsa.nn.registry import Attention, register_attention
+from tsrsa.nn.softmax import alibi_slopes
+
+__all__ = ["GATES", "BlockRecurrentAttention", "StateGate"]
+
+GATES = ("fixed", "lstm")
+
+
+def _normal(linear: nn.Linear) -> None:
+    nn.init.normal_(linear.weight, mean=0.0, std=0.02)
+    nn.init.zeros_(linear.bias)
+
+
+class StateGate(nn.Module):
+    """c' = gate(h, c, y): the "fixed" or "lstm" gate of the module docstring; h (..., d_hidden),
+    c and y (..., D)."""
+
+    def __init__(self, d_hidden: int, d_model: int, kind: str):
+        super().__init__()
+        if kind not in GATES:
+            raise ValueError(f"gate={kind!r} is not one of {GATES}")
+        self.kind = kind
+        if kind == "fixed":
+            self.bias = nn.Parameter(torch.zeros(d_model))
+        else:
+            self.forget = nn.Linear(d_hidden, d_model)
+            self.input = nn.Linear(d_hidden, d_model)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.kind == "fixed":
+            nn.init.normal_(self.bias, std=0.1)
+            return
+        for linear in (self.forget, self.input):
+            std = math.sqrt(0.1 / linear.in_features)
+            nn.init.trunc_normal_(linear.weight, std=std, a=-2 * std, b=2 * std)
+            nn.init.normal_(linear.bias, std=0.1)
+
+    def forward(self, h: torch.Tensor, c: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        if self.kind == "fixed":
+            g = torch.sigmoid(self.bias)
+            return c * g + y * (1 - g)
+        f = torch.sigmoid(self.forget(h) + 1.0)
+        i = torch.sigmoid(self.input(h) - 1.0)
+        return c * f + y * i
+
+
+@register_attention("block_recurrent")
+class BlockRecurrentAttention(Attention):
+    """The block-recurrent layer as a sequence-mixing kind (see the module docstring).
+
+    Parameters
+    ----------
+    d_model, n_heads : int
+        Token width and heads (of every attention of the layer).
+    dropout : float, default 0.0
+        On the attention weights and the projected outputs.
+    causal : bool, default True
+        Must be True: the layer reads its blocks in order.
+    block_size : int, default 8
+        W, tokens per block.
+    n_states : int, default 8
+        S, state vectors carried from block to block.
+    gate : {"fixed", "lstm"}, default "fixed"
+    state_mlp : bool, default True
+        The horizontal direction's gated MLP after its attention.
+    d_ff : int, optional
+        Hidden width of that MLP (None: 2 · d_model).
+    alibi : bool, default False
+        ALiBi's distance bias on the token self-attention (relative positions).
+    """
+
+    recurrent = True
+    bidirectional = False
+    #: the streaming configuration needs a model trained with carried states (not yet available)
+    streams_across_windows = False
+
+    def __init__(self, d_model: int, n_heads: int, *, dropout: float = 0.0, causal: bool = True,
+                 block_size: int = 8, n_states: int = 8, gate: str = "fixed", state_mlp: bool = True,
+                 d_ff: int | None = None, alibi: bool = False):
+        super().__init__()
+        check_width(d_model, n_heads)
+        if not causal:
+            raise ValueError("attention kind 'block_recurrent' is causal only (its state reads the blocks in "
+                             "order); use causal=True")
+        for name, value in (("block_size", block_size), ("n_states", n_states)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name}={value!r} must be an int >= 1")
+        if d_ff is not None and (isinstance(d_ff, bool) or not isinstance(d_ff, int) or d_ff < 1):
+            raise ValueError(f"d_ff={d_ff!r} must be None or an int >= 1")
+        if not 0.0 <= float(dropout) < 1.0:
+            raise ValueError(f"dropout={dropout!r} must lie in [0, 1)")
+        D = d_model
+        self.d_model, self.n_heads, self.head_size = D, n_heads, D // n_heads
+        self.causal, self.dropout = True, float(dropout)
+        self.block_size, self.n_states, self.state_mlp = block_size, n_states, bool(state_mlp)
+        self.token_qkv = nn.Linear(D, 3 * D)  # vertical self-attention queries, K_x, V_x
+        self.token_cross_q = nn.Linear(D, D)  # vertical cross-attention queries
+        self.state_qkv = nn.Linear(D, 3 * D)  # horizontal self-attention queries, K_c, V_c
+        self.state_cross_q = nn.Linear(D, D)  # horizontal cross-attention queries
+        self.token_proj = nn.Linear(2 * D, D)
+        self.state_proj = nn.Linear(2 * D, D)
+        self.state_ln = nn.LayerNorm(D)
+        self.state_ids = nn.Parameter(torch.zeros(n_states, D))
+        self.initial_state = nn.Parameter(torch.zeros(n_states, D))
+        self.attn_gate = StateGate(2 * D, D, gate)
+        hidden = d_ff or 2 * D
+        if self.state_mlp:
+            self.mlp_ln = nn.LayerNorm(D)
+            self.mlp_fc = nn.Linear(D, hidden)
+            self.mlp_proj = nn.Linear(hidden, D)
+            self.mlp_gate = StateGate(hidden, D, gate)
+        self.out_dropout = nn.Dropout(dropout)
+        self.register_buffer("slopes", torch.tensor(alibi_slopes(n_heads)) if alibi else None, persistent=False)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        for linear in (self.token_qkv, self.token_cross_q, self.state_qkv, self.state_cross_q, self.token_proj,
+                       self.state_proj):
+            _normal(linear)
+        nn.init.normal_(self.state_ids, std=0.02)
+        nn.init.normal_(self.initial_state, std=0.02)
+        self.state_ln.reset_parameters()
+        self.attn_gate.reset_parameters()
+        if self.state_mlp:
+            self.mlp_ln.reset_parameters()
+            _normal(self.mlp_fc)
+            _normal(self.mlp_proj)
+            self.mlp_gate.reset_parameters()
+
+    # ------------------------------------------------------------------ pieces
+    def _attend(self, q, k, v, mask=None):
+        p = self.dropout if self.training else 0.0
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
+
+    def _state_keys(self, c: torch.Tensor):
+        """ĉ = LN(c) + IDs -> its self-attention queries, keys, values (B, H, S, d) and cross queries."""
+        c_hat = self.state_ln(c) + self.state_ids.to(c.dtype)
+        q, k, v = self.state_qkv(c_hat).split(self.d_model, dim=-1)
+        H = self.n_heads
+        return (split_heads(q, H), split_heads(k, H), split_heads(v, H),
+                split_heads(self.state_cross_q(c_hat), H))
+
+    def _token_mask(self, n_queries: int, n_keys: int, device, dtype):
+        """Queries are the last ``n_queries`` of ``n_keys`` positions: each reads keys at or before it
+        (a boolean mask), or ALiBi's bias with -inf after it."""
+        distance = (n_keys - n_queries + torch.arange(n_queries, device=device))[:, None] \
+            - torch.arange(n_keys, device=device)[None, :]  # (n, K)
+        if self.slopes is None:
+            return distance >= 0
+        bias = -self.slopes.to(dtype).view(-1, 1, 1) * distance.to(dtype)  # (H, n, K)
+        return bias.masked_fill(distance < 0, float("-inf"))
+
+    def _next_state(self, c, block_k, block_v, state_keys):
+        """The horizontal direction over a complete block: c (B, S, D) -> c' (B, S, D)."""
+        q_self, k_c, v_c, q_cross = state_keys
+        h = torch.cat([merge_heads(self._attend(q_self, k_c, v_c)),
+                       merge_heads(self._attend(q_cross, block_k, block_v))], dim=-1)  # (B, S, 2D)
+        c = self.attn_gate(h, c, self.out_dropout(self.state_proj(h)))
+        if self.state_mlp:
+            hidden = F.gelu(self.mlp_fc(self.mlp_ln(c)))  # (B, S, d_ff)
+            c = self.mlp_gate(hidden, c, self.out_dropout(self.mlp_proj(hidden)))
+        return c
+
+    def _segment(self, x: torch.Tensor, state: dict) -> tuple[torch.Tensor, dict]:
+        """m new tokens x (B, m, D), all within the current block (m <= W − tokens already in it)."""
+        H = self.n_heads
+        q, k, v = (split_heads(t, H) for t in self.token_qkv(x).split(self.d_model, dim=-1))  # (B, H, m, d)
+        cur_k, cur_v = torch.cat([state["cur_k"], k], dim=2), torch.cat([state["cur_v"], v], dim=2)
+        keys, values = torch.cat([state["prev_k"], cur_k], dim=2), torch.cat([state["prev_v"], cur_v], dim=2)
+        own = self._attend(q, keys, values, self._token_mask(q.size(2), keys.size(2), x.device, q.dtype))
+        state_keys = self._state_keys(state["c"])
+        _, k_c, v_c, _ = state_keys
+        cross = self._attend(split_heads(self.token_cross_q(x), H), k_c, v_c)  # the carried-in state only
+        y = self.out_dropout(self.token_proj(torch.cat([merge_heads(own), merge_heads(cross)], dim=-1)))
+        if cur_k.size(2) < self.block_size:
+            return y, {**state, "cur_k": cur_k, "cur_v": cur_v}
+        c = self._next_state(state["c"], cur_k, cur_v, state_keys)  # the block is complete
+        empty = cur_k[:, :, :0]
+        return y, {"c": c, "prev_k": cur_k, "prev_v": cur_v, "cur_k": empty, "cur_v": empty}
+
+    # ------------------------------------------------------------------ forms
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """All T tokens from the initial state, block by block: (B, T, D) -> (B, T, D)."""
+        y, _ = self._run(x, self.init_state(x.size(0), device=x.device, dtype=x.dtype))
+        return y
+
+    def _run(self, x: torch.Tensor, state: dict) -> tuple[torch.Tensor, dict]:
+        out, start = [], 0
+        while start < x.size(1):
+            room = self.block_size - state["cur_k"].size(2)
+            y, state = self._segment(x[:, start:start + room], state)
+            out.append(y)
+            start += room
+        return (torch.cat(out, dim=1) if out else x), state
+
+    def state_size(self, n_tokens: int) -> int:
+        """The carried states, the previous block's keys and values, and the current block's so far."""
+        W, D = self.block_size, self.d_model
+        if n_tokens < W:
+            return self.n_states * D + 2 * n_tokens * D
+        return self.n_states * D + 2 * W * D + 2 * (n_tokens % W) * D
+
+    def init_state(self, batch_size: int, *, device=None, dtype=None) -> dict:
+        device = device if device is not None else self.initial_state.device
+        dtype = dtype or self.initial_state.dtype
+        empty = torch.zeros(batch_size, self.n_heads, 0, self.head_size, device=device, dtype=dtype)
+        c = self.initial_state.to(device=device, dtype=dtype).expand(batch_size, -1, -1)
+        return {"c": c, "prev_k": empty, "prev_v": empty, "cur_k": empty, "cur_v": empty}
+
+    def stream(self, x: torch.Tensor, state: dict) -> tuple[torch.Tensor, dict]:
+        self.check_streamable()
+        return self._run(x, state)

@@ -1,0 +1,174 @@
+"""T2R (Kasai et al. 2021, "Finetuning Pretrained Transformers into RNNs"): the attention kind ``t2r``.
+
+Softmax's exp(q·k / √d) is replaced by a dot product of small learned features,
+
+    φ(x) = relu(W_φ x + b_φ),   W_φ ∈ R^{k×d}, b_φ ∈ R^k, one pair per head, shared by its queries and keys,
+
+with the queries scaled by d^(-1/2) before φ, as softmax scales their dot products. Per head:
+
+    non-causal:  y = φ(Q)(φ(K)ᵀV) / max(φ(Q)(φ(K)ᵀ1), c)
+    causal:      S_t = S_{t-1} + φ(k_t) v_tᵀ,   z_t = z_{t-1} + φ(k_t),
+                 y_t = S_tᵀ φ(q_t) / max(z_tᵀ φ(q_t), c)
+
+relu features can all be zero, so the denominator has a floor c (``FLOOR`` = 1e-2, the value of
+the reference implementation) instead of linear attention's + ε: a query whose features vanish
+reads zero. The causal form is an RNN with state (S, z): k·(d + 1) numbers per head whatever
+the history. The forms are those of ``tsrsa.nn.linear_attention`` (loop, chunked, non-causal)
+with the floor.
+
+The point of the kind is conversion: a trained softmax model keeps every weight, gains W_φ and
+b_φ, and is finetuned (``tsrsa.convert.to_recurrent``). W_φ and b_φ start as a torch linear
+layer does, uniform in ±1/√d.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from tsrsa.nn.linear_attention import (
+    accumulation_dtype, causal_linear_attention, check_chunk_size, linear_attention,
+)
+from tsrsa.nn.multihead import MultiHeadAttention
+from tsrsa.nn.registry import register_attention
+
+__all__ = ["DEFAULT_FEATURE_SIZE", "FLOOR", "T2RAttention", "T2RFeatureMap", "check_feature_size", "t2r_parallel",
+           "t2r_stream"]
+
+FLOOR = 1e-2  # c, the denominator's floor
+DEFAULT_FEATURE_SIZE = 32
+
+
+def check_feature_size(feature_size, name: str = "feature_size") -> None:
+    if isinstance(feature_size, bool) or not isinstance(feature_size, int) or feature_size < 1:
+        raise ValueError(f"{name}={feature_size!r} must be an int >= 1 (the T2R features per head, e.g. 32)")
+
+
+def check_floor(floor) -> None:
+    if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not math.isfinite(floor) or floor <= 0:
+        raise ValueError(f"floor={floor!r} must be a number > 0 (the denominator's floor; default {FLOOR})")
+
+
+class T2RFeatureMap(nn.Module):
+    """φ(x) = relu(W_φ x + b_φ) per head: x (B, H, T, d) -> (B, H, T, k)."""
+
+    def __init__(self, n_heads: int, head_size: int, feature_size: int):
+        super().__init__()
+        check_feature_size(feature_size)
+        self.weight = nn.Parameter(torch.empty(n_heads, feature_size, head_size))
+        self.bias = nn.Parameter(torch.empty(n_heads, feature_size))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        bound = 1.0 / math.sqrt(self.weight.size(-1))
+        nn.init.uniform_(self.weight, -bound, bound)
+        nn.init.uniform_(self.bias, -bound, bound)
+
+    @property
+    def feature_size(self) -> int:
+        return self.weight.size(1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        w, b = self.weight.to(x.dtype), self.bias.to(x.dtype)
+        return F.relu(torch.einsum("bhtd,hkd->bhtk", x, w) + b[None, :, None, :])
+
+
+def t2r_features(q: torch.Tensor, k: torch.Tensor, feature_map: T2RFeatureMap):
+    """φ(q / √d), φ(k) in float32 at least: q, k (B, H, T, d) -> (B, H, T, k) each."""
+    dtype = accumulation_dtype(q)
+    return feature_map(q.to(dtype) / math.sqrt(q.size(-1))), feature_map(k.to(dtype))
+
+
+def t2r_parallel(q, k, v, feature_map: T2RFeatureMap, *, causal: bool, chunk_size: int = 64,
+                 floor: float = FLOOR) -> torch.Tensor:
+    """The parallel form over T tokens: q, k, v (B, H, T, d) -> (B, H, T, d) (in float32 at least)."""
+    with torch.autocast(q.device.type, enabled=False):
+        phi_q, phi_k = t2r_features(q, k, feature_map)
+        v = v.to(phi_q.dtype)
+        if causal:
+            return causal_linear_attention(phi_q, phi_k, v, chunk_size=chunk_size, floor=floor)[0]
+        return linear_attention(phi_q, phi_k, v, floor=floor)
+
+
+def t2r_empty_state(batch_size: int, n_heads: int, feature_size: int, head_size: int, *, device, dtype) -> dict:
+    return {"kv": torch.zeros(batch_size, n_heads, feature_size, head_size, device=device, dtype=dtype),
+            "k_sum": torch.zeros(batch_size, n_heads, feature_size, device=device, dtype=dtype)}
+
+
+def t2r_stream(q, k, v, feature_map: T2RFeatureMap, state: dict, *, chunk_size: int = 64,
+               floor: float = FLOOR) -> tuple[torch.Tensor, dict]:
+    """Advance the state {"kv": S (B, H, k, d), "k_sum": z (B, H, k)} over n new tokens q, k, v (B, H, n, d)."""
+    with torch.autocast(q.device.type, enabled=False):
+        phi_q, phi_k = t2r_features(q, k, feature_map)
+        dtype = accumulation_dtype(phi_q, state["kv"])
+        y, kv, k_sum = causal_linear_attention(phi_q.to(dtype), phi_k.to(dtype), v.to(dtype), state["kv"].to(dtype),
+                                               state["k_sum"].to(dtype), chunk_size=chunk_size, floor=floor)
+    return y, {"kv": kv.to(state["kv"].dtype), "k_sum": k_sum.to(state["k_sum"].dtype)}
+
+
+@register_attention("t2r")
+class T2RAttention(MultiHeadAttention):
+    """Attention with T2R's learned relu features in place of softmax (see the module docstring).
+
+    A softmax layer's state dict loads into it unchanged (the same projections); only the feature
+    maps are new. State per head when streaming: S (k × d) and z (k).
+
+    Parameters
+    ----------
+    d_model, n_heads : int
+        Token width and number of heads.
+    dropout : float, default 0.0
+        On the output projection (there are no attention weights to drop).
+    causal : bool, default False
+        The recurrent form: each token reads its own and earlier tokens.
+    feature_size : int, default 32
+        k, the features per head.
+    floor : float, default 1e-2
+        c, the denominator's floor.
+    chunk_size : int, default 64
+        Tokens per chunk of the causal parallel form (the result does not depend on it).
+    """
+
+    recurrent = True
+    bidirectional = True
+
+    def __init__(self, d_model: int, n_heads: int, *, dropout: float = 0.0, causal: bool = False,
+                 feature_size: int = DEFAULT_FEATURE_SIZE, floor: float = FLOOR, chunk_size: int = 64):
+        super().__init__(d_model, n_heads, dropout=dropout, causal=causal)
+        check_feature_size(feature_size)
+        check_floor(floor)
+        check_chunk_size(chunk_size)
+        self.floor, self.chunk_size = float(floor), chunk_size
+        self.feature_map = T2RFeatureMap(n_heads, self.head_size, feature_size)
+        self.reset_parameters()
+
+    @classmethod
+    def search_space(cls, trial, *, causal: bool = False) -> dict:
+        """The number of features per head."""
+        return {"feature_size": trial.suggest_categorical("feature_size", [16, 32, 64])}
+
+    def reset_parameters(self) -> None:
+        super().reset_parameters()
+        self.feature_map.reset_parameters()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        q, k, v = self.project(x)  # (B, H, T, d)
+        y = t2r_parallel(q, k, v, self.feature_map, causal=self.causal, chunk_size=self.chunk_size, floor=self.floor)
+        return self.output(y)  # (B, T, D)
+
+    # ------------------------------------------------------------------ recurrent form
+    def state_size(self, n_tokens: int) -> int:
+        return self.n_heads * self.feature_map.feature_size * (self.head_size + 1)  # S and z per head
+
+    def init_state(self, batch_size: int, *, device=None, dtype=None) -> dict:
+        device = device if device is not None else self.qkv.weight.device
+        return t2r_empty_state(batch_size, self.n_heads, self.feature_map.feature_size, self.head_size,
+                               device=device, dtype=dtype or self.qkv.weight.dtype)
+
+    def stream(self, x: torch.Tensor, state: dict) -> tuple[torch.Tensor, dict]:
+        self.check_streamable()
+        q, k, v = self.project(x)  # (B, H, n, d)
+        y, state = t2r_stream(q, k, v, self.feature_map, state, chunk_size=self.chunk_size, floor=self.floor)
+        return self.output(y), state
