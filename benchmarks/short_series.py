@@ -185,6 +185,7 @@ def render(df: pd.DataFrame, plot_link: str = "results/short_series.png") -> str
     """The RESULTS.md section: protocol, the error tables and RSA's ratios, per dataset."""
     if df.empty:
         return "_No short-series results yet._\n"
+    every_default = df[df["label"] == "default"]  # earlier defaults too: an option is set against its own
     df = _latest(df)
     out = [INTRO, "", "| dataset | what | h | season | test windows | input / validation steps per length |",
            "|---|---|---|---|---|---|"]
@@ -229,7 +230,7 @@ def render(df: pd.DataFrame, plot_link: str = "results/short_series.png") -> str
                                                           "DLinearForecaster", anchor))))
         out.append("")
     out.append(_summary(summary))
-    out += _options(options, df)
+    out += _options(options, every_default)
     missing = [d for d in ("AirPassengers", "monthly_milk") if d not in names]
     dates = sorted(set(df["date"].astype(str).str[:10]))
     out.append(f"\n{' and '.join(missing)} (144 and 168 steps) reach no length of the grid. " if missing else "\n")
@@ -255,16 +256,37 @@ def _summary(cells) -> str:
             f"or below. Anchor: ETS or ARIMA, whichever has the lower test MSE.")
 
 
+def parse_label(label: str) -> dict:
+    """The options a row's label names ("a=1,b=x" -> {"a": "1", "b": "x"}; "default" -> {})."""
+    if label == "default":
+        return {}
+    return dict(part.split("=", 1) for part in label.split(",") if "=" in part)
+
+
+def _base_params(params: str, option_keys) -> str:
+    """A row's parameters without the option's own keys, the seed, and those at None (a parameter
+    added to the estimators later reads None where older rows do not have it), as sorted JSON."""
+    values = json.loads(params) if isinstance(params, str) and params else {}
+    return json.dumps({k: v for k, v in values.items()
+                       if k not in option_keys and k != "random_state" and v is not None}, sort_keys=True)
+
+
 def _options(options: pd.DataFrame, default: pd.DataFrame) -> list[str]:
     """Each option run against the same model's default on the cells (dataset, length, seed) where both
-    ran: geometric means of the MSE ratios, validation first (it decides), test after."""
+    ran, the default being the one whose other parameters the option's run shares (defaults change:
+    an option run at an earlier default is set against that default): geometric means of the MSE
+    ratios, validation first (it decides), test after."""
     if options.empty:
         return []
     key = ["dataset", "train_length", "seed"]
     rows = []
     for (model, label), g in options.groupby(["model", "label"]):
-        base = default[default["model"] == model].set_index(key)
-        g = g.set_index(key)
+        keys = set(parse_label(label))
+        base = default[default["model"] == model]
+        base = base.assign(_base=[_base_params(p, keys) for p in base["params"]])
+        g = g.assign(_base=[_base_params(p, keys) for p in g["params"]])
+        base = base.drop_duplicates(subset=[*key, "_base"], keep="last").set_index([*key, "_base"])
+        g = g.drop_duplicates(subset=[*key, "_base"], keep="last").set_index([*key, "_base"])
         common = g.index.intersection(base.index)
         if not len(common):
             continue
@@ -273,15 +295,18 @@ def _options(options: pd.DataFrame, default: pd.DataFrame) -> list[str]:
         where = ", ".join(f"{d} {'/'.join(str(n) for n in sorted(ns))}"
                           for d, ns in pd.Series(common.get_level_values(1), index=common.get_level_values(0))
                           .groupby(level=0).unique().items())
+        budget = json.loads(base.loc[common[-1], "params"])
+        at = ", ".join(f"{k} {budget.get(k)}" for k in ("batch_size", "max_epochs", "early_stopping_patience"))
         rows.append((np.exp(val.mean()), model.removesuffix("Forecaster"), label, len(common),
-                     f"{(val < 0).mean():.0%}", np.exp(test.mean()), f"{(test < 0).mean():.0%}", where))
+                     f"{(val < 0).mean():.0%}", np.exp(test.mean()), f"{(test < 0).mean():.0%}", where, at))
     lines = ["", "**Options against the default** (ablation): each option of a model run on some cells and set "
              "against the same model's default on the same (series, length, seed). Ratios are geometric means "
              "of option ÷ default; validation decides, the test is reported beside it.", "",
-             "| model | option | cells | validation MSE ÷ default | better on validation | test MSE ÷ default "
-             "| better on test | series and lengths |", "|---|---|---|---|---|---|---|---|"]
-    for v, model, label, n, vw, te, tw, where in sorted(rows, key=lambda r: (r[1], r[0])):
-        lines.append(f"| {model} | `{label}` | {n} | {v:.3f} | {vw} | {te:.3f} | {tw} | {where} |")
+             "| model | option | the default it is set against | cells | validation MSE ÷ default "
+             "| better on validation | test MSE ÷ default | better on test | series and lengths |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for v, model, label, n, vw, te, tw, where, at in sorted(rows, key=lambda r: (r[1], r[0])):
+        lines.append(f"| {model} | `{label}` | {at} | {n} | {v:.3f} | {vw} | {te:.3f} | {tw} | {where} |")
     return lines
 
 

@@ -105,13 +105,25 @@ def test_tables_only_renders_the_section_and_the_plot(tmp_path):
 
 def test_an_option_is_set_against_the_default_on_the_cells_both_ran(tmp_path):
     rows = _rows()
+    now = json.dumps({"batch_size": 32, "max_epochs": "auto", "early_stopping_patience": "auto", "d_model": 64})
+    rows["params"] = now
     rsa = rows[(rows["model"] == "RSAForecaster") & (rows["train_length"] == 200)]
-    option = rsa.assign(label="d_model=32", val_mse=0.5 * rsa["val_mse"], test_mse=2.0 * rsa["test_mse"])
-    text = short_series.render(pd.concat([rows, option.iloc[:2]], ignore_index=True))
+    option = rsa.assign(label="d_model=32", val_mse=0.5 * rsa["val_mse"], test_mse=2.0 * rsa["test_mse"],
+                        params=now.replace('"d_model": 64', '"d_model": 32'))
+    # an option run at an earlier default, beside that default's own rows: set against those
+    before = json.dumps({"batch_size": 64, "max_epochs": 20, "early_stopping_patience": 5, "d_model": 64})
+    earlier = rsa.iloc[:1].assign(params=before, val_mse=4.0)
+    option_then = rsa.iloc[:1].assign(label="n_layers=1", params=before.replace("}", ', "n_layers": 1}'),
+                                      val_mse=2.0)
+    text = short_series.render(pd.concat([earlier, rows, option.iloc[:2], option_then], ignore_index=True))
     line = next(x for x in text.splitlines() if "`d_model=32`" in x)
     # validation halved and test doubled on seeds 0 and 1 at n = 200; the per-dataset tables keep the default only
-    assert line == "| RSA | `d_model=32` | 2 | 0.500 | 100% | 2.000 | 0% | seasonal_ar 200 |"
+    assert line == ("| RSA | `d_model=32` | batch_size 32, max_epochs auto, early_stopping_patience auto | 2 | 0.500 "
+                    "| 100% | 2.000 | 0% | seasonal_ar 200 |")
     assert "| RSA | d_model=32 |" not in text
+    then = next(x for x in text.splitlines() if "`n_layers=1`" in x)
+    assert then.startswith("| RSA | `n_layers=1` | batch_size 64, max_epochs 20, early_stopping_patience 5 | 1 | "
+                           "0.500 |")  # 2.0 against that default's 4.0, not against today's 1.0
 
 
 @pytest.mark.parametrize("argv, message", [
