@@ -71,6 +71,7 @@ def test_the_state_streamed_in_pieces_equals_the_state_of_one_long_forward():
         y, streamed = module.stream(x[:, a:b], streamed)
         pieces.append(y)
     torch.testing.assert_close(torch.cat(pieces, dim=1), whole, rtol=1e-10, atol=1e-12)
+    torch.testing.assert_close(module(x), whole, rtol=1e-10, atol=1e-12)  # the parallel form, blocks at once
     for key in state:
         torch.testing.assert_close(streamed[key], state[key], rtol=1e-10, atol=1e-12)
     assert state["cur_k"].size(2) == 2 and state["prev_k"].size(2) == W  # 2 tokens into the fifth block

@@ -21,9 +21,11 @@ carried state c with its learned state IDs e (S × D):
   gate biases start N(0, 0.1²), gate kernels small (truncated normal, variance 0.1 / fan-in), as
   google-research/meliad starts them.
 
-The first block reads a learned initial state. The layer is a recurrence over blocks: the parallel
-form loops over them, each block attending in one batched call, so time and memory grow linearly
-with the tokens (softmax attention over all tokens grows with their square). Causal only.
+The first block reads a learned initial state. The layer is a recurrence over blocks, but only the
+states need the loop: they read the tokens' keys and values, not the tokens' outputs, so the
+parallel form steps the S states from block to block and then attends for every token at once,
+each over 2W keys and S states: time and memory grow linearly with the tokens (softmax attention
+over all tokens grows with their square). Causal only.
 
 Streaming across windows needs a model trained with carried states (windows of one series in
 order, Transformer-XL style); a model trained from the initial state on every window has never
@@ -37,18 +39,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from tsrsa.nn.blocks import init_linear
 from tsrsa.nn.multihead import check_width, merge_heads, split_heads
 from tsrsa.nn.registry import Attention, register_attention
-from tsrsa.nn.softmax import alibi_slopes
+from tsrsa.nn.softmax import register_alibi
 
 __all__ = ["GATES", "BlockRecurrentAttention", "StateGate"]
 
 GATES = ("fixed", "lstm")
-
-
-def _normal(linear: nn.Linear) -> None:
-    nn.init.normal_(linear.weight, mean=0.0, std=0.02)
-    nn.init.zeros_(linear.bias)
 
 
 class StateGate(nn.Module):
@@ -151,21 +149,19 @@ class BlockRecurrentAttention(Attention):
             self.mlp_proj = nn.Linear(hidden, D)
             self.mlp_gate = StateGate(hidden, D, gate)
         self.out_dropout = nn.Dropout(dropout)
-        self.register_buffer("slopes", torch.tensor(alibi_slopes(n_heads)) if alibi else None, persistent=False)
+        register_alibi(self, n_heads, alibi)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        for linear in (self.token_qkv, self.token_cross_q, self.state_qkv, self.state_cross_q, self.token_proj,
-                       self.state_proj):
-            _normal(linear)
+        init_linear(self.token_qkv, self.token_cross_q, self.state_qkv, self.state_cross_q, self.token_proj,
+                    self.state_proj)
         nn.init.normal_(self.state_ids, std=0.02)
         nn.init.normal_(self.initial_state, std=0.02)
         self.state_ln.reset_parameters()
         self.attn_gate.reset_parameters()
         if self.state_mlp:
             self.mlp_ln.reset_parameters()
-            _normal(self.mlp_fc)
-            _normal(self.mlp_proj)
+            init_linear(self.mlp_fc, self.mlp_proj)
             self.mlp_gate.reset_parameters()
 
     # ------------------------------------------------------------------ pieces
@@ -221,9 +217,43 @@ class BlockRecurrentAttention(Attention):
 
     # ------------------------------------------------------------------ forms
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """All T tokens from the initial state, block by block: (B, T, D) -> (B, T, D)."""
-        y, _ = self._run(x, self.init_state(x.size(0), device=x.device, dtype=x.dtype))
-        return y
+        """All T tokens from the initial state: (B, T, D) -> (B, T, D).
+
+        The states depend on the tokens' keys and values only, not on the tokens' outputs, so the
+        loop over blocks runs the horizontal direction alone (S state vectors per step); the
+        tokens' attention then runs for every block at once: over their own and the previous
+        block's tokens (a band of 2W keys) and over the state carried into their block.
+        """
+        B, T, D = x.shape
+        W, H, d = self.block_size, self.n_heads, self.head_size
+        nb = -(-T // W)
+        x_pad = F.pad(x, (0, 0, 0, nb * W - T))  # later zeros: no real token reads them (causal)
+        q, k, v = (split_heads(t, H) for t in self.token_qkv(x_pad).split(D, dim=-1))  # (B, H, nb·W, d)
+        kb, vb = (t.reshape(B, H, nb, W, d) for t in (k, v))
+        carried = [self.init_state(B, device=x.device, dtype=x.dtype)["c"]]  # c entering each block
+        for b in range(nb - 1):
+            c = carried[-1]
+            carried.append(self._next_state(c, kb[:, :, b], vb[:, :, b], self._state_keys(c)))
+        C = torch.stack(carried, dim=1)  # (B, nb, S, D)
+        # the tokens' own attention: block b's queries over blocks b - 1 and b (2W keys)
+        before = F.pad(kb, (0, 0, 0, 0, 1, 0))[:, :, :-1], F.pad(vb, (0, 0, 0, 0, 1, 0))[:, :, :-1]
+        keys, values = torch.cat([before[0], kb], dim=3), torch.cat([before[1], vb], dim=3)  # (B, H, nb, 2W, d)
+        mask = self._token_mask(W, 2 * W, x.device, q.dtype)  # (W, 2W) or (H, W, 2W)
+        first = torch.ones(nb, 1, 2 * W, dtype=torch.bool, device=x.device)
+        first[0, :, :W] = False  # block 0 has no previous block
+        if mask.dtype == torch.bool:
+            mask = mask[None] & first  # (nb, W, 2W)
+        else:
+            mask = mask[:, None].masked_fill(~first[None], float("-inf"))  # (H, nb, W, 2W)
+        qb = q.reshape(B, H, nb, W, d)
+        own = self._attend(qb, keys, values, mask).reshape(B, H, nb * W, d)
+        # the cross-attention to the state carried into each block
+        _, k_c, v_c, _ = self._state_keys(C.reshape(B * nb, self.n_states, D))  # (B·nb, H, S, d)
+        k_c, v_c = (t.reshape(B, nb, H, self.n_states, d).transpose(1, 2) for t in (k_c, v_c))  # (B, H, nb, S, d)
+        cq = split_heads(self.token_cross_q(x_pad), H).reshape(B, H, nb, W, d)
+        cross = self._attend(cq, k_c, v_c).reshape(B, H, nb * W, d)
+        y = self.out_dropout(self.token_proj(torch.cat([merge_heads(own), merge_heads(cross)], dim=-1)))
+        return y[:, :T]
 
     def _run(self, x: torch.Tensor, state: dict) -> tuple[torch.Tensor, dict]:
         out, start = [], 0
