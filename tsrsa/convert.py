@@ -11,6 +11,11 @@ latest-state readout) converts into a model that streams with a state of fixed s
 ``update()`` costs the same at any history length. Any other original converts into a model of
 the same kind of forecast (fixed windows, parallel form) and the conversion says so with a
 warning: its attention is linear in the tokens, but it cannot stream.
+
+The softmax options have no T2R counterpart and are dropped: a bounded cache (T2R's state has a
+fixed size anyway) and ALiBi's distance bias (there are no logits to bias), so a streaming
+original's relative positions go; causality still orders the tokens, and RSA's REM heads keep
+their lags.
 """
 from __future__ import annotations
 
@@ -18,7 +23,6 @@ import warnings
 
 import torch
 
-from tsrsa.forecasters.neural import NeuralForecaster
 from tsrsa.forecasters.rsa import RSAForecaster
 from tsrsa.forecasters.transformer import TransformerForecaster
 from tsrsa.nn.t2r import DEFAULT_FEATURE_SIZE, check_feature_size
@@ -30,7 +34,7 @@ _NEW_KEYS = (".feature_map.", ".features.")
 
 
 def _check_convertible(model) -> None:
-    if not isinstance(model, NeuralForecaster) or not isinstance(model, TransformerForecaster):
+    if not isinstance(model, TransformerForecaster):
         raise TypeError(
             f"to_recurrent converts the softmax attention of a TransformerForecaster or RSAForecaster; "
             f"{type(model).__name__} has no attention to convert"
