@@ -97,3 +97,11 @@ def test_the_transformer_forecaster_takes_the_kind_and_refuses_to_stream_it():
     assert model.network_.config.causal  # a causal-only kind makes the fixed-window model causal
     with pytest.raises(ValueError, match="cannot stream"):
         tsrsa.TransformerForecaster(h=6, input_size=48, attention="block_recurrent", stream=True).fit(y)
+
+
+def test_a_fixed_window_model_updates_by_restarting_from_the_learned_state():
+    y = pd.Series(np.sin(np.arange(220) / 4), index=pd.date_range("2024-01-01", periods=220, freq="h"))
+    model = tsrsa.TransformerForecaster(h=6, input_size=48, d_model=16, n_layers=1, d_ff=16, max_epochs=1,
+                                        attention="block_recurrent", random_state=0).fit(y.iloc[:200])
+    updated = model.update(y.iloc[200:]).predict()
+    pd.testing.assert_frame_equal(updated, model.predict(df=y))  # the latest window, from the initial state

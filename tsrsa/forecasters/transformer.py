@@ -152,7 +152,9 @@ class TransformerForecaster(NeuralForecaster):
             if not kind.streams_across_windows:
                 raise ValueError(f"attention kind {kind.kind!r} carries a state that its training windows start "
                                  f"afresh, so a model trained on them has never read a state carried across "
-                                 f"windows and cannot stream; use stream=False")
+                                 f"windows and cannot stream; use stream=False: update() then takes in new "
+                                 f"rows and each forecast reads the latest window, the state restarting from "
+                                 f"its learned start")
             if self._input_size % int(self.patch_len):
                 raise ValueError(f"stream=True trains on windows of whole tokens: input_size={self._input_size} "
                                  f"must be a multiple of patch_len={self.patch_len}")
