@@ -117,7 +117,7 @@ def table(path: Path) -> str:
             continue
         o, c, s = orig["mse"].to_numpy(), conv.loc[seeds, "mse"].to_numpy(), scratch.loc[seeds, "mse"].to_numpy()
         reached = conv.loc[seeds, "epochs_to_1pct"]
-        reached_text = ", ".join("not within 10" if pd.isna(x) or x == "" else str(int(float(x))) for x in reached)
+        reached_text = ", ".join("not reached" if pd.isna(x) or x == "" else str(int(float(x))) for x in reached)
         best = ", ".join(f"{int(b)} of {int(e)}" for b, e in zip(scratch.loc[seeds, "best_epoch"],
                                                                  scratch.loc[seeds, "epochs_run"]))
         epochs = ", ".join(f"{int(a)} + {int(b)}" for a, b in zip(orig["epochs_run"], conv.loc[seeds, "epochs_run"]))
