@@ -274,3 +274,23 @@ def test_benchmark_smoke_run_on_etth1(tmp_path, capsys):
     rows = pd.read_csv(results)
     assert len(rows) == 1 and rows["model"].iloc[0] == "DLinearForecaster"
     assert "### ETTh1, input 96" in (tmp_path / "RESULTS.md").read_text()
+
+
+def test_known_future_covariates_from_a_future_file(tmp_path, capsys):
+    frame = make_panel(n_series=2, length=54)
+    frame["promo"] = (np.arange(len(frame)) % 5 == 0).astype(float)
+    history = frame.groupby("unique_id").head(48)
+    future = frame.groupby("unique_id").tail(6).drop(columns=["y"])
+    history.to_csv(tmp_path / "train.csv", index=False)
+    future.to_csv(tmp_path / "future.csv", index=False)
+    model_dir, forecast = tmp_path / "model", tmp_path / "forecast.csv"
+    status, _, err = run(capsys, "fit", "--h", 6, "--input", tmp_path / "train.csv", "--output", model_dir,
+                         *TINY_DLINEAR, "-p", 'future_covariates=["promo"]', "--quiet")
+    assert status == 0, err
+    status, _, err = run(capsys, "predict", "--model-dir", model_dir, "--output", forecast)
+    assert status == 2 and "pass future_df=" in err
+    status, _, err = run(capsys, "predict", "--model-dir", model_dir, "--future", tmp_path / "future.csv",
+                         "--output", forecast)
+    assert status == 0, err
+    expected = tsrsa.load(model_dir).predict(future_df=future)
+    np.testing.assert_allclose(pd.read_csv(forecast)["yhat"], expected["yhat"], rtol=1e-12)

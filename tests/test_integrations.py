@@ -109,6 +109,31 @@ def test_tslib_reads_options_and_rejects_what_it_cannot_serve():
         tslib.Model(_configs())(torch.randn(2, 31, 3), None, None, None)
 
 
+def test_tslib_time_marks_are_known_future_covariates_of_every_channel():
+    torch.manual_seed(0)
+    model = tslib.VanillaModel(_configs(freq="h", embed="timeF"), time_marks=True).eval()
+    assert model.network.config.covariates == {"n_past": 4, "n_future": 4}
+    x_enc = torch.randn(2, model.seq_len, model.enc_in)
+    marks_enc = torch.randn(2, model.seq_len, 4)
+    marks_dec = torch.randn(2, model.label_len + model.pred_len, 4)
+    with torch.no_grad():
+        base = model(x_enc, marks_enc, None, marks_dec)
+        moved = marks_dec.clone()
+        moved[:, -1] += 1.0  # the last horizon step's marks only
+        changed = model(x_enc, marks_enc, None, moved)
+        early = marks_dec.clone()
+        early[:, : model.label_len] += 1.0  # the decoder's label part is not read
+        same = model(x_enc, marks_enc, None, early)
+    assert base.shape == (2, model.pred_len, model.c_out)
+    differs = (changed - base).abs().amax(dim=(0, 2))
+    assert differs[-1] > 0 and torch.all(differs[:-1] == 0) and torch.equal(same, base)
+    with pytest.raises(ValueError, match="x_mark_dec of shape"):
+        model(x_enc, marks_enc, None, None)
+    with pytest.raises(ValueError, match="configs.embed='timeF'"):
+        tslib.Model(_configs(freq="h", embed="fixed"), time_marks=True)
+    assert tslib.Model(_configs(), time_marks=True, n_marks=2).n_marks == 2
+
+
 def test_rem_init_values_reach_every_layer():
     model = tslib.Model(_configs(e_layers=2), rem_init={"lambda": 0.5, "gate": 1.0})
     for block in model.network.blocks:
@@ -248,10 +273,11 @@ def test_ptf_rejects_datasets_and_losses_it_cannot_serve(toy, ptf):
     train, _ = toy
     data = pd.DataFrame({"series": "a", "time_idx": np.arange(60), "y": np.sin(np.arange(60) / 3)})
     common = dict(time_idx="time_idx", target="y", group_ids=["series"], max_prediction_length=4)
-    with_time = ptf.TimeSeriesDataSet(data, max_encoder_length=16, time_varying_unknown_reals=["y"],
-                                      add_relative_time_idx=True, **common)
-    with pytest.raises(ValueError, match="relative_time_idx"):
-        RSATransformer.from_dataset(with_time)
+    categories = data.assign(kind=np.where(np.arange(60) % 2, "odd", "even"))
+    with_categories = ptf.TimeSeriesDataSet(categories, max_encoder_length=16, time_varying_unknown_reals=["y"],
+                                            time_varying_known_categoricals=["kind"], **common)
+    with pytest.raises(ValueError, match=r"not time-varying ones; the dataset has \['kind'\]"):
+        RSATransformer.from_dataset(with_categories)
     varying = ptf.TimeSeriesDataSet(data, max_encoder_length=16, min_encoder_length=8,
                                     time_varying_unknown_reals=["y"], **common)
     with pytest.raises(ValueError, match="min_encoder_length=max_encoder_length"):
@@ -267,3 +293,50 @@ def test_ptf_rejects_datasets_and_losses_it_cannot_serve(toy, ptf):
         RSATransformer.from_dataset(train, loss=ptf.metrics.NormalDistributionLoss())
     with pytest.raises(ValueError, match="include 0.5"):
         RSATransformer.from_dataset(train, loss=ptf.metrics.QuantileLoss([0.1, 0.9]))
+
+
+@pytest.mark.filterwarnings("ignore:ReduceLROnPlateau", "ignore:You defined a `validation_step`")
+def test_ptf_covariates_map_onto_the_backbone(ptf, tmp_path):
+    """Known reals reach the horizon step by step, unknown reals the look-back, statics their embeddings."""
+    import lightning.pytorch as pl
+
+    from tsrsa.integrations.pytorch_forecasting import VanillaTransformer, covariate_layout
+
+    rng = np.random.default_rng(0)
+    t = np.arange(120)
+    frame = pd.concat([pd.DataFrame({"series": sid, "region": region, "time_idx": t, "size": float(k + 1),
+                                     "promo": (rng.random(120) < 0.3).astype(float),
+                                     "temp": np.sin(t / 5.0)}) for k, (sid, region) in
+                       enumerate([("a", "north"), ("b", "south")])], ignore_index=True)
+    frame["y"] = 3.0 * frame["promo"] + frame["size"] + 0.05 * rng.standard_normal(len(frame))
+    train = ptf.TimeSeriesDataSet(frame[frame.time_idx < 110], time_idx="time_idx", target="y",
+                                  group_ids=["series"], max_encoder_length=16, max_prediction_length=4,
+                                  time_varying_unknown_reals=["y", "temp"], time_varying_known_reals=["promo"],
+                                  static_reals=["size"], static_categoricals=["region"], add_relative_time_idx=True)
+    layout = covariate_layout(train)
+    reals = list(train.reals)
+    assert [reals[i] for i in layout["known"]] == ["promo", "relative_time_idx"]
+    assert [reals[i] for i in layout["past"]] == ["temp"] and [reals[i] for i in layout["static_reals"]] == ["size"]
+    assert layout["cardinalities"] == [3]
+    torch.manual_seed(0)
+    model = VanillaTransformer.from_dataset(train, d_model=16, n_heads=2, d_ff=16, patch_len=4, learning_rate=1e-2)
+    shape = model.network.config.covariates
+    assert shape == {"n_past": 3, "n_future": 2, "n_static": 1, "cardinalities": [3]}
+    pl.Trainer(max_epochs=6, accelerator="cpu", devices=1, logger=False, enable_progress_bar=False,
+               enable_model_summary=False, enable_checkpointing=False).fit(
+        model, train_dataloaders=train.to_dataloader(train=True, batch_size=32))
+    x, _ = next(iter(train.to_dataloader(train=False, batch_size=64)))
+    model.eval()
+    with torch.no_grad():
+        on = model({**x, "decoder_cont": _with_promo(x, train, 1.0)})["prediction"]
+        off = model({**x, "decoder_cont": _with_promo(x, train, 0.0)})["prediction"]
+    assert float((on - off).mean()) > 1.0  # the known-future offer moves the forecast (true effect 3)
+
+
+def _with_promo(x, dataset, value: float):
+    """The decoder's reals with the (normalised) offer set to ``value`` in the data's units."""
+    decoder = x["decoder_cont"].clone()
+    index = list(dataset.reals).index("promo")
+    scaler = dataset.get_parameters()["scalers"]["promo"]  # the fitted one
+    decoder[..., index] = float((value - scaler.mean_[0]) / scaler.scale_[0])
+    return decoder

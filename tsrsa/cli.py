@@ -143,6 +143,9 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument("--input", type=Path, help="history to forecast from (CSV; default: the training data)")
     predict.add_argument("--output", default="-",
                          help="forecast CSV to write ('-', the default, writes to stdout)")
+    predict.add_argument("--future", type=Path,
+                         help="known-future covariates (CSV: id, time and the model's future_covariates) for the "
+                              "next --h steps of every series; needed by a model fitted with future_covariates")
     predict.add_argument("--h", type=int, help="steps to forecast (at most the trained horizon; default all)")
     predict.add_argument("--device", default="cpu", help="device to load the network on (default cpu)")
     predict.add_argument("--update", action="store_true",
@@ -296,6 +299,9 @@ def _run_predict(args) -> int:
         df = read_csv(args.input, **names, rename_hint=hint)
     elif args.update:
         raise CommandError("--update takes in the new observations of --input; give --input")
+    future = None
+    if args.future is not None:
+        future = _read_future(args.future, model)
     if args.output != "-":
         out = Path(args.output)
         if out.is_dir():
@@ -303,15 +309,33 @@ def _run_predict(args) -> int:
         if not out.parent.is_dir():
             raise CommandError(f"the folder {out.parent} of --output does not exist")
     if args.update:
-        forecast = model.update(df).predict(args.h)
+        forecast = model.update(df).predict(args.h, future_df=future)
         model.save(args.model_dir)
     else:
-        forecast = model.predict(args.h, df=df)
+        forecast = model.predict(args.h, df=df, future_df=future)
     if args.output == "-":
         forecast.to_csv(sys.stdout, index=False)
     else:
         forecast.to_csv(args.output, index=False)
     return 0
+
+
+def _read_future(path: Path, model):
+    """The --future file: a long CSV with the model's id and time columns and its known-future covariates."""
+    import pandas as pd
+
+    path = Path(path)
+    if not path.is_file():
+        raise CommandError(f"--future {path} is not a file")
+    try:
+        future = pd.read_csv(path)
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError, ValueError) as err:
+        raise CommandError(f"--future {path} is not a readable CSV file ({str(err).splitlines()[0]})") from None
+    missing = [c for c in (model.id_col, model.time_col) if c not in future.columns]
+    if missing:
+        raise CommandError(f"--future {path} lacks the column(s) {missing}; it needs the model's id and time "
+                           f"columns and its future covariates {list(model.get_params().get('future_covariates') or [])}")
+    return future.assign(**{model.time_col: _parse_time(future[model.time_col], path, model.time_col)})
 
 
 def _run_benchmark(args) -> int:

@@ -183,7 +183,7 @@ def tune(estimator, df, *, n_trials: int | None = 20, timeout: float | None = No
     estimator._check_params()
     space = _space(estimator, search_space)
     spec = estimator._spec
-    panel = build_panel(df, spec, freq=estimator.freq, fill=estimator.fill)
+    panel = estimator._panel(df)
 
     def objective(trial) -> float:
         params = space(trial)

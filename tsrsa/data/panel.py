@@ -24,6 +24,9 @@ class Panel:
     last: pd.Index  # (S,) last timestamp of each series
     freq: Frequency
     layout: str = "long"  # how the user passed it: "long", "wide" or "series"
+    #: declared covariate columns, one row per value (aligned with ``values``), NaN where a row was
+    #: missing; None without covariates (see tsrsa.data.covariates)
+    covariates: pd.DataFrame | None = None
     _lengths: np.ndarray | None = field(default=None, repr=False)
 
     @property
@@ -56,7 +59,7 @@ class Panel:
         offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
         index = np.repeat(self.offsets[rows] - offsets[:-1], lengths) + np.arange(offsets[-1])
         return Panel(self.ids[rows], self.values[index], offsets, pd.Index(self.first).take(rows),
-                     pd.Index(self.last).take(rows), self.freq, self.layout)
+                     pd.Index(self.last).take(rows), self.freq, self.layout, self._rows_of(index))
 
     def head(self, lengths) -> "Panel":
         """The first ``lengths[i]`` values of every series (1 <= lengths[i] <= its length)."""
@@ -64,4 +67,11 @@ class Panel:
         offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
         index = np.repeat(self.offsets[:-1] - offsets[:-1], lengths) + np.arange(offsets[-1])
         last = self.freq.shift(self.last, lengths - self.lengths)
-        return Panel(self.ids, self.values[index], offsets, self.first, pd.Index(last), self.freq, self.layout)
+        return Panel(self.ids, self.values[index], offsets, self.first, pd.Index(last), self.freq, self.layout,
+                     self._rows_of(index))
+
+    def _rows_of(self, index: np.ndarray) -> pd.DataFrame | None:
+        """The covariate rows at positions ``index``, on a fresh RangeIndex."""
+        if self.covariates is None:
+            return None
+        return self.covariates.iloc[index].reset_index(drop=True)

@@ -63,6 +63,7 @@ def build_panel(
     freq=None,
     fill: str | None = None,
     expected_freq: Frequency | None = None,
+    columns: tuple[str, ...] = (),
 ) -> Panel:
     """Validate ``data`` and return it as a Panel.
 
@@ -78,10 +79,23 @@ def build_panel(
         How to fill missing timestamps and NaN values; None makes them errors.
     expected_freq : Frequency, optional
         The frequency a fitted model was trained on; a different one is an error.
+    columns : tuple of str, optional
+        Covariate columns of a long frame to carry beside the target (``Panel.covariates``: one row
+        per value, NaN where a row was missing); checked by ``tsrsa.data.covariates``.
     """
     check_fill(fill)
     user_freq = parse_freq(freq)
     rows = to_rows(data, spec)
+    if columns:
+        if rows.layout != "long":
+            raise ValueError(
+                f"covariates {list(columns)} are read from a long frame (columns {spec.id_col!r}, "
+                f"{spec.time_col!r}, {spec.target_col!r} and the covariates); this input is {rows.layout}: "
+                f"melt it, e.g. df.melt(ignore_index=False)")
+        absent = [c for c in columns if c not in data.columns]
+        if absent:
+            raise ValueError(f"the frame is missing the declared covariate column(s) {absent}; it has "
+                             f"{list(data.columns)[:12]}: add them or change the estimator's covariate lists")
     codes, uniques = _factorize(rows.ids)
     is_datetime = not pd.api.types.is_integer_dtype(rows.times.dtype)
     times = pd.DatetimeIndex(rows.times) if is_datetime else rows.times.to_numpy(dtype=np.int64)
@@ -133,11 +147,13 @@ def build_panel(
         )
     last = times[offsets[1:] - 1]
     first = times[offsets[:-1]]
+    placed = np.arange(len(values))  # panel position of each sorted row
     if fill is not None and (jumps.size or missing.any()):
         full_lengths = pos[offsets[1:] - 1] + 1
         full_offsets = np.concatenate([[0], np.cumsum(full_lengths)]).astype(np.int64)
         full = np.full(full_offsets[-1], np.nan)
-        full[full_offsets[codes] + pos] = values
+        placed = full_offsets[codes] + pos
+        full[placed] = values
         values, offsets = full, full_offsets
         empty = np.flatnonzero(np.add.reduceat(~np.isnan(values), offsets[:-1]) == 0)
         if empty.size:
@@ -145,6 +161,13 @@ def build_panel(
                 f"{describe.series(int(empty[0]))} has no observed value; drop it (nothing can fill it)"
             )
         values = fill_missing(values, offsets, fill)
+    covariates = None
+    if columns:
+        source = np.full(len(values), -1, dtype=np.int64)  # (N,) the user's row behind each position, -1: none
+        source[placed] = order
+        frame = data[list(columns)].reset_index(drop=True)
+        frame = frame.astype({c: np.float64 for c in columns if pd.api.types.is_bool_dtype(frame[c].dtype)})
+        covariates = frame.reindex(source).reset_index(drop=True)
     return Panel(
         ids=uniques,
         values=np.ascontiguousarray(values, dtype=np.float64),
@@ -153,6 +176,7 @@ def build_panel(
         last=pd.Index(last),
         freq=frequency,
         layout=rows.layout,
+        covariates=covariates,
     )
 
 

@@ -6,7 +6,21 @@ the number of points, never with the number of windows.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
+
+
+@dataclass
+class WindowSource:
+    """Covariates beside a window's values (``SlidingWindows.covariates``): a window starting at
+    position p reads ``time[p : p + L]`` over its look-back and ``time[p + L : p + L + h, future_from:]``
+    (the known-future channels) over its horizon, and its series' statics."""
+
+    time: np.ndarray  # (N, C) float32, aligned with the values
+    future_from: int  # the first known-future channel of ``time`` (C: none)
+    static_num: np.ndarray  # (S, S_n) float32
+    static_cat: np.ndarray  # (S, S_c) int64
 
 
 class SlidingWindows:
@@ -34,6 +48,8 @@ class SlidingWindows:
         self.cum = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)  # (S + 1,)
         self.input_size = int(input_size)
         self.h = int(h)
+        #: covariates the windows carry (a WindowSource; None: the values alone)
+        self.covariates: WindowSource | None = None
         self._span = np.arange(self.input_size + self.h, dtype=np.int64)  # (L + h,)
         #: positions of the targets within a window's span: None for the last h, else (N, h)
         self.target_index = None

@@ -6,8 +6,9 @@ implements four hooks:
 - ``_check_params()``: validate the constructor arguments (run at the entry of ``fit``);
 - ``_min_length(panel)``: how many observations a series needs for fitting, and why;
 - ``_fit_panel(panel)``: learn from a validated :class:`~tsrsa.data.Panel`, set ``memory_``;
-- ``_forecast_windows(tails, loc, scale, h)``: forecasts ``{column: (n, h) array}`` from ``n``
-  input windows (each series' last values, or any windows: cross-validation, benchmarks).
+- ``_forecast_windows(tails, loc, scale, h, covariates=None)``: forecasts ``{column: (n, h) array}``
+  from ``n`` input windows (each series' last values, or any windows: cross-validation, benchmarks)
+  and, for a model with covariates, their :class:`~tsrsa.data.memory.WindowCovariates`.
 
 Validation of frames, output framing, ``predict(df=...)``, ``update(df)``, plotting and saving
 live here. A forecaster whose state is more than each series' last values (the streaming
@@ -24,8 +25,9 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from tsrsa.data.covariates import CovariateEncoder, CovariateSpec, check_covariate_frame, covariate_spec, future_rows
 from tsrsa.data.frames import FrameSpec, forecast_frame
-from tsrsa.data.memory import SeriesMemory
+from tsrsa.data.memory import EncodedCovariates, SeriesMemory, WindowCovariates
 from tsrsa.data.validation import build_panel, check_continuation, check_fill, check_min_length
 from tsrsa.data.frequency import Frequency, parse_freq
 from tsrsa.forecasters.params import check_choice, check_int, check_str
@@ -139,17 +141,67 @@ class BaseForecaster:
         raise NotImplementedError
 
     def _forecast_windows(self, tails: np.ndarray, loc: np.ndarray, scale: np.ndarray,
-                          h: int) -> dict[str, np.ndarray]:
+                          h: int, covariates: WindowCovariates | None = None) -> dict[str, np.ndarray]:
         """Forecasts from input windows ``tails`` (n, T) whose series have statistics loc/scale (n,)."""
         raise NotImplementedError
 
+    # ------------------------------------------------------------------ covariates
+    def _covariate_spec(self) -> CovariateSpec:
+        """The declared covariates (none for a forecaster without the covariate parameters)."""
+        if not hasattr(self, "past_covariates"):
+            return CovariateSpec()
+        return covariate_spec(self)
+
+    def _panel(self, df, *, fitted: bool = False):
+        """``df`` validated as a Panel with its declared covariate columns checked (and filled by
+        ``fill``); ``fitted``: new data for a fitted model (its frequency is required)."""
+        spec = self._covariate_spec()
+        panel = build_panel(df, self._spec, freq=self.freq, fill=self.fill,
+                            expected_freq=self.freq_ if fitted else None, columns=spec.columns)
+        return check_covariate_frame(panel, spec, self.fill) if spec.active else panel
+
+    def _encoded(self, panel) -> EncodedCovariates | None:
+        """``panel``'s covariates encoded as the fitted model reads them (None without covariates)."""
+        encoder = getattr(self, "covariates_", None)
+        if encoder is None:
+            return None
+        return EncodedCovariates(*encoder.encode_panel(panel))
+
+    def _horizon_covariates(self, ids: pd.Index, last: pd.Index, h: int, future_df) -> np.ndarray | None:
+        """Known-future channels (S, H, F) of the ``h`` steps after ``last`` (zeros after step h), from
+        ``future_df`` and the timestamps; None when the model reads none."""
+        encoder = getattr(self, "covariates_", None)
+        spec = encoder.spec if encoder is not None else CovariateSpec()
+        if future_df is not None and not spec.future:
+            raise ValueError(f"future_df was given, but this {type(self).__name__} declares no future_covariates: "
+                             f"it has nothing to read there; leave future_df out, or refit with "
+                             f"future_covariates=[...]")
+        if encoder is None or encoder.n_future == 0:
+            return None
+        if spec.future and future_df is None:
+            raise ValueError(f"this model reads the known-future covariates {list(spec.future)}: pass "
+                             f"future_df= with their values for the next {h} step(s) of every series")
+        stamps = self.freq_.future(last, h)
+        frame = future_rows(future_df, ids, stamps, h, spec, self.id_col, self.time_col) if spec.future else None
+        block = encoder.encode_future(frame, stamps).reshape(len(ids), h, -1)  # (S, h, F)
+        out = np.zeros((len(ids), int(self.h), block.shape[2]), dtype=np.float32)
+        out[:, :h] = block
+        return out
+
+    def _memory_covariates(self, memory: SeriesMemory, h: int, future_df) -> WindowCovariates | None:
+        future = self._horizon_covariates(memory.ids, memory.last, h, future_df)
+        if memory.covariates is None:
+            return None
+        return WindowCovariates(memory.covariates, future, memory.static_num, memory.static_cat)
+
     def _memory_for(self, panel) -> SeriesMemory:
         """Memory of new data for ``predict(df=...)``."""
-        return self.memory_.for_new_data(panel, self.memory_.tails.shape[1], None)
+        return self.memory_.for_new_data(panel, self.memory_.tails.shape[1], None, self._encoded(panel))
 
-    def _forecast_memory(self, memory: SeriesMemory, h: int) -> dict[str, np.ndarray]:
+    def _forecast_memory(self, memory: SeriesMemory, h: int, future_df=None) -> dict[str, np.ndarray]:
         """Forecasts ``{column: (S, h)}`` after the end of every series of ``memory``."""
-        return self._forecast_windows(memory.tails, memory.loc, memory.scale, h)
+        covariates = self._memory_covariates(memory, h, future_df)
+        return self._forecast_windows(memory.tails, memory.loc, memory.scale, h, covariates)
 
     def _forecast_cutoffs(self, panel, cutoffs: np.ndarray, h: int) -> dict[str, np.ndarray]:
         """Forecasts after positions ``cutoffs`` (S, W) of every series of ``panel`` (the series this
@@ -157,9 +209,23 @@ class BaseForecaster:
         memory = self.memory_
         T = memory.tails.shape[1]
         ends = (panel.offsets[:-1, None] + cutoffs).T.ravel()  # (W * S,) window-major
-        tails = panel.values[ends[:, None] - T + 1 + np.arange(T)[None, :]]  # (W * S, T)
+        inputs = ends[:, None] - T + 1 + np.arange(T)[None, :]  # (W * S, T)
+        tails = panel.values[inputs]
         reps = cutoffs.shape[1]
-        return self._forecast_windows(tails, np.tile(memory.loc, reps), np.tile(memory.scale, reps), h)
+        covariates = None
+        encoded = self._encoded(panel)
+        if encoded is not None:  # the frame's own covariates: the look-back's, and the known-future ones after it
+            encoder = self.covariates_
+            future = None
+            if encoder.n_future:
+                series = np.tile(np.arange(panel.n_series), reps)  # (W * S,)
+                steps = ends[:, None] + 1 + np.arange(int(self.h))[None, :]  # (W * S, H)
+                inside = steps < panel.offsets[1:][series][:, None]
+                future = encoded.time[np.where(inside, steps, 0)][..., encoder.n_time - encoder.n_future:]
+                future = np.where(inside[..., None], future, 0.0).astype(np.float32)  # (W * S, H, F)
+            covariates = WindowCovariates(encoded.time[inputs], future, np.tile(encoded.static_num, (reps, 1)),
+                                          np.tile(encoded.static_cat, (reps, 1)))
+        return self._forecast_windows(tails, np.tile(memory.loc, reps), np.tile(memory.scale, reps), h, covariates)
 
     def _updated_memory(self, panel, known: np.ndarray) -> SeriesMemory:
         """The memory after ``update``: ``panel`` holds new observations, ``known`` (S_panel,) the
@@ -174,15 +240,21 @@ class BaseForecaster:
         memory = self.memory_
         T = memory.tails.shape[1]
         tails, last = memory.tails.copy(), memory.last
+        covariates = None if memory.covariates is None else memory.covariates.copy()
+        encoded = self._encoded(panel) if covariates is not None else None
         seen = np.flatnonzero(known >= 0)
         for j in seen:
             i = int(known[j])
             tails[i] = np.concatenate([tails[i], panel.series(int(j))])[-T:]
+            if encoded is not None:
+                new = encoded.time[panel.offsets[j]:panel.offsets[j + 1]]
+                covariates[i] = np.concatenate([covariates[i], new])[-T:]
         if seen.size:
             moved = pd.Series(last)
             moved.iloc[known[seen]] = pd.Index(panel.last).take(seen)
             last = pd.Index(moved)
-        return SeriesMemory(ids=memory.ids, last=last, tails=tails, loc=memory.loc, scale=memory.scale)
+        return SeriesMemory(ids=memory.ids, last=last, tails=tails, loc=memory.loc, scale=memory.scale,
+                            covariates=covariates, static_num=memory.static_num, static_cat=memory.static_cat)
 
     # ------------------------------------------------------------------ public API
     @property
@@ -192,7 +264,7 @@ class BaseForecaster:
     def fit(self, df):
         """Learn from ``df`` (long frame, wide frame or Series) and return self."""
         self._check_params()
-        return self._fit_validated(build_panel(df, self._spec, freq=self.freq, fill=self.fill))
+        return self._fit_validated(self._panel(df))
 
     def _fit_validated(self, panel, **fit_options):
         """Fit on a validated panel (``fit`` after validation; cross-validation and tuning)."""
@@ -235,7 +307,7 @@ class BaseForecaster:
 
         return cross_validate(self, df, n_windows=n_windows, step_size=step_size, refit=refit)
 
-    def predict(self, h: int | None = None, *, df=None):
+    def predict(self, h: int | None = None, *, df=None, future_df=None):
         """Forecast the next ``h`` steps of every series.
 
         Parameters
@@ -245,6 +317,10 @@ class BaseForecaster:
         df : DataFrame or Series, optional
             Forecast after the end of each series in ``df`` instead of the training data;
             ids not seen in training are allowed.
+        future_df : DataFrame, optional
+            A model with ``future_covariates``: a long frame (id, time and those columns) with
+            their values for the next ``h`` steps of every series forecast; other rows are ignored.
+            Horizon step j reads the covariates of step j only, so ``h`` steps are enough.
 
         Returns
         -------
@@ -255,7 +331,7 @@ class BaseForecaster:
         h = self._check_predict_h(h)
         with quiet(getattr(self, "verbose", 0)):
             memory = self.memory_ if df is None else self._memory_for(self._predict_panel(df))
-            columns = self._forecast_memory(memory, h)
+            columns = self._forecast_memory(memory, h, future_df)
         times = self.freq_.future(memory.last, h)
         return forecast_frame(memory.ids, times, columns, self._spec)
 
@@ -283,7 +359,7 @@ class BaseForecaster:
         """
         self._check_is_fitted()
         check_choice("new_ids", new_ids, ("raise", "add"))
-        panel = build_panel(df, self._spec, freq=self.freq, fill=self.fill, expected_freq=self.freq_)
+        panel = self._panel(df, fitted=True)
         known = self.memory_.ids.get_indexer(panel.ids)  # (S_panel,) position in the memory, -1 if new
         check_continuation(panel, self.memory_.last, known, new_ids=new_ids)
         if (known < 0).any():
@@ -295,7 +371,7 @@ class BaseForecaster:
         return self
 
     def _predict_panel(self, df):
-        panel = build_panel(df, self._spec, freq=self.freq, fill=self.fill, expected_freq=self.freq_)
+        panel = self._panel(df, fitted=True)
         check_min_length(panel, self.memory_.tails.shape[1], "the model's look-back at predict time")
         return panel
 
@@ -360,13 +436,21 @@ class BaseForecaster:
         memory = self.memory_
         state = {"freq": self.freq_.to_json(), "ids": encode_index(memory.ids), "last": encode_times(memory.last)}
         arrays = {"tails": memory.tails, "loc": memory.loc, "scale": memory.scale}
+        encoder = getattr(self, "covariates_", None)
+        if encoder is not None:
+            state["covariates"] = encoder.to_json()
+            arrays.update(covariates=memory.covariates, static_num=memory.static_num, static_cat=memory.static_cat)
         return state, arrays, None
 
     def _restore_fitted_state(self, state: dict, arrays: dict, weights, device) -> None:
         self.freq_ = Frequency.from_json(state["freq"])
+        encoder = state.get("covariates")  # format 3; earlier formats have none
+        self.covariates_ = None if encoder is None else CovariateEncoder.from_json(encoder)
         self.memory_ = SeriesMemory(
             ids=decode_index(state["ids"]), last=decode_times(state["last"]),
             tails=arrays["tails"], loc=arrays["loc"], scale=arrays["scale"],
+            covariates=arrays.get("covariates"), static_num=arrays.get("static_num"),
+            static_cat=arrays.get("static_cat"),
         )
 
 

@@ -35,7 +35,7 @@ def cross_validate(estimator, df, *, n_windows: int = 3, step_size: int | None =
     ``fit_options`` are passed to every fit (the tuner's epoch callback).
     """
     estimator._check_params()
-    panel = build_panel(df, estimator._spec, freq=estimator.freq, fill=estimator.fill)
+    panel = estimator._panel(df)
     return cross_validate_panel(estimator, panel, n_windows=n_windows, step_size=step_size, refit=refit,
                                 **fit_options)
 

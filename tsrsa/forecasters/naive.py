@@ -66,7 +66,7 @@ class SeasonalNaiveForecaster(BaseForecaster):
         self.season_length_ = self._season(panel)
         self.memory_ = SeriesMemory.from_panel(panel, self.season_length_)
 
-    def _forecast_windows(self, tails, loc, scale, h: int) -> dict[str, np.ndarray]:
+    def _forecast_windows(self, tails, loc, scale, h: int, covariates=None) -> dict[str, np.ndarray]:
         m = self.season_length_
         return {"yhat": tails[:, -m:][:, np.arange(h) % m]}  # (n, h)
 

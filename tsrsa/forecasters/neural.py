@@ -14,11 +14,13 @@ import numpy as np
 import pandas as pd
 import torch
 
+from tsrsa.data.covariates import CovariateEncoder
 from tsrsa.data.memory import SeriesMemory
 from tsrsa.data.scalers import SCALERS, scale_values, series_statistics
-from tsrsa.data.windows import training_windows, validation_windows
+from tsrsa.data.windows import WindowSource, training_windows, validation_windows
 from tsrsa.forecasters.base import BaseForecaster, quiet
 from tsrsa.forecasters.params import check_choice, check_float, check_int, quantile_column, quantile_levels
+from tsrsa.nn.covariates import CovariateBatch
 from tsrsa.nn.losses import LOSSES, make_loss
 from tsrsa.training import (
     SINGLE, TrainingConfig, WindowLoader, check_precision, resolve_device, resolve_seed, seeded,
@@ -92,6 +94,22 @@ COMMON_PARAMS_DOC = """
         Seed that makes a fit repeatable; the global random state is left untouched.
     verbose : int, default 0
         0 is silent; 1 shows one progress bar.
+    past_covariates : list of str, optional
+        Columns of a long frame known up to each series' end (docs/covariates.md). Numeric, or
+        categorical (pandas ``category`` or strings: one indicator per category).
+    future_covariates : list of str, optional
+        Columns known for the horizon too: ``predict(future_df=...)`` gives their next ``h`` values.
+    static_covariates : list of str, optional
+        Columns holding one value per series (the id column itself may be one: an embedding per
+        series); numeric or categorical (an embedding).
+    calendar : "auto" or list of str, optional
+        Calendar features generated from the timestamps as known-future covariates ("auto": every
+        cycle the frequency resolves; names from ``tsrsa.data.CALENDAR_FEATURES``).
+    holidays : str, optional
+        A country code of the ``holidays`` package (``pip install tsrsa[calendar]``): a public-holiday
+        flag as a known-future covariate.
+    unknown_categories : {"raise", "unknown"}, default "raise"
+        A category not seen in fit: an error, or an "unknown" bucket.
     id_col, time_col, target_col : str, default "unique_id", "ds", "y"
         Column names of long frames, in and out.
 """
@@ -170,6 +188,7 @@ class NeuralForecaster(BaseForecaster):
         check_int("num_threads", self.num_threads, allow_none=True)
         resolve_seed(self.random_state)
         check_int("verbose", self.verbose, minimum=0)
+        self._covariate_spec()
         self._check_architecture()
 
     def _min_length(self, panel) -> tuple[int, str]:
@@ -194,10 +213,22 @@ class NeuralForecaster(BaseForecaster):
         placement = plan_placement(self.strategy, self.accelerator, self.devices)
         train = self._training_windows(scaled, panel.offsets, fit_lengths)  # lazy: index arithmetic
         val = validation_windows(scaled, panel.offsets, fit_lengths, L, h) if v else None
+        spec, encoded = self._covariate_spec(), None
+        self.covariates_ = None
+        if spec.active:  # encoded once; windows gather their rows as they gather the target's
+            self.covariates_ = CovariateEncoder.fit(spec, panel, fit_lengths)
+            encoded = self._encoded(panel)
+            source = WindowSource(encoded.time, self.covariates_.n_time - self.covariates_.n_future,
+                                  encoded.static_num, encoded.static_cat)
+            for windows in (train, val):
+                if windows is not None:
+                    windows.covariates = source
         self.max_epochs_, self.early_stopping_patience_ = resolve_budget(
             self.max_epochs, self.early_stopping_patience, len(train), int(self.batch_size), val is not None)
         self._prepare_fit(panel, fit_lengths)
         config = self._network_config()
+        if self.covariates_ is not None:
+            config = dataclasses.replace(config, covariates=self.covariates_.shape())
         seed = resolve_seed(self.random_state)
         rank = SINGLE
         if placement.mode == "join":  # one rank of a torchrun launch: every rank uses rank 0's seed
@@ -210,9 +241,9 @@ class NeuralForecaster(BaseForecaster):
             try:
                 history = self._train(network, loss_fn, train, val, placement, seed, rng, rank, epoch_callback)
             except FloatingPointError as error:  # the network holds the best weights so far
-                self._set_fitted(panel, network, error.training_result.history, loc, scale)
+                self._set_fitted(panel, network, error.training_result.history, loc, scale, encoded)
                 raise
-        self._set_fitted(panel, network, history, loc, scale)
+        self._set_fitted(panel, network, history, loc, scale, encoded)
 
     def _load_warm_start(self, network) -> None:
         """Start from given weights when ``_warm_start`` holds ``(state_dict, new)``: every weight of
@@ -269,21 +300,22 @@ class NeuralForecaster(BaseForecaster):
         return train_network(network, loss_fn, train_loader, val_loader, config, device=device, rng=rng,
                              rank=rank, on_epoch_end=epoch_callback).history
 
-    def _set_fitted(self, panel, network, history, loc, scale) -> None:
+    def _set_fitted(self, panel, network, history, loc, scale, encoded=None) -> None:
         self.network_ = network.eval()
         self.fit_history_ = pd.DataFrame(
             history, columns=["epoch", "train_loss", "val_loss", "learning_rate", "seconds"]
         )
-        self.memory_ = SeriesMemory.from_panel(panel, self._input_size, loc, scale)
+        self.memory_ = SeriesMemory.from_panel(panel, self._input_size, loc, scale, encoded)
         self.freq_ = panel.freq
 
     # ------------------------------------------------------------------ predict
     def _memory_for(self, panel) -> SeriesMemory:
-        return self.memory_.for_new_data(panel, self._input_size, self.scaler)
+        return self.memory_.for_new_data(panel, self._input_size, self.scaler, self._encoded(panel))
 
     @torch.no_grad()
-    def _network_forecast(self, tails: np.ndarray, loc: np.ndarray, scale: np.ndarray) -> np.ndarray:
-        """Forecasts (n, H, Q) in the data's units from windows (n, L), in bounded batches."""
+    def _network_forecast(self, tails: np.ndarray, loc: np.ndarray, scale: np.ndarray, covariates=None) -> np.ndarray:
+        """Forecasts (n, H, Q) in the data's units from windows (n, L) (and their
+        :class:`~tsrsa.data.memory.WindowCovariates`), in bounded batches."""
         network = self.network_.eval()
         device = next(network.parameters()).device
         L, n = self._input_size, len(tails)
@@ -293,13 +325,15 @@ class NeuralForecaster(BaseForecaster):
                 stop = min(start + self.inference_batch_size, n)
                 x = (tails[start:stop, -L:] - loc[start:stop, None]) / scale[start:stop, None]  # (B, L)
                 x = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32)).to(device)
+                if covariates is not None:
+                    x = covariate_batch(x, covariates, slice(start, stop), L, device)
                 with autocast(device, self.precision):
                     y = network(x).float().cpu().numpy()  # (B, H, Q)
                 out[start:stop] = y * scale[start:stop, None, None] + loc[start:stop, None, None]
         return out
 
-    def _forecast_windows(self, tails, loc, scale, h: int) -> dict[str, np.ndarray]:
-        return self._output_columns(self._network_forecast(tails, loc, scale)[:, :h, :])
+    def _forecast_windows(self, tails, loc, scale, h: int, covariates=None) -> dict[str, np.ndarray]:
+        return self._output_columns(self._network_forecast(tails, loc, scale, covariates)[:, :h, :])
 
     def _output_columns(self, y: np.ndarray) -> dict[str, np.ndarray]:
         """Forecasts (n, h, Q) in the data's units -> ``{"yhat": (n, h), "yhat_q..": ...}``."""
@@ -327,3 +361,15 @@ class NeuralForecaster(BaseForecaster):
         network.load_state_dict(weights)
         self.network_ = network.to(device).eval()
         self.fit_history_ = pd.DataFrame(state["fit_history"])
+
+
+def covariate_batch(x: torch.Tensor, covariates, rows: slice, input_size: int, device) -> CovariateBatch:
+    """The network input of windows ``x`` (B, L) and rows ``rows`` of their ``WindowCovariates``."""
+    def tensor(array, dtype=np.float32):
+        if array is None or array.shape[-1] == 0:
+            return None
+        return torch.from_numpy(np.ascontiguousarray(array[rows], dtype=dtype)).to(device)
+
+    past = covariates.past[:, -input_size:] if covariates.past.shape[-1] else covariates.past
+    return CovariateBatch(x, tensor(past), tensor(covariates.future), tensor(covariates.static_num),
+                          tensor(covariates.static_cat, np.int64))

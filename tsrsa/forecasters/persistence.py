@@ -9,7 +9,9 @@ Layout of a saved model::
     weights.pt    network weights, a flat dict of tensors (torch.load(weights_only=True)-safe)
 
 Format versions: 1, the first; 2 adds the streaming configuration (the state's "stream" entry
-and its arrays) and the network configuration's ``stream`` field. ``MIGRATIONS`` brings a file of
+and its arrays) and the network configuration's ``stream`` field; 3 adds covariates (the covariate
+parameters, the state's "covariates" encoder, the arrays "covariates", "static_num", "static_cat"
+and the network configuration's ``covariates`` layout). ``MIGRATIONS`` brings a file of
 an earlier version up to the current one as it is loaded.
 
 ``load`` instantiates only tsrsa's own forecaster classes (a whitelist; no class path is
@@ -26,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 CONFIG, STATE, ARRAYS, WEIGHTS = "config.json", "state.json", "arrays.npz", "weights.pt"
 _DATA_FILES = (STATE, ARRAYS, WEIGHTS)
 
@@ -148,8 +150,13 @@ def _from_v1(config: dict, state: dict) -> None:
         state["network"].setdefault("stream", False)
 
 
+def _from_v2(config: dict, state: dict) -> None:
+    """Format 2 -> 3: a model of format 2 reads no covariates; the parameters' and the network
+    configuration's defaults (none declared, an empty layout) say exactly that, so nothing changes."""
+
+
 #: version -> the function that brings a file of that version to the next one (in place)
-MIGRATIONS = {1: _from_v1}
+MIGRATIONS = {1: _from_v1, 2: _from_v2}
 
 
 def load(path, *, device: str = "cpu"):

@@ -79,7 +79,9 @@ class TransformerForecaster(NeuralForecaster):
         loss="mse", quantiles=None, scaler="standard", fill=None, freq=None, max_epochs="auto", batch_size=32,
         inference_batch_size=1024, learning_rate=1e-3, weight_decay=1e-4, lr_schedule=None,
         early_stopping_patience="auto", val_size=0, accelerator="auto", devices=None, strategy="auto", precision="32",
-        num_threads=None, random_state=None, verbose=0, id_col="unique_id", time_col="ds", target_col="y",
+        num_threads=None, random_state=None, verbose=0,
+        past_covariates=None, future_covariates=None, static_covariates=None, calendar=None, holidays=None,
+        unknown_categories="raise", id_col="unique_id", time_col="ds", target_col="y",
     ):
         store_init_args(self, locals())
 
@@ -143,6 +145,10 @@ class TransformerForecaster(NeuralForecaster):
         kind = get_attention(self._attention_kind())
         options = kind.check_options(self._kind_options())
         if self.stream:
+            if self._covariate_spec().active:
+                raise ValueError("stream=True does not read covariates yet: its state advances over the target "
+                                 "alone; use stream=False with covariates (update() then keeps the latest window "
+                                 "of the target and of the covariates)")
             if self.causal is False:
                 raise ValueError("stream=True reads each series as it arrives, so every layer must be causal; "
                                  "leave causal=None (or True)")
@@ -210,8 +216,8 @@ class TransformerForecaster(NeuralForecaster):
                              "cache_size (RSAForecaster) or attention_options={'cache_size': k}")
         return streaming.kept_history(memory, self.freq_, int(self.patch_len))
 
-    def _set_fitted(self, panel, network, history, loc, scale) -> None:
-        super()._set_fitted(panel, network, history, loc, scale)
+    def _set_fitted(self, panel, network, history, loc, scale, encoded=None) -> None:
+        super()._set_fitted(panel, network, history, loc, scale, encoded)
         if self.stream:
             self.memory_ = streaming.streamed_memory(self, panel, self.memory_)
 
@@ -223,9 +229,10 @@ class TransformerForecaster(NeuralForecaster):
         memory = super()._continued_memory(panel, known)
         return streaming.continued_streams(self, memory, panel, known) if self.stream else memory
 
-    def _forecast_memory(self, memory, h: int):
+    def _forecast_memory(self, memory, h: int, future_df=None):
         if not self.stream:
-            return super()._forecast_memory(memory, h)
+            return super()._forecast_memory(memory, h, future_df)
+        self._horizon_covariates(memory.ids, memory.last, h, future_df)  # a future_df here is an error
         return self._output_columns(streaming.stored_forecast(memory, h))
 
     def _forecast_cutoffs(self, panel, cutoffs, h: int):

@@ -23,7 +23,7 @@ ARCHITECTURE = {
 }
 
 
-def build_network(forecaster: type, *, h: int, input_size: int, n_outputs: int = 1,
+def build_network(forecaster: type, *, h: int, input_size: int, n_outputs: int = 1, covariates: dict | None = None,
                   **architecture) -> ForecastingTransformer:
     """The network that ``forecaster`` builds with these architecture arguments.
 
@@ -36,6 +36,9 @@ def build_network(forecaster: type, *, h: int, input_size: int, n_outputs: int =
         Forecast horizon and look-back window, in steps.
     n_outputs : int, default 1
         Values per horizon step (1 for a point forecast, Q for Q quantiles).
+    covariates : dict, optional
+        The network's covariate layout (``tsrsa.nn.covariates``: ``n_past``, ``n_future``,
+        ``n_static``, ``cardinalities``); None: the target alone.
     **architecture
         The forecaster's architecture arguments (``ARCHITECTURE[forecaster]``); the rest keep
         its defaults. ``rem_init`` (RSA) is "paper" or a dict of values: the data
@@ -62,7 +65,7 @@ def build_network(forecaster: type, *, h: int, input_size: int, n_outputs: int =
                              "dict of values, e.g. {'lambda': 0.9, 'theta': 0.26}")
     estimator = forecaster(h=h, input_size=input_size, **architecture)
     estimator._check_architecture()
-    config = dataclasses.replace(estimator._network_config(), n_outputs=n_outputs)
+    config = dataclasses.replace(estimator._network_config(), n_outputs=n_outputs, covariates=dict(covariates or {}))
     network = estimator._build_network(config)
     if forecaster is RSAForecaster:
         values = estimator._init_values()

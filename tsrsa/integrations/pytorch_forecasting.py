@@ -8,9 +8,16 @@ network inside, ``model.network``, is the ``tsrsa.nn.ForecastingTransformer`` th
 same argument names and defaults (except ``rem_init``, see ``RSATransformer``).
 
 The model reads the target's encoder history, as the dataset's target normaliser scales it, and
-returns forecasts in the target's units. Covariates join when the backbone gains them; until then
-the dataset must hold the target alone (``time_varying_unknown_reals=[target]``) with a fixed
-encoder length. Losses: the point losses MAE, RMSE, SMAPE, MAPE and MASE, and ``QuantileLoss``
+returns forecasts in the target's units, with a fixed encoder length. The dataset's covariates map
+onto the backbone's three kinds (``tsrsa.nn.covariates``; docs/covariates.md), as the dataset has
+normalised them:
+
+- ``time_varying_unknown_reals`` other than the target: past covariates (look-back channels);
+- ``time_varying_known_reals``: known-future covariates (look-back channels and, from the decoder,
+  the horizon's values, step by step);
+- ``static_reals``: numeric statics; ``static_categoricals``: one embedding each.
+
+Time-varying categoricals are not mapped: encode them as reals (one indicator column per category). Losses: the point losses MAE, RMSE, SMAPE, MAPE and MASE, and ``QuantileLoss``
 (its quantiles increasing, with 0.5; the outputs are sorted, so quantiles never cross).
 
 Needs the ``ptf`` extra: ``pip install 'tsrsa[ptf]'``.
@@ -49,6 +56,7 @@ from torch import nn
 from tsrsa.forecasters.rsa import RSAForecaster
 from tsrsa.forecasters.transformer import TransformerForecaster
 from tsrsa.integrations.networks import ARCHITECTURE, build_network
+from tsrsa.nn.covariates import CovariateBatch
 
 #: losses whose single output per step is the forecast itself
 POINT_LOSSES = (MAE, RMSE, SMAPE, MAPE, MASE)
@@ -60,7 +68,7 @@ class _BackboneModel(BaseModel):
     _forecaster: type  # the tsrsa estimator whose network and argument names the model takes
 
     def __init__(self, output_size: int = 1, loss: Metric | None = None,
-                 logging_metrics: nn.ModuleList | None = None, **kwargs):
+                 logging_metrics: nn.ModuleList | None = None, covariate_layout: dict | None = None, **kwargs):
         if loss is None:
             loss = MAE()
         if logging_metrics is None:
@@ -70,8 +78,10 @@ class _BackboneModel(BaseModel):
             super().__init__(loss=loss, logging_metrics=logging_metrics, **kwargs)
         _check_loss(self.loss, output_size)
         architecture = {name: self.hparams[name] for name in ARCHITECTURE[self._forecaster]}
+        self.layout = dict(covariate_layout or {"target": 0})
         self.network = build_network(self._forecaster, h=self.hparams.prediction_length,
-                                     input_size=self.hparams.context_length, n_outputs=output_size, **architecture)
+                                     input_size=self.hparams.context_length, n_outputs=output_size,
+                                     covariates=_network_shape(self.layout), **architecture)
 
     @classmethod
     def from_dataset(cls, dataset: TimeSeriesDataSet, **kwargs):
@@ -92,13 +102,26 @@ class _BackboneModel(BaseModel):
                 raise TypeError(f"{name} comes from the dataset's {source}; build the dataset with the length "
                                 f"you want instead of passing {name}")
         kwargs = {"context_length": dataset.max_encoder_length,
-                  "prediction_length": dataset.max_prediction_length, **kwargs}
+                  "prediction_length": dataset.max_prediction_length, "covariate_layout": covariate_layout(dataset),
+                  **kwargs}
         kwargs.update(cls.deduce_default_output_parameters(dataset, kwargs, MAE()))
         return super().from_dataset(dataset, **kwargs)
 
     def forward(self, x: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-        window = x["encoder_cont"][..., 0]  # (B, L): the target, its only input, as normalised by the dataset
-        y = self.network(window)  # (B, h, Q)
+        layout = self.layout
+        window = x["encoder_cont"][..., layout["target"]]  # (B, L): the target, as normalised by the dataset
+        inputs = window
+        if _network_shape(layout):
+            def pick(tensor, index):
+                return tensor[..., index] if index else None
+
+            past = pick(x["encoder_cont"], layout["past"] + layout["known"])  # (B, L, C)
+            future = pick(x["decoder_cont"], layout["known"])  # (B, H, F)
+            static_num = pick(x["encoder_cont"][:, 0], layout["static_reals"])  # (B, S_n)
+            static_cat = pick(x["encoder_cat"][:, 0], layout["static_categoricals"])  # (B, S_c)
+            inputs = CovariateBatch(window, past, future, static_num,
+                                    static_cat + 1 if static_cat is not None else None)  # code 0: unknown
+        y = self.network(inputs)  # (B, h, Q)
         prediction = self.transform_output(y, target_scale=x["target_scale"])  # (B, h, Q) in the target's units
         if isinstance(self.loss, QuantileLoss):
             prediction = prediction.sort(dim=-1).values  # quantiles never cross
@@ -147,6 +170,9 @@ class VanillaTransformer(_BackboneModel):
         MAE (default), RMSE, SMAPE, MAPE, MASE or QuantileLoss.
     logging_metrics : nn.ModuleList, optional
         Logged during training (default SMAPE, MAE, RMSE, MAPE).
+    covariate_layout : dict, optional
+        Set by ``from_dataset``: where the dataset's covariates sit in its tensors (see the module
+        docstring); None reads the target alone.
     **kwargs
         BaseModel's: ``learning_rate``, ``optimizer``, ``weight_decay``, ``reduce_on_plateau_patience`` ...
 
@@ -162,9 +188,10 @@ class VanillaTransformer(_BackboneModel):
                  n_layers: int = 2, d_ff: int = 128, dropout: float = 0.1, patch_len: int = 4,
                  causal: bool | None = None, revin: bool = True, attention: str = "softmax",
                  attention_options: dict | None = None, output_size: int = 1, loss: Metric | None = None,
-                 logging_metrics: nn.ModuleList | None = None, **kwargs):
+                 logging_metrics: nn.ModuleList | None = None, covariate_layout: dict | None = None, **kwargs):
         self.save_hyperparameters(ignore=["loss", "logging_metrics"])
-        super().__init__(output_size=output_size, loss=loss, logging_metrics=logging_metrics, **kwargs)
+        super().__init__(output_size=output_size, loss=loss, logging_metrics=logging_metrics,
+                         covariate_layout=covariate_layout, **kwargs)
 
 
 class RSATransformer(_BackboneModel):
@@ -203,9 +230,11 @@ class RSATransformer(_BackboneModel):
                  n_dilated_cyclic: int = 0, dilations: int | list[int] | None = None, gate: str = "layer",
                  share_cyclic: bool = True, rem_mask: str = "causal", max_lag: int | None = None,
                  gate_init: float = 0.0, rem_init: str | dict = "paper", output_size: int = 1,
-                 loss: Metric | None = None, logging_metrics: nn.ModuleList | None = None, **kwargs):
+                 loss: Metric | None = None, logging_metrics: nn.ModuleList | None = None,
+                 covariate_layout: dict | None = None, **kwargs):
         self.save_hyperparameters(ignore=["loss", "logging_metrics"])
-        super().__init__(output_size=output_size, loss=loss, logging_metrics=logging_metrics, **kwargs)
+        super().__init__(output_size=output_size, loss=loss, logging_metrics=logging_metrics,
+                         covariate_layout=covariate_layout, **kwargs)
 
 
 # ---------------------------------------------------------------------- checks
@@ -226,13 +255,43 @@ def _check_dataset(dataset, model: str) -> None:
     if dataset.target not in dataset.reals:
         raise ValueError(f"{model} reads the target's history: add {dataset.target!r} to the dataset's "
                          f"time_varying_unknown_reals")
-    others = [name for name in dataset.reals if name != dataset.target] + list(dataset.flat_categoricals)
-    if others:
+    varying = [name for name in dataset.flat_categoricals if name not in (dataset.static_categoricals or [])]
+    if varying:
         raise ValueError(
-            f"{model} reads the target alone (covariates join when the backbone gains them); the dataset "
-            f"also has {others}: build it with time_varying_unknown_reals=[{dataset.target!r}] and no other "
-            f"variables (add_relative_time_idx, add_target_scales and add_encoder_length False, no lags)"
-        )
+            f"{model} maps static categoricals to embeddings but not time-varying ones; the dataset has {varying}: "
+            f"encode them as reals (one indicator column per category) in time_varying_known_reals or "
+            f"time_varying_unknown_reals")
+
+
+def covariate_layout(dataset) -> dict:
+    """Where the backbone finds each kind of covariate in the dataset's tensors: positions in
+    ``dataset.reals`` (``encoder_cont``/``decoder_cont``) and ``dataset.flat_categoricals``
+    (``encoder_cat``), and each static categorical's number of classes."""
+    reals, cats = list(dataset.reals), list(dataset.flat_categoricals)
+    static_categoricals = list(dataset.static_categoricals or [])
+    encoders = dataset.get_parameters()["categorical_encoders"]  # the fitted ones
+    # the lists with the variables the dataset adds itself (relative_time_idx, encoder_length, target scales)
+    known_names = getattr(dataset, "_time_varying_known_reals", None) or dataset.time_varying_known_reals or []
+    static_names = getattr(dataset, "_static_reals", None) or dataset.static_reals or []
+    known = [reals.index(n) for n in known_names if n in reals]
+    statics = [reals.index(n) for n in static_names if n in reals]
+    taken = set(known) | set(statics) | {reals.index(dataset.target)}
+    return {
+        "target": reals.index(dataset.target),
+        "past": [i for i in range(len(reals)) if i not in taken],
+        "known": known,
+        "static_reals": statics,
+        "static_categoricals": [cats.index(n) for n in static_categoricals],
+        "cardinalities": [len(encoders[n].classes_) + 1 for n in static_categoricals],
+    }
+
+
+def _network_shape(layout: dict) -> dict:
+    """The backbone's covariate layout for a dataset's (empty: the target alone)."""
+    n_past = len(layout.get("past", [])) + len(layout.get("known", []))
+    shape = {"n_past": n_past, "n_future": len(layout.get("known", [])),
+             "n_static": len(layout.get("static_reals", [])), "cardinalities": list(layout.get("cardinalities", []))}
+    return shape if any([shape["n_past"], shape["n_static"], shape["cardinalities"]]) else {}
 
 
 def _check_loss(loss, output_size: int) -> None:

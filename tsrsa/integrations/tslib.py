@@ -20,8 +20,12 @@ blocks), ``d_ff``, ``dropout``, and where present ``use_norm`` (instance normali
 arguments (``patch_len``, ``causal``, RSA's head allocation ...) are keywords of the constructor.
 
 The network is channel-independent: every channel of ``x_enc`` is one window through the shared
-backbone, normalised by its own mean and spread (RevIN) and restored on the forecast. The time
-marks and the decoder input are not read (covariates join when the backbone gains them).
+backbone, normalised by its own mean and spread (RevIN) and restored on the forecast. The decoder
+input is not read. With ``time_marks=True`` the time marks are read as known-future calendar
+covariates of every channel (``tsrsa.nn.covariates``): ``x_mark_enc`` over the look-back and the last
+``pred_len`` steps of ``x_mark_dec`` over the horizon; their number comes from ``configs.freq`` as the
+library's ``timeF`` encoding makes them (``MARKS``; ``configs.embed`` must be "timeF") or from
+``n_marks``. Without it (the default) the marks are not read, as in PatchTST.
 
 Examples
 --------
@@ -43,10 +47,13 @@ from torch import nn
 from tsrsa.forecasters.rsa import RSAForecaster
 from tsrsa.forecasters.transformer import TransformerForecaster
 from tsrsa.integrations.networks import build_network
+from tsrsa.nn.covariates import CovariateBatch
 
 #: configs attributes every model of the library reads
 CONFIG_FIELDS = ("seq_len", "label_len", "pred_len", "enc_in", "c_out", "d_model", "n_heads", "e_layers", "d_ff",
                  "dropout")
+#: time-mark features per step of the library's ``timeF`` encoding, by ``configs.freq``
+MARKS = {"h": 4, "t": 5, "s": 6, "m": 1, "a": 1, "w": 2, "d": 3, "b": 3}
 #: the library's task names that this adapter serves
 FORECAST_TASKS = ("long_term_forecast", "short_term_forecast", "zero_shot_forecast")
 
@@ -65,6 +72,10 @@ class Model(nn.Module):
         ``share_cyclic``, ``rem_mask``, ``max_lag``, ``gate_init``, ``rem_init``); the defaults are
         RSAForecaster's, with ``rem_init="paper"``. The RSA heads need ``configs.n_heads`` >= 4 with
         the default allocation (1 regular, 1 cyclic pair, 1 dilated regular).
+    time_marks : bool, default False
+        Read ``x_mark_enc`` / ``x_mark_dec`` as known-future covariates (see the module docstring).
+    n_marks : int, optional
+        Mark features per step with ``time_marks``; default from ``configs.freq`` (``MARKS``).
 
     Attributes
     ----------
@@ -74,7 +85,7 @@ class Model(nn.Module):
 
     _forecaster = RSAForecaster
 
-    def __init__(self, configs, **options):
+    def __init__(self, configs, *, time_marks: bool = False, n_marks: int | None = None, **options):
         super().__init__()
         task = getattr(configs, "task_name", FORECAST_TASKS[0])
         if task not in FORECAST_TASKS:
@@ -91,20 +102,54 @@ class Model(nn.Module):
         architecture = {"d_model": configs.d_model, "n_heads": configs.n_heads, "n_layers": configs.e_layers,
                         "d_ff": configs.d_ff, "dropout": float(configs.dropout),
                         "revin": bool(getattr(configs, "use_norm", True)), **options}
-        self.network = build_network(self._forecaster, h=self.pred_len, input_size=self.seq_len, **architecture)
+        self.n_marks = _mark_count(configs, n_marks) if time_marks else 0
+        covariates = {"n_past": self.n_marks, "n_future": self.n_marks} if self.n_marks else None
+        self.network = build_network(self._forecaster, h=self.pred_len, input_size=self.seq_len,
+                                     covariates=covariates, **architecture)
 
     def forward(self, x_enc: torch.Tensor, x_mark_enc=None, x_dec=None, x_mark_dec=None,
                 mask=None) -> torch.Tensor:
-        """Forecast ``pred_len`` steps of the last ``c_out`` channels from ``x_enc`` (B, seq_len, enc_in);
-        the other arguments are accepted for the contract and not read."""
+        """Forecast ``pred_len`` steps of the last ``c_out`` channels from ``x_enc`` (B, seq_len, enc_in)
+        (and, with ``time_marks``, the marks ``x_mark_enc`` (B, seq_len, M) and ``x_mark_dec``
+        (B, label_len + pred_len, M)); the other arguments are accepted for the contract and not read."""
         if x_enc.dim() != 3 or tuple(x_enc.shape[1:]) != (self.seq_len, self.enc_in):
             raise ValueError(f"x_enc must be (batch, seq_len={self.seq_len}, enc_in={self.enc_in}), "
                              f"got {tuple(x_enc.shape)}")
         B, L, C = x_enc.shape
         windows = x_enc.transpose(1, 2).reshape(B * C, L)  # (B * C, L): one window per channel
-        y = self.network(windows)[..., 0]  # (B * C, h)
+        inputs = windows
+        if self.n_marks:
+            past, future = self._marks(x_mark_enc, x_mark_dec, B)
+            inputs = CovariateBatch(windows, past.repeat_interleave(C, dim=0), future.repeat_interleave(C, dim=0),
+                                    None, None)  # every channel reads its window's marks
+        y = self.network(inputs)[..., 0]  # (B * C, h)
         y = y.view(B, C, self.pred_len).transpose(1, 2)  # (B, h, C)
         return y[..., C - self.c_out:]  # (B, h, c_out)
+
+    def _marks(self, x_mark_enc, x_mark_dec, batch: int) -> tuple[torch.Tensor, torch.Tensor]:
+        expected = {"x_mark_enc": (batch, self.seq_len, self.n_marks),
+                    "x_mark_dec": (batch, self.pred_len, self.n_marks)}
+        marks = {"x_mark_enc": x_mark_enc,
+                 "x_mark_dec": x_mark_dec[:, -self.pred_len:] if x_mark_dec is not None else None}
+        for name, value in marks.items():
+            if value is None or value.dim() != 3 or tuple(value.shape) != expected[name]:
+                raise ValueError(f"time_marks=True reads {name} of shape (batch, "
+                                 f"{'seq_len' if name == 'x_mark_enc' else 'at least pred_len'}, {self.n_marks}) "
+                                 f"(for x_mark_dec, its last pred_len steps); got "
+                                 f"{None if value is None else tuple(value.shape)}")
+        return marks["x_mark_enc"].float(), marks["x_mark_dec"].float()
+
+
+def _mark_count(configs, n_marks: int | None) -> int:
+    if n_marks is not None:
+        if isinstance(n_marks, bool) or not isinstance(n_marks, int) or n_marks < 1:
+            raise ValueError(f"n_marks={n_marks!r} must be a positive int")
+        return n_marks
+    embed, freq = getattr(configs, "embed", "timeF"), getattr(configs, "freq", None)
+    if embed != "timeF" or freq not in MARKS:
+        raise ValueError(f"time_marks=True needs the library's timeF marks (configs.embed='timeF', configs.freq one "
+                         f"of {list(MARKS)}; got embed={embed!r}, freq={freq!r}) or an explicit n_marks")
+    return MARKS[freq]
 
 
 class VanillaModel(Model):

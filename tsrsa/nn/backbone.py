@@ -14,6 +14,7 @@ import torch
 from torch import nn
 
 from tsrsa.nn.blocks import BackboneConfig, EncoderBlock, FeedForward, init_linear, merged_groups
+from tsrsa.nn.covariates import CovariateInput, covariate_shape, has_covariates, split_inputs
 from tsrsa.nn.revin import RevIN
 from tsrsa.nn.streaming import StreamingTransformer
 
@@ -74,6 +75,11 @@ class ForecastingTransformer(nn.Module):
         self.blocks = nn.ModuleList(EncoderBlock(config) for _ in range(config.n_layers))
         self.ln_f = nn.LayerNorm(config.d_model)
         self.head = FlattenHead(config.n_tokens, config.d_model, config.h, config.n_outputs, config.dropout)
+        self.covariates = None
+        if has_covariates(config):
+            self.covariates = CovariateInput(covariate_shape(config), d_model=config.d_model,
+                                             patch_len=config.patch_len, input_size=config.input_size, h=config.h,
+                                             n_outputs=config.n_outputs)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -89,15 +95,26 @@ class ForecastingTransformer(nn.Module):
         ``group_options``)."""
         return merged_groups(self.blocks)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, inputs) -> torch.Tensor:
+        """``inputs``: windows (B, L), or a :class:`~tsrsa.nn.covariates.CovariateBatch`."""
+        x, batch = split_inputs(inputs)
         stats = None
         if self.revin is not None:
             x, stats = self.revin.normalise(x)  # (B, L)
         z = self.embed(x)  # (B, N, D)
+        extra = self.covariates.tokens(batch) if batch is not None and self.covariates is not None else None
+        if extra is not None:
+            z = z + extra  # (B, N, D)
         for block in self.blocks:
             z = block(z)  # (B, N, D)
-        y = self.head(self.ln_f(z))  # (B, h, Q)
-        return self.revin.denormalise(y, stats) if stats is not None else y
+        z = self.ln_f(z)
+        y = self.head(z)  # (B, h, Q)
+        y = self.revin.denormalise(y, stats) if stats is not None else y
+        if batch is not None and self.covariates is not None:
+            term = self.covariates.forecast(batch, z.mean(dim=1))  # (B, h, Q) or None
+            if term is not None:
+                y = y + term
+        return y
 
 
 def build_transformer(config: BackboneConfig) -> nn.Module:

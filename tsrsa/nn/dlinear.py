@@ -8,11 +8,16 @@ channels. No normalisation inside the network (the estimator scales each series)
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from tsrsa.nn.covariates import CovariateInput, covariate_shape, has_covariates, split_inputs
+
+#: width of the covariates' context and hidden layer in DLinear (it has no token width of its own)
+COVARIATE_WIDTH = 32
 
 
 @dataclass
@@ -21,6 +26,7 @@ class DLinearConfig:
     h: int = 24  # forecast horizon, in steps
     kernel_size: int = 25  # moving-average window of the trend, in steps
     n_outputs: int = 1  # values per horizon step (1 for a point forecast, Q for quantiles)
+    covariates: dict = field(default_factory=dict)  # covariate layout (tsrsa.nn.covariates); empty: none
 
 
 class MovingAverage(nn.Module):
@@ -58,6 +64,11 @@ class DLinearNetwork(nn.Module):
         self.trend_map = nn.Linear(config.input_size, out)
         self.remainder_map = nn.Linear(config.input_size, out)
         self._init_weights()
+        self.covariates = None
+        if has_covariates(config):  # the whole look-back as one token: a linear map, then the horizon term
+            self.covariates = CovariateInput(covariate_shape(config), d_model=COVARIATE_WIDTH,
+                                             patch_len=config.input_size, input_size=config.input_size, h=config.h,
+                                             n_outputs=config.n_outputs, horizon=True)
 
     def _init_weights(self) -> None:
         # As Time-Series-Library's DLinear: every output starts as the mean of its input
@@ -71,7 +82,14 @@ class DLinearNetwork(nn.Module):
         trend = self.moving_average(x)  # (B, L)
         return trend, x - trend
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, inputs) -> torch.Tensor:
+        """``inputs``: windows (B, L), or a :class:`~tsrsa.nn.covariates.CovariateBatch`."""
+        x, batch = split_inputs(inputs)
         trend, remainder = self.decompose(x)  # (B, L), (B, L)
         y = self.trend_map(trend) + self.remainder_map(remainder)  # (B, h * Q)
-        return y.view(x.size(0), self.config.h, self.config.n_outputs)  # (B, h, Q)
+        y = y.view(x.size(0), self.config.h, self.config.n_outputs)  # (B, h, Q)
+        if batch is not None and self.covariates is not None:
+            context = self.covariates.tokens(batch)  # (B, 1, W) or None (known-future alone)
+            context = context[:, 0] if context is not None else x.new_zeros(x.size(0), COVARIATE_WIDTH)
+            y = y + self.covariates.forecast(batch, context)  # (B, h, Q)
+        return y

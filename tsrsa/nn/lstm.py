@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 from torch import nn
 
+from tsrsa.nn.covariates import CovariateInput, covariate_shape, has_covariates, split_inputs
 from tsrsa.nn.revin import RevIN
 
 
@@ -20,6 +21,7 @@ class LSTMConfig:
     dropout: float = 0.1  # between LSTM layers and before the head
     revin: bool = True  # reversible instance normalisation of each window
     n_outputs: int = 1  # values per horizon step (1 for a point forecast, Q for quantiles)
+    covariates: dict = field(default_factory=dict)  # covariate layout (tsrsa.nn.covariates); empty: none
 
 
 class LSTMNetwork(nn.Module):
@@ -32,8 +34,13 @@ class LSTMNetwork(nn.Module):
         self.n_steps = math.ceil(config.input_size / config.patch_len)
         self.pad = self.n_steps * config.patch_len - config.input_size
         self.revin = RevIN() if config.revin else None
+        self.covariates = None
+        if has_covariates(config):  # each step reads its patch and the covariates' vector of it
+            self.covariates = CovariateInput(covariate_shape(config), d_model=config.hidden_size,
+                                             patch_len=config.patch_len, input_size=config.input_size, h=config.h,
+                                             n_outputs=config.n_outputs)
         self.lstm = nn.LSTM(
-            input_size=config.patch_len,
+            input_size=config.patch_len + (config.hidden_size if self.covariates is not None else 0),
             hidden_size=config.hidden_size,
             num_layers=config.n_layers,
             dropout=config.dropout if config.n_layers > 1 else 0.0,
@@ -42,7 +49,9 @@ class LSTMNetwork(nn.Module):
         self.dropout = nn.Dropout(config.dropout)
         self.head = nn.Linear(config.hidden_size, config.h * config.n_outputs)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, inputs) -> torch.Tensor:
+        """``inputs``: windows (B, L), or a :class:`~tsrsa.nn.covariates.CovariateBatch`."""
+        x, batch = split_inputs(inputs)
         B = x.size(0)
         stats = None
         if self.revin is not None:
@@ -50,6 +59,11 @@ class LSTMNetwork(nn.Module):
         if self.pad:
             x = torch.cat([x[:, :1].expand(-1, self.pad), x], dim=1)  # (B, T * P)
         steps = x.unfold(1, self.patch_len, self.patch_len)  # (B, T, P)
+        extra = self.covariates.tokens(batch) if batch is not None and self.covariates is not None else None
+        if extra is not None:
+            steps = torch.cat([steps, extra.expand(-1, steps.size(1), -1)], dim=-1)  # (B, T, P + hidden)
+        elif self.covariates is not None:  # a network built for covariates, called without: zeros
+            steps = torch.cat([steps, steps.new_zeros(B, steps.size(1), self.config.hidden_size)], dim=-1)
         if x.device.type == "cpu" and torch.is_autocast_enabled("cpu"):
             # oneDNN has no reduced-precision LSTM on most CPUs: the recurrence runs in float32
             with torch.autocast("cpu", enabled=False):
@@ -58,4 +72,9 @@ class LSTMNetwork(nn.Module):
             _, (h_n, _) = self.lstm(steps)  # h_n: (n_layers, B, hidden)
         y = self.head(self.dropout(h_n[-1]))  # (B, h * Q)
         y = y.view(B, self.config.h, self.config.n_outputs)  # (B, h, Q)
-        return self.revin.denormalise(y, stats) if stats is not None else y
+        y = self.revin.denormalise(y, stats) if stats is not None else y
+        if batch is not None and self.covariates is not None:
+            term = self.covariates.forecast(batch, h_n[-1])  # (B, h, Q) or None
+            if term is not None:
+                y = y + term
+        return y

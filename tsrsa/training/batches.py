@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from tsrsa.nn.covariates import CovariateBatch
 from tsrsa.training.ranks import SINGLE, Rank
 
 
@@ -27,6 +28,7 @@ class WindowLoader:
         self._values = None  # the series as a tensor on the device, made on first use
         self._span = None
         self._targets = None  # where the targets sit in a window's span, when not its last h steps
+        self._covariates = None  # (time, static_num, static_cat) tensors on the device, with covariates
 
     def __len__(self) -> int:
         return len(self._global_batches())
@@ -51,27 +53,36 @@ class WindowLoader:
             self._span = torch.arange(self.windows.input_size + self.windows.h, device=self.device)  # (L + h,)
             index = getattr(self.windows, "target_index", None)
             self._targets = None if index is None else torch.from_numpy(index).to(self.device)  # (N, h)
+            source = getattr(self.windows, "covariates", None)
+            if source is not None:
+                self._covariates = tuple(torch.from_numpy(np.ascontiguousarray(a)).to(self.device)
+                                         for a in (source.time, source.static_num, source.static_cat))
         return self._values, self._span
 
-    def _epoch_starts(self, rng) -> torch.Tensor:
+    def _epoch_starts(self, rng) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Absolute start position of every window in this pass's order, as one tensor on the
-        device (moved once per pass: no host-to-device copy, hence no sync, per step)."""
+        device (moved once per pass: no host-to-device copy, hence no sync, per step), and, for
+        windows with covariates, each window's series."""
         n = len(self.windows)
         small = len(self.windows.values) < 2**31  # 4-byte positions: half the memory per window
         order = np.arange(n, dtype=np.int32 if small else np.int64)
         if self.shuffle and rng is not None:
             rng.shuffle(order)  # the permutation rng.permutation(n) gives, in place
         starts = np.empty(n, dtype=order.dtype)
+        series = np.empty(n, dtype=np.int64) if self._covariates is not None else None
         for a in range(0, n, 1 << 20):  # in chunks: bounded temporaries however many windows
-            starts[a : a + (1 << 20)], _ = self.windows.locate(order[a : a + (1 << 20)])
+            starts[a : a + (1 << 20)], which = self.windows.locate(order[a : a + (1 << 20)])
+            if series is not None:
+                series[a : a + (1 << 20)] = which
         del order
-        return torch.from_numpy(starts).to(self.device)
+        return torch.from_numpy(starts).to(self.device), None if series is None else torch.from_numpy(series).to(self.device)
 
     def shards(self, rng: np.random.Generator | None = None):
         """Yield (x (b, L), y (b, h) or (b, N, h), share) for this rank's part of each global batch, where
-        ``share`` = b * world_size / (global batch size) (1.0 when training alone)."""
+        ``share`` = b * world_size / (global batch size) (1.0 when training alone). With covariates, x is
+        a :class:`~tsrsa.nn.covariates.CovariateBatch`."""
         values, span = self._tensors()
-        starts = self._epoch_starts(rng)  # (n,)
+        starts, series = self._epoch_starts(rng)  # (n,) each
         n, world, rank = self.n_windows, self.rank.world_size, self.rank.rank
         L = self.windows.input_size
         for start in range(0, n, self.batch_size):
@@ -82,9 +93,22 @@ class WindowLoader:
                 if a == b:
                     continue  # a validation batch smaller than the group
                 start, stop, share = a, b, (b - a) * world / size
-            block = values[starts[start:stop, None] + span]  # (b, L + h), gathered on the device
+            index = starts[start:stop, None] + span  # (b, L + h)
+            block = values[index]  # (b, L + h), gathered on the device
             targets = block[:, L:] if self._targets is None else block[:, self._targets]  # (b, h) or (b, N, h)
-            yield block[:, :L], targets, share
+            x = block[:, :L]
+            if self._covariates is not None:
+                x = self._with_covariates(x, index, series[start:stop])
+            yield x, targets, share
+
+    def _with_covariates(self, x, index, series) -> CovariateBatch:
+        time, static_num, static_cat = self._covariates
+        L, first = self.windows.input_size, self.windows.covariates.future_from
+        rows = time[index]  # (b, L + h, C)
+        return CovariateBatch(x, rows[:, :L] if time.size(1) else None,
+                              rows[:, L:, first:] if first < time.size(1) else None,
+                              static_num[series] if static_num.size(1) else None,
+                              static_cat[series] if static_cat.size(1) else None)
 
     def iterate(self, rng: np.random.Generator | None = None):
         """Yield (x (B, L), y (B, h)) float32 tensors; shuffled with ``rng`` when asked."""

@@ -92,7 +92,7 @@ def evaluate_loss(network: nn.Module, loss_fn, loader, device, precision: str = 
     for x, y in loader.iterate():
         with autocast(device, precision):
             pred = network(x)
-        total += loss_fn(pred.float(), y) * len(x)
+        total += loss_fn(pred.float(), y) * len(y)
     return float(loader.rank.all_reduce_sum(total)) / max(loader.n_windows, 1)
 
 
@@ -181,7 +181,7 @@ def train_network(
                     optimizer.step()
                 if scheduler is not None:
                     scheduler.step()
-                total += loss.detach() * len(x)
+                total += loss.detach() * len(y)
             train_loss = float(rank.all_reduce_sum(total)) / max(train_loader.n_windows, 1)  # one sync per epoch
             val_loss = math.nan
             if val_loader is not None:

@@ -1,0 +1,412 @@
+"""Covariates: declared columns read beside the target, checked, filled and encoded for a network.
+
+Three kinds, named by column on the estimator (the peers' vocabulary):
+
+- past covariates: known up to each series' end (read from the frame given to ``fit``/``update``);
+- known-future covariates: known for the horizon too (the frame for the history, and a
+  ``future_df`` with the next steps at ``predict``), and the calendar features generated from the
+  timestamps (``tsrsa.data.calendar``), which never need a ``future_df``;
+- static covariates: one value per series, as columns constant within each series (the id column
+  itself may be one: an embedding per series).
+
+Encoding, fitted on the training part only and saved with the model: a numeric time-varying column
+is standardised by its mean and spread over every series' training steps; a categorical one
+(pandas ``category``, strings, objects) becomes one indicator column per category seen in fit;
+calendar columns enter as they are (cyclical encodings in [-1, 1], a 0/1 holiday flag); a numeric
+static is standardised over the series; a categorical static becomes a code for an embedding (code
+0 is kept for a category not seen in fit). ``unknown_categories="unknown"`` sends a category not
+seen in fit to that bucket (all indicators 0, code 0) instead of raising.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+from tsrsa.data.calendar import CALENDAR_FEATURES, calendar_features
+from tsrsa.data.fill import fill_missing
+
+UNKNOWN_POLICIES = ("raise", "unknown")
+
+__all__ = ["CovariateEncoder", "CovariateSpec", "UNKNOWN_POLICIES", "check_covariate_frame", "covariate_spec",
+           "future_rows"]
+
+
+def _names(name: str, value) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise TypeError(f"{name}={value!r} must be a column name or a list of column names (strings)")
+    if len(set(value)) != len(value):
+        raise ValueError(f"{name}={list(value)!r} names a column twice")
+    return tuple(value)
+
+
+@dataclass(frozen=True)
+class CovariateSpec:
+    """The covariates an estimator declares (its parameters, checked)."""
+
+    past: tuple[str, ...] = ()
+    future: tuple[str, ...] = ()
+    static: tuple[str, ...] = ()
+    calendar: tuple[str, ...] | str | None = None  # None, "auto" or feature names
+    country: str | None = None  # holidays of this country (a known-future flag)
+    unknown: str = "raise"
+    id_col: str = "unique_id"
+
+    @property
+    def active(self) -> bool:
+        return bool(self.past or self.future or self.static or self.calendar is not None or self.country)
+
+    @property
+    def generated(self) -> bool:
+        """Whether calendar or holiday features are generated from the timestamps."""
+        return self.calendar is not None or self.country is not None
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The frame columns to read (the id column is read as the ids, not as a column)."""
+        return tuple(c for c in self.past + self.future + self.static if c != self.id_col)
+
+
+def covariate_spec(estimator) -> CovariateSpec:
+    """The checked :class:`CovariateSpec` of an estimator's parameters (ValueError/TypeError otherwise)."""
+    past = _names("past_covariates", estimator.past_covariates)
+    future = _names("future_covariates", estimator.future_covariates)
+    static = _names("static_covariates", estimator.static_covariates)
+    seen: dict[str, str] = {}
+    for kind, names in (("past_covariates", past), ("future_covariates", future), ("static_covariates", static)):
+        for name in names:
+            if name in seen:
+                raise ValueError(f"column {name!r} is declared in both {seen[name]} and {kind}; declare it once")
+            seen[name] = kind
+            if name in (estimator.time_col, estimator.target_col):
+                raise ValueError(f"{kind} names {name!r}, the {'time' if name == estimator.time_col else 'target'} "
+                                 f"column; covariates are other columns of the frame")
+            if name == estimator.id_col and kind != "static_covariates":
+                raise ValueError(f"{kind} names the id column {name!r}; it can only be a static covariate")
+    calendar = estimator.calendar
+    if calendar is not None:
+        if isinstance(calendar, str):
+            if calendar != "auto":
+                raise ValueError(f"calendar={calendar!r} must be None, 'auto' or a list of {list(CALENDAR_FEATURES)}")
+        else:
+            calendar = _names("calendar", calendar)
+            unknown = [c for c in calendar if c not in CALENDAR_FEATURES]
+            if unknown:
+                raise ValueError(f"calendar names unknown feature(s) {unknown}; choose from {list(CALENDAR_FEATURES)}")
+    country = estimator.holidays
+    if country is not None and not isinstance(country, str):
+        raise TypeError(f"holidays={country!r} must be a country code of the holidays package (e.g. 'US') or None")
+    if estimator.unknown_categories not in UNKNOWN_POLICIES:
+        raise ValueError(f"unknown_categories={estimator.unknown_categories!r} must be one of {UNKNOWN_POLICIES}")
+    return CovariateSpec(past, future, static, calendar, country, estimator.unknown_categories, estimator.id_col)
+
+
+def _is_categorical(values: pd.Series) -> bool:
+    dtype = values.dtype
+    return (isinstance(dtype, pd.CategoricalDtype) or pd.api.types.is_string_dtype(dtype)
+            or pd.api.types.is_object_dtype(dtype))
+
+
+def _check_dtype(name: str, values: pd.Series) -> None:
+    dtype = values.dtype
+    if _is_categorical(values) or (pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_timedelta64_dtype(dtype)):
+        return
+    raise TypeError(f"covariate {name!r} has dtype {dtype}: a covariate must be numeric or categorical (pandas "
+                    f"'category' or strings); convert it, e.g. with .astype('category') or pd.to_numeric")
+
+
+def _stamps(panel, positions: np.ndarray):
+    """Timestamps of the given absolute positions of ``panel``."""
+    series = np.searchsorted(panel.offsets, positions, side="right") - 1
+    local = positions - panel.offsets[series]
+    return panel.freq.shift(pd.Index(panel.first).take(series), local), series
+
+
+def panel_stamps(panel):
+    """Every timestamp of ``panel``, aligned with its values (N,)."""
+    return _stamps(panel, np.arange(int(panel.offsets[-1])))[0]
+
+
+def check_covariate_frame(panel, spec: CovariateSpec, fill: str | None):
+    """``panel`` with its covariate columns checked and (with ``fill``) filled: dtypes, NaN, statics
+    constant per series. A new panel; the given one is left as it is."""
+    frame = panel.covariates
+    if frame is None:
+        return panel
+    out = {}
+    for name in frame.columns:
+        values = frame[name]
+        _check_dtype(name, values)
+        missing = values.isna().to_numpy()
+        if missing.any() and name not in spec.static:
+            if fill is None:
+                rows = np.flatnonzero(missing)
+                stamps, series = _stamps(panel, rows[:3])
+                where = ", ".join(str(t) for t in stamps)
+                more = f" (and {rows.size - 3} more)" if rows.size > 3 else ""
+                raise ValueError(
+                    f"covariate {name!r} of series {panel.ids[int(series[0])]!r} is missing (NaN or a missing row) at "
+                    f"{where}{more}; fill the column, or pass fill='ffill', 'interpolate' or 'zero' to fill "
+                    f"covariates as the target")
+            if _is_categorical(values):  # categories: the last earlier one, else the first later one
+                group = np.repeat(np.arange(panel.n_series), panel.lengths)
+                values = values.groupby(group).ffill().groupby(group).bfill()
+            else:
+                values = pd.Series(fill_missing(values.to_numpy(np.float64, na_value=np.nan), panel.offsets, fill),
+                                   index=values.index)
+            if values.isna().any():
+                row = int(np.flatnonzero(values.isna().to_numpy())[0])
+                _, series = _stamps(panel, np.array([row]))
+                raise ValueError(f"covariate {name!r} of series {panel.ids[int(series[0])]!r} has no value at all; "
+                                 f"nothing can fill it: give it values or drop the series")
+        out[name] = values
+    for name in spec.static:
+        if name == spec.id_col:
+            continue
+        values = out[name]
+        group = np.repeat(np.arange(panel.n_series), panel.lengths)
+        counts = values.groupby(group, observed=True).nunique(dropna=True).reindex(range(panel.n_series), fill_value=0)
+        changing = np.flatnonzero(counts.to_numpy() > 1)
+        if changing.size:
+            i = int(changing[0])
+            seen = pd.unique(values.iloc[panel.offsets[i]:panel.offsets[i + 1]].dropna())[:2]
+            raise ValueError(
+                f"static covariate {name!r} changes within series {panel.ids[i]!r} ({seen[0]!r}, then {seen[1]!r}); "
+                f"a static covariate holds one value per series: declare it in past_covariates or "
+                f"future_covariates if it varies")
+        empty = np.flatnonzero(counts.to_numpy() == 0)
+        if empty.size:
+            raise ValueError(f"static covariate {name!r} has no value for series {panel.ids[int(empty[0])]!r}; "
+                             f"give every series its value")
+    return replace(panel, covariates=pd.DataFrame(out, index=frame.index))
+
+
+def static_frame(panel, spec: CovariateSpec) -> pd.DataFrame:
+    """One row per series of ``panel``: its static values (the first non-missing of each column)."""
+    out = {}
+    for name in spec.static:
+        if name == spec.id_col:
+            out[name] = pd.Series(panel.ids)
+            continue
+        values = panel.covariates[name]
+        group = np.repeat(np.arange(panel.n_series), panel.lengths)
+        out[name] = values.groupby(group, observed=False).first().reindex(range(panel.n_series)).reset_index(drop=True)
+    return pd.DataFrame(out, index=pd.RangeIndex(panel.n_series))
+
+
+def future_rows(future_df, ids: pd.Index, stamps, h: int, spec: CovariateSpec, id_col: str, time_col: str) -> pd.DataFrame:
+    """The rows of ``future_df`` for the next ``h`` steps of every series (flat, series-major (S * h)),
+    its declared known-future columns only; ValueError naming the first missing (id, time) pairs."""
+    if not isinstance(future_df, pd.DataFrame):
+        raise TypeError(f"future_df must be a long DataFrame with columns {id_col!r}, {time_col!r} and "
+                        f"{list(spec.future)}; got {type(future_df).__name__}")
+    missing = [c for c in (id_col, time_col, *spec.future) if c not in future_df.columns]
+    if missing:
+        raise ValueError(f"future_df is missing column(s) {missing}; it needs {id_col!r}, {time_col!r} and the "
+                         f"known-future covariates {list(spec.future)}")
+    key = pd.MultiIndex.from_arrays([future_df[id_col].to_numpy(), _as_times(future_df[time_col], stamps)])
+    if key.has_duplicates:
+        first = key[key.duplicated()][0]
+        raise ValueError(f"future_df has two rows for series {first[0]!r} at {first[1]}; keep one row per (id, time)")
+    wanted = pd.MultiIndex.from_arrays([np.repeat(ids.to_numpy(), h), stamps])
+    where = key.get_indexer(wanted)
+    if (where < 0).any():
+        absent = wanted[where < 0]
+        shown = ", ".join(f"({i!r}, {t})" for i, t in absent[:3])
+        more = f" and {len(absent) - 3} more" if len(absent) > 3 else ""
+        raise ValueError(f"future_df has no row for {shown}{more}: it needs the known-future covariates of the "
+                         f"next {h} step(s) of every series forecast (rows beyond them are ignored)")
+    rows = future_df[list(spec.future)].iloc[where].reset_index(drop=True)
+    for name in spec.future:
+        _check_dtype(name, rows[name])
+        if rows[name].isna().any():
+            bad = int(np.flatnonzero(rows[name].isna().to_numpy())[0])
+            raise ValueError(f"future_df's covariate {name!r} is missing for series {wanted[bad][0]!r} at "
+                             f"{wanted[bad][1]}; give every forecast step its value")
+    return rows
+
+
+def _as_times(column: pd.Series, like):
+    if isinstance(like, pd.DatetimeIndex):
+        try:
+            times = pd.DatetimeIndex(column)
+        except (TypeError, ValueError) as err:
+            raise TypeError(f"future_df's time column must hold datetimes like the fitted data; got {column.dtype}") from err
+        if (times.tz is None) != (like.tz is None):
+            raise ValueError("future_df's timestamps and the fitted data's differ in time zone; use the same")
+        return times.as_unit(like.unit) if hasattr(like, "unit") else times
+    return column.to_numpy()
+
+
+class CovariateEncoder:
+    """Encodes a spec's covariates as numbers for a network; fitted on the training part only.
+
+    ``time`` columns (past, then known-future) give the look-back channels; the known-future ones
+    and the calendar the horizon channels; statics give numeric values and category codes.
+    """
+
+    def __init__(self, spec: CovariateSpec, freq_alias: str | None, numeric: dict, categories: dict,
+                 calendar: list[str]):
+        self.spec = spec
+        self.freq_alias = freq_alias
+        self.numeric = numeric  # column -> (mean, spread) (time-varying and static numeric columns)
+        self.categories = categories  # column -> list of categories seen in fit
+        self.calendar = calendar  # generated column names, in order
+
+    # ------------------------------------------------------------------ fitting
+    @classmethod
+    def fit(cls, spec: CovariateSpec, panel, fit_lengths: np.ndarray) -> "CovariateEncoder":
+        numeric, categories = {}, {}
+        frame = panel.covariates if panel.covariates is not None else pd.DataFrame(index=pd.RangeIndex(0))
+        inside = np.concatenate([np.arange(a, a + n) for a, n in zip(panel.offsets[:-1], fit_lengths)]) \
+            if panel.n_series else np.zeros(0, dtype=np.int64)
+        for name in spec.past + spec.future:
+            values = frame[name].iloc[inside]
+            if _is_categorical(values):
+                categories[name] = _category_list(values)
+            else:
+                numeric[name] = _moments(values.to_numpy(np.float64))
+        statics = static_frame(panel, spec)
+        for name in spec.static:
+            values = statics[name]
+            if name == spec.id_col or _is_categorical(values):
+                categories[name] = _category_list(values)
+            else:
+                numeric[name] = _moments(values.to_numpy(np.float64))
+        calendar = []
+        if spec.generated:
+            if not panel.freq.is_datetime:
+                raise ValueError("calendar and holiday features need datetime timestamps; this data's time is "
+                                 "integer: pass known-future covariates of your own instead")
+            calendar = list(calendar_features(pd.DatetimeIndex(panel.first[:1]), panel.freq.alias,
+                                              features="auto" if spec.calendar == "auto" else
+                                              list(spec.calendar or ()), country=spec.country).columns)
+        return cls(spec, panel.freq.alias, numeric, categories, calendar)
+
+    # ------------------------------------------------------------------ layout
+    def _width(self, name: str) -> int:
+        if name in self.numeric:
+            return 1
+        return len(self.categories[name])
+
+    @property
+    def n_future(self) -> int:
+        return sum(self._width(n) for n in self.spec.future) + len(self.calendar)
+
+    @property
+    def n_time(self) -> int:
+        return sum(self._width(n) for n in self.spec.past) + self.n_future
+
+    def shape(self) -> dict:
+        """The network's covariate layout (``tsrsa.nn.covariates``)."""
+        statics = [n for n in self.spec.static if n in self.numeric]
+        return {"n_past": self.n_time, "n_future": self.n_future, "n_static": len(statics),
+                "cardinalities": [len(self.categories[n]) + 1 for n in self.spec.static if n in self.categories]}
+
+    # ------------------------------------------------------------------ encoding
+    def _column(self, name: str, values: pd.Series) -> np.ndarray:
+        """(n, width) float32 of one time-varying column."""
+        if name in self.numeric:
+            if _is_categorical(values):
+                raise TypeError(f"covariate {name!r} was numeric in fit but holds {values.dtype} now")
+            mean, spread = self.numeric[name]
+            return ((values.to_numpy(np.float64) - mean) / spread).astype(np.float32)[:, None]
+        codes = self._codes(name, values)  # (n,) -1 for the unknown bucket
+        out = np.zeros((len(values), len(self.categories[name])), dtype=np.float32)
+        seen = codes >= 0
+        out[np.flatnonzero(seen), codes[seen]] = 1.0
+        return out
+
+    def _codes(self, name: str, values: pd.Series) -> np.ndarray:
+        known = self.categories[name]
+        codes = pd.Index(known).get_indexer(values.astype(object).to_numpy())
+        if (codes < 0).any() and self.spec.unknown == "raise":
+            new = values.astype(object).to_numpy()[codes < 0][0]
+            raise ValueError(
+                f"covariate {name!r} holds {new!r}, a category not seen in fit (it saw {known[:10]}); refit with it, "
+                f"or pass unknown_categories='unknown' to send unseen categories to an 'unknown' bucket")
+        return codes
+
+    def _calendar(self, stamps) -> np.ndarray:
+        if not self.calendar:
+            return np.zeros((len(stamps), 0), dtype=np.float32)
+        spec = self.spec
+        features = calendar_features(stamps, self.freq_alias, features="auto" if spec.calendar == "auto" else
+                                     list(spec.calendar or ()), country=spec.country)
+        return features[self.calendar].to_numpy(np.float32)
+
+    def encode_time(self, frame: pd.DataFrame, stamps) -> np.ndarray:
+        """Look-back channels (n, C) of the rows ``frame`` (the declared time-varying columns) at ``stamps``."""
+        parts = [self._column(n, frame[n]) for n in self.spec.past + self.spec.future]
+        parts.append(self._calendar(stamps))
+        return np.concatenate(parts, axis=1) if parts else np.zeros((len(stamps), 0), np.float32)
+
+    def encode_future(self, frame: pd.DataFrame | None, stamps) -> np.ndarray:
+        """Horizon channels (n, F) of the rows ``frame`` (the known-future columns) at ``stamps``."""
+        parts = [self._column(n, frame[n]) for n in self.spec.future]
+        parts.append(self._calendar(stamps))
+        return np.concatenate(parts, axis=1)
+
+    def encode_static(self, statics: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        """(numeric (S, S_n) float32, codes (S, S_c) int64; code 0 is the unknown bucket)."""
+        numeric = [n for n in self.spec.static if n in self.numeric]
+        cats = [n for n in self.spec.static if n in self.categories]
+        num = np.zeros((len(statics), len(numeric)), dtype=np.float32)
+        for j, name in enumerate(numeric):
+            mean, spread = self.numeric[name]
+            num[:, j] = (statics[name].to_numpy(np.float64) - mean) / spread
+        codes = np.zeros((len(statics), len(cats)), dtype=np.int64)
+        for j, name in enumerate(cats):
+            codes[:, j] = self._codes(name, statics[name]) + 1
+        return num, codes
+
+    def encode_panel(self, panel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(time (N, C), static numeric (S, S_n), static codes (S, S_c)) of a checked panel."""
+        frame = panel.covariates if panel.covariates is not None else pd.DataFrame(index=pd.RangeIndex(len(panel.values)))
+        stamps = panel_stamps(panel) if self.calendar else np.zeros(len(panel.values))
+        num, codes = self.encode_static(static_frame(panel, self.spec))
+        return self.encode_time(frame, stamps), num, codes
+
+    # ------------------------------------------------------------------ saving
+    def to_json(self) -> dict:
+        spec = self.spec
+        return {"past": list(spec.past), "future": list(spec.future), "static": list(spec.static),
+                "calendar": spec.calendar if isinstance(spec.calendar, (str, type(None))) else list(spec.calendar),
+                "country": spec.country, "unknown": spec.unknown, "id_col": spec.id_col, "freq": self.freq_alias,
+                "numeric": {k: list(v) for k, v in self.numeric.items()},
+                "categories": {k: [_plain(c) for c in v] for k, v in self.categories.items()},
+                "generated": list(self.calendar)}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "CovariateEncoder":
+        calendar = data["calendar"] if isinstance(data["calendar"], (str, type(None))) else tuple(data["calendar"])
+        spec = CovariateSpec(tuple(data["past"]), tuple(data["future"]), tuple(data["static"]), calendar,
+                             data["country"], data["unknown"], data["id_col"])
+        return cls(spec, data["freq"], {k: tuple(v) for k, v in data["numeric"].items()},
+                   {k: list(v) for k, v in data["categories"].items()}, list(data["generated"]))
+
+
+def _category_list(values: pd.Series) -> list:
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        return list(values.cat.categories)
+    found = pd.unique(values.dropna().astype(object))
+    try:
+        return sorted(found)
+    except TypeError:
+        return list(found)
+
+
+def _moments(values: np.ndarray) -> tuple[float, float]:
+    if values.size == 0:
+        return 0.0, 1.0
+    mean, spread = float(np.mean(values)), float(np.std(values))
+    return mean, spread if spread > 1e-12 else 1.0
+
+
+def _plain(value):
+    return value.item() if isinstance(value, np.generic) else value
