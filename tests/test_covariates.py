@@ -50,12 +50,13 @@ def fitted(data):
 
 
 # ---------------------------------------------------------------------- what a covariate buys
-@pytest.mark.parametrize("cls", [TransformerForecaster, DLinearForecaster, LSTMForecaster, RSAForecaster])
-def test_a_known_future_driver_is_read_and_moves_the_forecast(cls, data):
+@pytest.mark.parametrize("cls,stream", [(TransformerForecaster, False), (DLinearForecaster, False),
+                                        (LSTMForecaster, False), (RSAForecaster, False), (RSAForecaster, True)])
+def test_a_known_future_driver_is_read_and_moves_the_forecast(cls, stream, data):
     history, future = data
     kw = dict(h=12, input_size=24, max_epochs=8, random_state=0, learning_rate=3e-3)
     if cls in (TransformerForecaster, RSAForecaster):
-        kw.update(d_model=16, n_heads=4, n_layers=1, d_ff=32)
+        kw.update(d_model=16, n_heads=4, n_layers=1, d_ff=32, stream=stream)
     without = cls(**kw).fit(history[["unique_id", "ds", "y"]])
     model = cls(future_covariates=["promo"], **kw).fit(history)
     truth = future["y"].to_numpy()
@@ -70,7 +71,7 @@ def test_a_known_future_driver_is_read_and_moves_the_forecast(cls, data):
 def test_horizon_step_j_reads_the_covariates_of_step_j_only():
     torch.manual_seed(0)
     layer = CovariateInput({"n_past": 2, "n_future": 3, "n_static": 1, "cardinalities": [4]}, d_model=8,
-                           patch_len=4, input_size=12, h=5, n_outputs=2)
+                           patch_len=4, h=5, n_outputs=2)
     future = torch.randn(3, 5, 3)
     batch = CovariateBatch(torch.randn(3, 12), torch.randn(3, 12, 2), future, torch.randn(3, 1),
                            torch.tensor([[0], [1], [3]]))
@@ -229,10 +230,47 @@ def test_covariates_need_a_long_frame(data):
         DLinearForecaster(h=12, input_size=24, past_covariates=["load"]).fit(wide)
 
 
-def test_streaming_refuses_covariates(data):
+@pytest.fixture(scope="module")
+def streaming(data):
     history, _ = data
-    with pytest.raises(ValueError, match="stream=True does not read covariates yet"):
-        TransformerForecaster(h=12, stream=True, past_covariates=["load"], **SMALL).fit(history)
+    model = RSAForecaster(h=12, stream=True, past_covariates=["load", "kind"], future_covariates=["promo"],
+                          static_covariates=["region"], calendar=["hour_of_day"],
+                          **{**SMALL, "n_heads": 4, "d_model": 16, "patch_len": 4})
+    return model.fit(history)
+
+
+def test_streaming_state_carries_the_covariates_through_update(streaming, data):
+    history, future = data
+    model = clone(streaming).fit(history)
+    full = driven(length=260)
+    new = full.groupby("unique_id").nth(list(range(228, 234)))  # six steps: a token and a partial patch
+    after = full.groupby("unique_id").nth(list(range(234, 246)))
+    model.update(new)
+    assert set(model.memory_.pending) == {2}
+    updated = model.predict(future_df=after)
+    direct = model.predict(df=pd.concat([history, new]), future_df=after)  # streamed from the first step
+    np.testing.assert_allclose(updated["yhat"], direct["yhat"], rtol=1e-4, atol=1e-5)
+    moved = model.predict(future_df=after.assign(promo=1.0 - after["promo"]))
+    assert not np.allclose(moved["yhat"], updated["yhat"])
+
+
+def test_streaming_forecasts_at_cutoffs_match_predict(streaming, data):
+    history, future = data
+    frame = pd.concat([history, future]).sort_values(["unique_id", "ds"]).reset_index(drop=True)
+    panel = streaming._panel(frame, fitted=True)
+    ends = np.array([[len(history) // 2 - 1 - 2], [len(history) // 2 - 1 - 2]])  # a partial patch of 2 steps
+    at_cutoff = streaming._forecast_cutoffs(panel, ends, 12)["yhat"].ravel()
+    short = history.groupby("unique_id").head(len(history) // 2 - 2)
+    ahead = frame.groupby("unique_id").nth(list(range(len(history) // 2 - 2, len(history) // 2 + 10)))
+    direct = streaming.predict(df=short, future_df=ahead)
+    np.testing.assert_allclose(at_cutoff, direct["yhat"].to_numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_streaming_with_covariates_saves_and_loads(streaming, data, tmp_path):
+    _, future = data
+    streaming.save(tmp_path / "stream")
+    loaded = tsrsa.load(tmp_path / "stream")
+    pd.testing.assert_frame_equal(loaded.predict(future_df=future), streaming.predict(future_df=future))
 
 
 def test_calendar_needs_datetimes(data):

@@ -93,20 +93,20 @@ def test_new_ids_join_when_asked():
 def test_update_streams_only_the_new_steps(streaming):
     model, head, full = streaming
     calls = []
-    original = model.network_.stream
+    original = model.network_.stream_tokens
 
-    def counting(x, state):
+    def counting(x, state, covariates=None):
         calls.append(x.shape[1])
-        return original(x, state)
+        return original(x, state, covariates)
 
     new = full.groupby("unique_id").nth(slice(40, 47))  # 7 steps per series
     copy = RSAForecaster(patch_len=4, stream=True, **SMALL)
     copy.__dict__.update({k: v for k, v in vars(model).items() if k.endswith("_")})
-    copy.network_.stream = counting
+    copy.network_.stream_tokens = counting
     try:
         copy.update(new)
     finally:
-        del copy.network_.stream
+        del copy.network_.stream_tokens
     assert calls == [7]  # one batch of three series, seven new steps each: the history is not read again
     expected = RSAForecaster(patch_len=4, stream=True, **SMALL)
     expected.__dict__.update({k: v for k, v in vars(model).items() if k.endswith("_")})

@@ -27,6 +27,7 @@ import torch
 
 from tsrsa.data.memory import SeriesMemory
 from tsrsa.data.windows import training_windows
+from tsrsa.nn.covariates import CovariateBatch
 from tsrsa.training import torch_threads
 
 #: tokens per call of the network's ``stream``: bounds the work and memory of one call
@@ -49,13 +50,17 @@ class StreamMemory(SeriesMemory):
     groups: list = field(default_factory=list)  # StreamGroups covering every row once
     forecast: np.ndarray | None = None  # (S, h + P - 1, Q) the last completed token's forecast, scaled units
     pending: np.ndarray | None = None  # (S,) steps waiting in a partial patch
+    #: (S, D) the last completed token's final vector: the context of its known-future horizon term
+    #: (None without known-future covariates; the forecast above is without that term)
+    context: np.ndarray | None = None
 
     def append(self, other: "StreamMemory") -> "StreamMemory":
         base = SeriesMemory.append(self, other)
         moved = [StreamGroup(g.rows + self.n_series, g.steps, g.state) for g in other.groups]
         return StreamMemory(**vars(base), groups=self.groups + moved,
                             forecast=np.concatenate([self.forecast, other.forecast]),
-                            pending=np.concatenate([self.pending, other.pending]))
+                            pending=np.concatenate([self.pending, other.pending]),
+                            context=None if self.context is None else np.concatenate([self.context, other.context]))
 
 
 def token_training_windows(estimator, scaled, offsets, fit_lengths):
@@ -75,12 +80,15 @@ def _concat(states: list[dict]) -> dict:
 
 
 @torch.no_grad()
-def _advance(estimator, groups: list[StreamGroup], values: dict, *, keep_tokens: bool = False):
-    """Stream ``values[row]`` (new steps in scaled units) through each row's state.
+def _advance(estimator, groups: list[StreamGroup], values: dict, *, keep_tokens: bool = False,
+             covariates: dict | None = None, statics: tuple | None = None):
+    """Stream ``values[row]`` (new steps in scaled units) through each row's state, with
+    ``covariates[row]`` (the encoded covariates of those steps, (n, C)) and ``statics`` (static
+    values and codes, indexed by row) for a model with covariates.
 
-    Returns the groups after, ``last`` {row: (h + P - 1, Q)} (rows whose new steps completed a
-    token) and, with ``keep_tokens``, ``tokens`` {row: (n_tokens, h + P - 1, Q)} (every completed
-    token's forecast, in order).
+    Returns the groups after, ``last`` {row: ((h + P - 1, Q), (D,))} (the last completed token's
+    forecast and final vector, for rows whose new steps completed a token) and, with ``keep_tokens``,
+    ``tokens`` {row: ((n_tokens, h + P - 1, Q), (n_tokens, D))} (every completed token's, in order).
     """
     network = estimator.network_.eval()
     device = next(network.parameters()).device
@@ -99,20 +107,53 @@ def _advance(estimator, groups: list[StreamGroup], values: dict, *, keep_tokens:
                     state = {k: v.to(device) for k, v in _select(group.state, torch.as_tensor(part)).items()}
                     if n:
                         x = torch.from_numpy(np.stack([values[int(r)] for r in rows]).astype(np.float32)).to(device)
-                        outputs = []
+                        cov = _covariate_rows(covariates, statics, rows, device)
+                        outputs, contexts = [], []
                         for start in range(0, int(n), chunk):
-                            y, state = network.stream(x[:, start: start + chunk], state)  # (b, c, H', Q)
-                            if y.size(1):
+                            part_cov = None if cov is None else cov._replace(
+                                past=None if cov.past is None else cov.past[:, start: start + chunk])
+                            y, context, state = network.stream_tokens(x[:, start: start + chunk], state, part_cov)
+                            if y.size(1):  # (b, c, H', Q), (b, c, D)
                                 outputs.append(y.double().cpu().numpy())
+                                contexts.append(context.float().cpu().numpy())
                         if outputs:
                             for k, row in enumerate(rows):
-                                last[int(row)] = outputs[-1][k, -1]
+                                last[int(row)] = (outputs[-1][k, -1], contexts[-1][k, -1])
                                 if keep_tokens:
-                                    tokens[int(row)] = np.concatenate([o[k] for o in outputs])
+                                    tokens[int(row)] = (np.concatenate([o[k] for o in outputs]),
+                                                        np.concatenate([c[k] for c in contexts]))
                     buckets.setdefault(group.steps + int(n), []).append((rows, {k: v.cpu() for k, v in state.items()}))
     merged = [StreamGroup(np.concatenate([rows for rows, _ in parts]), steps, _concat([s for _, s in parts]))
               for steps, parts in sorted(buckets.items())]
     return merged, last, tokens
+
+
+def _covariate_rows(covariates: dict | None, statics: tuple | None, rows, device) -> CovariateBatch | None:
+    """The covariates of the given rows as the network's ``stream`` reads them (None without)."""
+    if covariates is None and statics is None:
+        return None
+
+    def tensor(array, dtype=np.float32):
+        if array is None or array.shape[-1] == 0:
+            return None
+        return torch.from_numpy(np.ascontiguousarray(array, dtype=dtype)).to(device)
+
+    past = None if covariates is None else np.stack([covariates[int(r)] for r in rows])  # (b, n, C)
+    num, cat = statics if statics is not None else (None, None)
+    return CovariateBatch(None, tensor(past), None, None if num is None else tensor(num[rows]),
+                          None if cat is None else tensor(cat[rows], np.int64))
+
+
+def _encoded_rows(estimator, panel) -> dict | None:
+    """{series of ``panel``: its encoded covariates (n, C)}; None for a model without covariates."""
+    encoded = estimator._encoded(panel)
+    if encoded is None or encoded.time.shape[1] == 0:
+        return None
+    return {j: encoded.time[panel.offsets[j]: panel.offsets[j + 1]] for j in range(panel.n_series)}
+
+
+def _statics(memory: SeriesMemory) -> tuple | None:
+    return None if memory.static_num is None else (memory.static_num, memory.static_cat)
 
 
 def _scaled(panel, j: int, loc: float, scale: float) -> np.ndarray:
@@ -127,13 +168,23 @@ def _fresh_groups(estimator, n_series: int) -> list[StreamGroup]:
 def streamed_memory(estimator, panel, memory: SeriesMemory) -> StreamMemory:
     """``memory`` of ``panel``'s series with their states after streaming each whole series."""
     values = {j: _scaled(panel, j, memory.loc[j], memory.scale[j]) for j in range(panel.n_series)}
-    groups, last, _ = _advance(estimator, _fresh_groups(estimator, panel.n_series), values)
+    groups, last, _ = _advance(estimator, _fresh_groups(estimator, panel.n_series), values,
+                               covariates=_encoded_rows(estimator, panel), statics=_statics(memory))
     network = estimator.network_
     forecast = np.full((panel.n_series, network.horizon_out, network.config.n_outputs), np.nan)
-    for row, y in last.items():
+    context = _empty_context(network, panel.n_series)
+    for row, (y, c) in last.items():
         forecast[row] = y
+        if context is not None:
+            context[row] = c
     return StreamMemory(**vars(memory), groups=groups, forecast=forecast,
-                        pending=panel.lengths.astype(np.int64) % network.patch_len)
+                        pending=panel.lengths.astype(np.int64) % network.patch_len, context=context)
+
+
+def _empty_context(network, n_series: int) -> np.ndarray | None:
+    if network.covariates is None or network.covariates.horizon is None:
+        return None
+    return np.zeros((n_series, network.config.d_model), dtype=np.float32)
 
 
 def continued_streams(estimator, memory: SeriesMemory, panel, known: np.ndarray) -> StreamMemory:
@@ -141,20 +192,55 @@ def continued_streams(estimator, memory: SeriesMemory, panel, known: np.ndarray)
     old = estimator.memory_
     seen = np.flatnonzero(known >= 0)
     values = {int(known[j]): _scaled(panel, int(j), old.loc[known[j]], old.scale[known[j]]) for j in seen}
-    groups, last, _ = _advance(estimator, old.groups, values)
+    rows = _encoded_rows(estimator, panel)
+    covariates = None if rows is None else {int(known[j]): rows[int(j)] for j in seen}
+    groups, last, _ = _advance(estimator, old.groups, values, covariates=covariates, statics=_statics(old))
     forecast, pending = old.forecast.copy(), old.pending.copy()
-    for row, y in last.items():
+    context = None if old.context is None else old.context.copy()
+    for row, (y, c) in last.items():
         forecast[row] = y
+        if context is not None:
+            context[row] = c
     for row, v in values.items():
         pending[row] = (pending[row] + len(v)) % estimator.network_.patch_len
-    return StreamMemory(**vars(memory), groups=groups, forecast=forecast, pending=pending)
+    return StreamMemory(**vars(memory), groups=groups, forecast=forecast, pending=pending, context=context)
 
 
-def stored_forecast(memory: StreamMemory, h: int) -> np.ndarray:
-    """The forecasts (S, h, Q) in the data's units after every series' last observation."""
+def stored_forecast(memory: StreamMemory, h: int, forecast: np.ndarray | None = None) -> np.ndarray:
+    """The forecasts (S, h, Q) in the data's units after every series' last observation (from
+    ``forecast``, (S, h + P - 1, Q) in scaled units, when given; else the stored one)."""
+    forecast = memory.forecast if forecast is None else forecast
     steps = memory.pending[:, None] + np.arange(h)[None, :]  # (S, h)
-    y = np.take_along_axis(memory.forecast, steps[:, :, None], axis=1)  # (S, h, Q) scaled units
+    y = np.take_along_axis(forecast, steps[:, :, None], axis=1)  # (S, h, Q) scaled units
     return y * memory.scale[:, None, None] + memory.loc[:, None, None]
+
+
+@torch.no_grad()
+def _horizon_term(estimator, future: np.ndarray, context: np.ndarray) -> np.ndarray:
+    """The network's known-future term (n, h + P - 1, Q), scaled units, of ``future`` (n, h + P - 1, F)
+    after tokens whose final vectors are ``context`` (n, D)."""
+    network = estimator.network_.eval()
+    device = next(network.parameters()).device
+    with torch_threads(estimator.num_threads):
+        term = network.horizon_term(torch.from_numpy(np.ascontiguousarray(future, dtype=np.float32)).to(device),
+                                    torch.from_numpy(np.ascontiguousarray(context, dtype=np.float32)).to(device))
+    return term.double().cpu().numpy()
+
+
+def forecast_with_future(estimator, memory: StreamMemory, future: np.ndarray) -> np.ndarray:
+    """The stored forecast (S, h + P - 1, Q) with its known-future term: ``future`` (S, H, F) the
+    values of the H steps after each series' last observation; the r steps of a partial patch (after
+    the last completed token, already observed) read their values from the memory."""
+    encoder, network = estimator.covariates_, estimator.network_
+    S, H, F = future.shape
+    block = np.zeros((S, network.horizon_out, F), dtype=np.float32)  # the steps after the last token's end
+    first = encoder.n_time - encoder.n_future
+    for i in range(S):
+        r = int(memory.pending[i])
+        if r:
+            block[i, :r] = memory.covariates[i, -r:, first:]
+        block[i, r: r + H] = future[i]
+    return memory.forecast + _horizon_term(estimator, block, memory.context)
 
 
 def forecast_at_cutoffs(estimator, panel, cutoffs: np.ndarray, h: int) -> np.ndarray:
@@ -162,15 +248,39 @@ def forecast_at_cutoffs(estimator, panel, cutoffs: np.ndarray, h: int) -> np.nda
     each from the state reached by streaming the series from its first step."""
     memory = estimator.memory_
     S, W = cutoffs.shape
-    P = estimator.network_.patch_len
+    network = estimator.network_
+    P, Hp = network.patch_len, network.horizon_out
     values = {j: _scaled(panel, j, memory.loc[j], memory.scale[j])[: int(cutoffs[j].max()) + 1] for j in range(S)}
-    _, _, tokens = _advance(estimator, _fresh_groups(estimator, S), values, keep_tokens=True)
-    out = np.empty((W, S, h, estimator.network_.config.n_outputs))
+    rows = _encoded_rows(estimator, panel)
+    covariates = None if rows is None else {j: rows[j][: int(cutoffs[j].max()) + 1] for j in range(S)}
+    encoded = estimator._encoded(panel)
+    statics = None if encoded is None else (encoded.static_num, encoded.static_cat)
+    _, _, tokens = _advance(estimator, _fresh_groups(estimator, S), values, keep_tokens=True,
+                            covariates=covariates, statics=statics)
+    out = np.empty((W, S, Hp, network.config.n_outputs))
+    with_future = _empty_context(network, 1) is not None
+    if with_future:  # each token's known-future values: the frame's, after the token's end
+        encoder = estimator.covariates_
+        first = encoder.n_time - encoder.n_future
+        future = np.zeros((W, S, Hp, encoder.n_future), dtype=np.float32)
+        context = np.zeros((W, S, network.config.d_model), dtype=np.float32)
+    starts = np.empty((W, S), dtype=np.int64)
     for j in range(S):
         seen = cutoffs[j] + 1  # (W,) observations up to each cutoff
         token, r = seen // P - 1, seen % P
+        starts[:, j] = r
         for w in range(W):
-            out[w, j] = tokens[j][token[w], r[w]: r[w] + h]
+            out[w, j] = tokens[j][0][token[w]]
+            if with_future:
+                after = (token[w] + 1) * P + np.arange(Hp)  # positions after the token's end
+                inside = after < panel.lengths[j]
+                future[w, j, inside] = encoded.time[panel.offsets[j] + after[inside], first:]
+                context[w, j] = tokens[j][1][token[w]]
+    if with_future:
+        out = out + _horizon_term(estimator, future.reshape(W * S, Hp, -1),
+                                  context.reshape(W * S, -1)).reshape(out.shape)
+    steps = starts[:, :, None] + np.arange(h)[None, None, :]  # (W, S, h)
+    out = np.take_along_axis(out, steps[..., None], axis=2)  # (W, S, h, Q)
     out = out * memory.scale[None, :, None, None] + memory.loc[None, :, None, None]
     return out.reshape(W * S, h, -1)
 
@@ -180,6 +290,8 @@ def save_streams(memory: StreamMemory, state: dict, arrays: dict) -> None:
     """Add the streams to a saved model's JSON state and arrays (complex states as they are)."""
     state["stream"] = {"groups": [{"steps": g.steps, "names": sorted(g.state)} for g in memory.groups]}
     arrays["stream.forecast"], arrays["stream.pending"] = memory.forecast, memory.pending
+    if memory.context is not None:
+        arrays["stream.context"] = memory.context
     for i, group in enumerate(memory.groups):
         arrays[f"stream.{i}.rows"] = group.rows
         for name, value in group.state.items():
@@ -191,7 +303,8 @@ def load_streams(memory: SeriesMemory, state: dict, arrays: dict) -> StreamMemor
                           {name: torch.from_numpy(np.array(arrays[f"stream.{i}.{name}"])) for name in g["names"]})
               for i, g in enumerate(state["stream"]["groups"])]
     return StreamMemory(**vars(memory), groups=groups, forecast=np.asarray(arrays["stream.forecast"]),
-                        pending=np.asarray(arrays["stream.pending"], dtype=np.int64))
+                        pending=np.asarray(arrays["stream.pending"], dtype=np.int64),
+                        context=np.asarray(arrays["stream.context"]) if "stream.context" in arrays else None)
 
 
 def kept_history(memory: StreamMemory, freq, patch_len: int) -> pd.DataFrame:

@@ -145,10 +145,6 @@ class TransformerForecaster(NeuralForecaster):
         kind = get_attention(self._attention_kind())
         options = kind.check_options(self._kind_options())
         if self.stream:
-            if self._covariate_spec().active:
-                raise ValueError("stream=True does not read covariates yet: its state advances over the target "
-                                 "alone; use stream=False with covariates (update() then keeps the latest window "
-                                 "of the target and of the covariates)")
             if self.causal is False:
                 raise ValueError("stream=True reads each series as it arrives, so every layer must be causal; "
                                  "leave causal=None (or True)")
@@ -232,8 +228,11 @@ class TransformerForecaster(NeuralForecaster):
     def _forecast_memory(self, memory, h: int, future_df=None):
         if not self.stream:
             return super()._forecast_memory(memory, h, future_df)
-        self._horizon_covariates(memory.ids, memory.last, h, future_df)  # a future_df here is an error
-        return self._output_columns(streaming.stored_forecast(memory, h))
+        future = self._horizon_covariates(memory.ids, memory.last, h, future_df)  # (S, H, F) or None
+        forecast = None
+        if future is not None and memory.context is not None:
+            forecast = streaming.forecast_with_future(self, memory, future)
+        return self._output_columns(streaming.stored_forecast(memory, h, forecast))
 
     def _forecast_cutoffs(self, panel, cutoffs, h: int):
         if not self.stream:

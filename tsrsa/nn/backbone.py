@@ -78,7 +78,7 @@ class ForecastingTransformer(nn.Module):
         self.covariates = None
         if has_covariates(config):
             self.covariates = CovariateInput(covariate_shape(config), d_model=config.d_model,
-                                             patch_len=config.patch_len, input_size=config.input_size, h=config.h,
+                                             patch_len=config.patch_len, h=config.h,
                                              n_outputs=config.n_outputs)
         self.reset_parameters()
 

@@ -16,7 +16,6 @@ as before.
 """
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import torch
@@ -63,7 +62,7 @@ class CovariateInput(nn.Module):
         statics), ``cardinalities`` (codes of each categorical static, the unknown bucket included).
     d_model : int
         Width of the tokens (and of the static embedding and the horizon term's hidden layer).
-    patch_len, input_size : int
+    patch_len : int
         How the look-back is cut into tokens (as the network's own patches: padded at the front
         with the first step, so the last token ends at the last observation).
     h, n_outputs : int
@@ -75,13 +74,11 @@ class CovariateInput(nn.Module):
         the covariates to the forecast is that term, as DLinear's).
     """
 
-    def __init__(self, shape: dict, *, d_model: int, patch_len: int, input_size: int, h: int, n_outputs: int,
+    def __init__(self, shape: dict, *, d_model: int, patch_len: int, h: int, n_outputs: int,
                  context_size: int | None = None, horizon: bool = False):
         super().__init__()
         self.n_past, self.n_future = shape["n_past"], shape["n_future"]
         self.patch_len, self.h, self.n_outputs = patch_len, h, n_outputs
-        self.n_tokens = math.ceil(input_size / patch_len)
-        self.pad = self.n_tokens * patch_len - input_size
         self.past = nn.Linear(patch_len * self.n_past, d_model) if self.n_past else None
         self.static_num = nn.Linear(shape["n_static"], d_model) if shape["n_static"] else None
         self.static_cat = nn.ModuleList(nn.Embedding(c, d_model) for c in shape["cardinalities"])
@@ -114,24 +111,28 @@ class CovariateInput(nn.Module):
         return total
 
     def tokens(self, batch: CovariateBatch) -> torch.Tensor | None:
-        """What the covariates add to each token: (B, N, D) (or (B, 1, D) for statics alone), or None."""
+        """What the covariates add to each token: (B, N, D) (or (B, 1, D) for statics alone), or None.
+        ``batch.past`` may hold any number of steps (the streaming form's new ones: whole patches)."""
         total = None
         if self.past is not None:
             c = batch.past  # (B, L, C)
-            if self.pad:
-                c = torch.cat([c[:, :1].expand(-1, self.pad, -1), c], dim=1)  # (B, N * P, C)
+            pad = -c.size(1) % self.patch_len
+            if pad:
+                c = torch.cat([c[:, :1].expand(-1, pad, -1), c], dim=1)  # (B, N * P, C)
             B = c.size(0)
-            total = self.past(c.reshape(B, self.n_tokens, self.patch_len * self.n_past))  # (B, N, D)
+            total = self.past(c.reshape(B, -1, self.patch_len * self.n_past))  # (B, N, D)
         static = self.static(batch)
         if static is not None:
             total = static[:, None, :] if total is None else total + static[:, None, :]
         return total
 
     def forecast(self, batch: CovariateBatch, context: torch.Tensor) -> torch.Tensor | None:
-        """The horizon term (B, h, Q) from the known-future values of each step and ``context`` (B, C)."""
+        """The horizon term (..., h, Q) from the known-future values of each step, ``batch.future``
+        (..., h, F), and ``context`` (..., C): (B, ...) for one forecast per window, (B, N, ...) for one
+        per token."""
         if self.horizon is None:
             return None
-        hidden = self.context_map(context)[:, None, :] + self.step[None]  # (B, h, D)
+        hidden = self.context_map(context)[..., None, :] + self.step  # (..., h, D)
         if self.future_map is not None:
-            hidden = hidden + self.future_map(batch.future)  # (B, h, D)
-        return self.horizon(F.gelu(hidden))  # (B, h, Q)
+            hidden = hidden + self.future_map(batch.future)  # (..., h, D)
+        return self.horizon(F.gelu(hidden))  # (..., h, Q)

@@ -67,7 +67,7 @@ class DLinearNetwork(nn.Module):
         self.covariates = None
         if has_covariates(config):  # the whole look-back as one token: a linear map, then the horizon term
             self.covariates = CovariateInput(covariate_shape(config), d_model=COVARIATE_WIDTH,
-                                             patch_len=config.input_size, input_size=config.input_size, h=config.h,
+                                             patch_len=config.input_size, h=config.h,
                                              n_outputs=config.n_outputs, horizon=True)
 
     def _init_weights(self) -> None:

@@ -37,7 +37,7 @@ class LSTMNetwork(nn.Module):
         self.covariates = None
         if has_covariates(config):  # each step reads its patch and the covariates' vector of it
             self.covariates = CovariateInput(covariate_shape(config), d_model=config.hidden_size,
-                                             patch_len=config.patch_len, input_size=config.input_size, h=config.h,
+                                             patch_len=config.patch_len, h=config.h,
                                              n_outputs=config.n_outputs)
         self.lstm = nn.LSTM(
             input_size=config.patch_len + (config.hidden_size if self.covariates is not None else 0),

@@ -25,9 +25,11 @@ over the whole history at every completed token.
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from tsrsa.nn.blocks import BackboneConfig, EncoderBlock, init_linear, merged_groups
+from tsrsa.nn.covariates import CovariateBatch, CovariateInput, covariate_shape, has_covariates, split_inputs
 from tsrsa.nn.rem import causal_conv_fft
 
 
@@ -127,6 +129,11 @@ class StreamingTransformer(nn.Module):
             raise ValueError(f"readout_tokens={config.readout_tokens} must be None or >= 1")
         self.head_dropout = nn.Dropout(config.dropout)
         self.head = nn.Linear(self.readout_tokens * config.d_model, self.horizon_out * config.n_outputs)
+        self.covariates = None
+        if has_covariates(config):  # each token's horizon term covers the h + P - 1 steps it forecasts
+            self.covariates = CovariateInput(covariate_shape(config), d_model=config.d_model,
+                                             patch_len=config.patch_len, h=self.horizon_out,
+                                             n_outputs=config.n_outputs)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -139,38 +146,73 @@ class StreamingTransformer(nn.Module):
         return merged_groups(self.blocks)
 
     # ------------------------------------------------------------------ pieces
-    def _tokens(self, steps: torch.Tensor, m0, q0):
-        """steps (B, c * P) -> token vectors (B, c, D), per-token statistics, running state after them."""
+    def _tokens(self, steps: torch.Tensor, m0, q0, batch: CovariateBatch | None = None):
+        """steps (B, c * P) -> token vectors (B, c, D), per-token statistics, running state after them;
+        ``batch.past`` (B, c * P, C) holds the covariates of the same steps."""
         B = steps.size(0)
         if self.norm is None:
             patches, stats, running = steps.view(B, -1, self.patch_len), None, (m0, q0)
         else:
             patches, stats, running = self.norm.normalise(steps, self.patch_len, m0, q0)  # (B, c, P)
-        return self.embed_dropout(self.embed(patches)), stats, running  # (B, c, D)
+        z = self.embed(patches)  # (B, c, D)
+        if batch is not None and self.covariates is not None:
+            extra = self.covariates.tokens(batch)
+            if extra is not None:
+                z = z + extra
+        return self.embed_dropout(z), stats, running  # (B, c, D)
 
-    def _readout(self, z: torch.Tensor, stats, earlier: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def horizon_term(self, future: torch.Tensor | None, context: torch.Tensor):
+        """What the known-future covariates add to token forecasts: ``future`` (..., h + P - 1, F) the
+        values of the steps after each token's end, ``context`` (..., D) each token's final vector; None
+        without known-future covariates."""
+        if self.covariates is None or self.covariates.horizon is None:
+            return None
+        return self.covariates.forecast(CovariateBatch(None, None, future, None, None), context)
+
+    def _readout(self, z: torch.Tensor, stats, earlier: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """z (B, c, D) and the k - 1 final vectors before them (B, k - 1, D) -> forecasts
-        (B, c, h + P - 1, Q) in the input's units, and the last k - 1 final vectors."""
+        (B, c, h + P - 1, Q) in the input's units, the last k - 1 final vectors, and the c tokens' own
+        final vectors (B, c, D), the context of their horizon terms."""
         B, c, D = z.shape
         k = self.readout_tokens
-        final = torch.cat([earlier, self.ln_f(z)], dim=1)  # (B, k - 1 + c, D)
+        own = self.ln_f(z)  # (B, c, D)
+        final = torch.cat([earlier, own], dim=1)  # (B, k - 1 + c, D)
         windows = final.unfold(1, k, 1).transpose(2, 3).reshape(B, c, k * D)  # (B, c, k * D), oldest first
         y = self.head(self.head_dropout(windows)).view(B, c, self.horizon_out, self.config.n_outputs)
         y = self.norm.denormalise(y, stats) if self.norm is not None else y
-        return y, final[:, final.size(1) - (k - 1):]
+        return y, final[:, final.size(1) - (k - 1):], own
 
     # ------------------------------------------------------------------ parallel form
-    def forward_tokens(self, x: torch.Tensor) -> torch.Tensor:
-        """Every token's forecast from a fresh state: x (B, c * P) -> (B, c, h + P - 1, Q)."""
+    def forward_tokens(self, x: torch.Tensor, batch: CovariateBatch | None = None) -> torch.Tensor:
+        """Every token's forecast from a fresh state: x (B, c * P) -> (B, c, h + P - 1, Q). With
+        covariates, ``batch.future`` (B, c, h + P - 1, F) holds each token's known-future values."""
+        y, context = self._forward_all(x, batch)
+        term = self.horizon_term(batch.future, context) if batch is not None else None
+        return y if term is None else y + term
+
+    def _forward_all(self, x, batch):
         m0, q0 = RunningNorm.start(x.size(0), device=x.device, dtype=x.dtype)
-        z, stats, _ = self._tokens(x, m0, q0)  # (B, c, D)
+        z, stats, _ = self._tokens(x, m0, q0, batch)  # (B, c, D)
         for block in self.blocks:
             z = block(z)  # (B, c, D)
-        return self._readout(z, stats, z.new_zeros(z.size(0), self.readout_tokens - 1, z.size(2)))[0]
+        y, _, context = self._readout(z, stats, z.new_zeros(z.size(0), self.readout_tokens - 1, z.size(2)))
+        return y, context
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        y = self.forward_tokens(x)  # (B, N, h + P - 1, Q)
-        return y if self.training else y[:, -1, : self.config.h]
+    def forward(self, inputs) -> torch.Tensor:
+        """``inputs``: windows (B, L), or a :class:`~tsrsa.nn.covariates.CovariateBatch` whose ``future``
+        is every token's (B, N, h + P - 1, F) in training and the window's next h steps (B, h, F) in
+        evaluation."""
+        x, batch = split_inputs(inputs)
+        if self.training:
+            return self.forward_tokens(x, batch)  # (B, N, h + P - 1, Q)
+        y, context = self._forward_all(x, batch)
+        last = y[:, -1]  # (B, h + P - 1, Q)
+        if batch is not None and batch.future is not None:
+            future = F.pad(batch.future, (0, 0, 0, self.horizon_out - batch.future.size(1)))  # (B, h + P - 1, F)
+            term = self.horizon_term(future, context[:, -1])
+            if term is not None:
+                last = last + term
+        return last[:, : self.config.h]
 
     # ------------------------------------------------------------------ recurrent form
     def init_state(self, batch_size: int, *, device=None, dtype=None) -> dict:
@@ -181,6 +223,9 @@ class StreamingTransformer(nn.Module):
         state = {"pending": torch.zeros(batch_size, 0, device=device, dtype=dtype), "norm.mean": m, "norm.square": q,
                  "readout": torch.zeros(batch_size, self.readout_tokens - 1, self.config.d_model, device=device,
                                         dtype=dtype)}
+        n_past = covariate_shape(self.config)["n_past"]
+        if n_past:  # the covariates of the steps of a partial patch
+            state["pending_covariates"] = torch.zeros(batch_size, 0, n_past, device=device, dtype=dtype)
         for i, block in enumerate(self.blocks):
             for name, value in block.attn.init_state(batch_size, device=device, dtype=dtype).items():
                 state[f"blocks.{i}.{name}"] = value
@@ -191,21 +236,38 @@ class StreamingTransformer(nn.Module):
         held = self.patch_len + 2 + (self.readout_tokens - 1) * self.config.d_model
         return held + sum(block.attn.state_size(n_tokens) for block in self.blocks)
 
-    def stream(self, x: torch.Tensor, state: dict) -> tuple[torch.Tensor, dict]:
+    def stream(self, x: torch.Tensor, state: dict, covariates: CovariateBatch | None = None) -> tuple[torch.Tensor, dict]:
         """Advance over new steps x (B, n): the forecasts of the tokens they complete,
-        (B, c, h + P - 1, Q), and the new state (the given one is left as it was)."""
+        (B, c, h + P - 1, Q), and the new state (the given one is left as it was). ``covariates``: the
+        covariates of the new steps (``past`` (B, n, C)) and the statics; the forecasts are then
+        without the known-future horizon term (``stream_tokens`` gives its context)."""
+        y, _, state = self.stream_tokens(x, state, covariates)
+        return y, state
+
+    def stream_tokens(self, x: torch.Tensor, state: dict, covariates: CovariateBatch | None = None):
+        """As ``stream``, with each completed token's final vector (B, c, D): the context that
+        ``horizon_term`` reads with the known-future values after the token."""
         steps = torch.cat([state["pending"], x.to(state["pending"].dtype)], dim=1)  # (B, r + n)
         c = steps.size(1) // self.patch_len
         done, pending = steps[:, : c * self.patch_len], steps[:, c * self.patch_len:]
+        batch, extra = None, {}
+        if covariates is not None and covariates.past is not None:  # the partial patch's covariates wait too
+            rows = torch.cat([state["pending_covariates"], covariates.past.to(steps.dtype)], dim=1)  # (B, r + n, C)
+            batch = covariates._replace(past=rows[:, : c * self.patch_len])
+            extra = {"pending_covariates": rows[:, c * self.patch_len:]}
+        elif covariates is not None:
+            batch = covariates
         if c == 0:
             empty = steps.new_zeros(steps.size(0), 0, self.horizon_out, self.config.n_outputs)
-            return empty, {**state, "pending": pending}
-        z, stats, (m, q) = self._tokens(done, state["norm.mean"], state["norm.square"])  # (B, c, D)
-        new = {"pending": pending, "norm.mean": m, "norm.square": q}
+            return empty, steps.new_zeros(steps.size(0), 0, self.config.d_model), {**state, "pending": pending, **extra}
+        z, stats, (m, q) = self._tokens(done, state["norm.mean"], state["norm.square"], batch)  # (B, c, D)
+        new = {"pending": pending, "norm.mean": m, "norm.square": q, **extra}
         for i, block in enumerate(self.blocks):
             prefix = f"blocks.{i}."
             layer = {k[len(prefix):]: v for k, v in state.items() if k.startswith(prefix)}
             z, layer = block.stream(z, layer)  # (B, c, D)
             new.update({prefix + k: v for k, v in layer.items()})
-        y, new["readout"] = self._readout(z, stats, state["readout"])
-        return y, new
+        for name, value in state.items():  # what this network does not advance is kept
+            new.setdefault(name, value)
+        y, new["readout"], context = self._readout(z, stats, state["readout"])
+        return y, context, new

@@ -105,8 +105,10 @@ class WindowLoader:
         time, static_num, static_cat = self._covariates
         L, first = self.windows.input_size, self.windows.covariates.future_from
         rows = time[index]  # (b, L + h, C)
+        # the known-future values after the window (b, h, F), or after every token's end (b, N, h, F)
+        after = rows[:, L:] if self._targets is None else rows[:, self._targets]
         return CovariateBatch(x, rows[:, :L] if time.size(1) else None,
-                              rows[:, L:, first:] if first < time.size(1) else None,
+                              after[..., first:] if first < time.size(1) else None,
                               static_num[series] if static_num.size(1) else None,
                               static_cat[series] if static_cat.size(1) else None)
 
