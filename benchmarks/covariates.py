@@ -14,8 +14,9 @@ both settings; test MSE and MAE are over every test window of OT, in scaled unit
 Calendar: the New York taxi series (half-hourly, July 2014 to January 2015, daily and weekly cycles,
 US holidays in the test months) split 70/10/20 in time; horizon 48 (a day), input 336 (a week);
 the library's defaults with ``val_size`` = the validation part; "none" against ``calendar="auto"``
-and against ``calendar="auto", holidays="US"``. Errors are in units of the training part's
-standard deviation.
+and against ``calendar="auto", holidays="US"``, the known-future features reaching the forecast
+through the readout term (the default) or as decoder tokens (``known_future="tokens"``). Errors are
+in units of the training part's standard deviation.
 
 Rows go to ``benchmarks/results/covariates.csv`` as each fit ends (its explicit parameters with it);
 the RESULTS.md section "covariates" sets each setting against the one without covariates, seed by
@@ -41,8 +42,9 @@ COLUMNS = ("date", "part", "dataset", "horizon", "input_size", "model", "setting
            "n_windows", "val_loss", "epochs", "fit_seconds", "params")
 ETT_COVARIATES = ("HUFL", "HULL", "MUFL", "MULL", "LUFL", "LULL")
 TAXI = "classic/taxi_new_york_passengers.csv"
-CALENDAR_SETTINGS = {"none": {}, "calendar": {"calendar": "auto"}, "calendar+holidays": {"calendar": "auto",
-                                                                                        "holidays": "US"}}
+CALENDAR_SETTINGS = {"none": {}, "calendar": {"calendar": "auto"},
+                     "calendar+holidays": {"calendar": "auto", "holidays": "US"},
+                     "calendar+holidays,tokens": {"calendar": "auto", "holidays": "US", "known_future": "tokens"}}
 
 
 def ett_frame(data, setting: str) -> pd.DataFrame:
@@ -154,7 +156,9 @@ def table(path: Path) -> str:
             "96 on the long-horizon protocol, *S* = OT alone, *MS* = OT with the six load columns as past "
             "covariates, each model's benchmark configuration. Taxi: horizon 48, input 336, the library's "
             "defaults; *calendar* = `calendar=\"auto\"` (hour of day, day of week, day of month, week and month "
-            "of year, as sine/cosine pairs), *+holidays* adds the US public-holiday flag. Every row's parameters "
+            "of year, as sine/cosine pairs), *+holidays* adds the US public-holiday flag, *,tokens* feeds these "
+            "known-future features as decoder tokens (`known_future=\"tokens\"`) instead of the readout term. "
+            "Every row's parameters "
             "are in `benchmarks/results/covariates.csv`.\n\n" + "\n".join(lines) + "\n\n"
             f"Made by `python benchmarks/covariates.py` on {dates}.")
 

@@ -118,7 +118,8 @@ def test_layout_of_the_fitted_encoding(fitted):
                                                       "month_of_year") for p in ("sin", "cos")]
     assert encoder.categories["kind"] == ["a", "b"] and encoder.categories["region"] == ["north", "south"]
     shape = fitted.network_.config.covariates
-    assert shape == {"n_past": 1 + 2 + 1 + 10, "n_future": 1 + 10, "n_static": 0, "cardinalities": [3, 3]}
+    assert shape == {"n_past": 1 + 2 + 1 + 10, "n_future": 1 + 10, "n_static": 0, "cardinalities": [3, 3],
+                     "future_tokens": False}
 
 
 def test_nothing_the_user_passes_is_mutated(data):
@@ -334,12 +335,31 @@ def test_new_series_in_update_bring_their_covariates(fitted, data):
     assert model.memory_.covariates.shape == (3, 24, fitted.covariates_.n_time)
 
 
+@pytest.mark.parametrize("known_future", ["readout", "tokens"])
 @pytest.mark.parametrize("kind", tsrsa.nn.attention_kinds())
-def test_every_kind_of_the_slot_reads_covariates(kind, data):
+def test_every_kind_of_the_slot_reads_covariates(kind, known_future, data):
     history, future = data
     model = TransformerForecaster(h=12, attention=kind, past_covariates=["load"], future_covariates=["promo"],
-                                  static_covariates=["region"], **{**SMALL, "n_heads": 4, "d_model": 16,
-                                                                   "max_epochs": 1})
+                                  static_covariates=["region"], known_future=known_future,
+                                  **{**SMALL, "n_heads": 4, "d_model": 16, "max_epochs": 1})
     forecast = model.fit(history).predict(future_df=future)
     moved = model.predict(future_df=future.assign(promo=1.0 - future["promo"]))
     assert np.isfinite(forecast["yhat"]).all() and not np.allclose(forecast["yhat"], moved["yhat"])
+
+
+def test_decoder_tokens_read_the_whole_horizon(data):
+    history, future = data
+    model = TransformerForecaster(h=12, future_covariates=["promo"], known_future="tokens", **SMALL).fit(history)
+    assert model.network_.config.covariates["future_tokens"] and model.network_.covariates.n_future_tokens == 3
+    with pytest.raises(ValueError, match="needs the known-future covariates of the next 12 step"):
+        model.predict(4, future_df=future.groupby("unique_id").head(4))
+    full = model.predict(future_df=future)
+    np.testing.assert_allclose(model.predict(4, future_df=future)["yhat"], full.groupby("unique_id").head(4)["yhat"])
+    late = future.copy()
+    late.loc[late.groupby("unique_id").tail(1).index, "promo"] = 1.0 - late["promo"]  # the last step's value only
+    changed = model.predict(future_df=late)["yhat"].to_numpy().reshape(2, 12)
+    assert not np.allclose(changed[:, 0], full["yhat"].to_numpy().reshape(2, 12)[:, 0])  # every step reads it
+    with pytest.raises(ValueError, match="known_future='tokens' puts the horizon"):
+        TransformerForecaster(h=12, stream=True, future_covariates=["promo"], known_future="tokens", **SMALL).fit(history)
+    with pytest.raises(ValueError, match="known_future"):
+        TransformerForecaster(h=12, known_future="decoder", **SMALL).fit(history)

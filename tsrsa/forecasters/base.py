@@ -181,6 +181,8 @@ class BaseForecaster:
         if spec.future and future_df is None:
             raise ValueError(f"this model reads the known-future covariates {list(spec.future)}: pass "
                              f"future_df= with their values for the next {h} step(s) of every series")
+        if getattr(self, "known_future", "readout") == "tokens":  # decoder tokens read the whole horizon
+            h = int(self.h)
         stamps = self.freq_.future(last, h)
         frame = future_rows(future_df, ids, stamps, h, spec, self.id_col, self.time_col) if spec.future else None
         block = encoder.encode_future(frame, stamps).reshape(len(ids), h, -1)  # (S, h, F)

@@ -142,6 +142,10 @@ class NeuralForecaster(BaseForecaster):
         """The training windows: ``input_size`` inputs and the ``h`` targets after them."""
         return training_windows(scaled, offsets, fit_lengths, self._input_size, int(self.h))
 
+    def _covariate_layout(self) -> dict:
+        """The network's covariate layout (``tsrsa.nn.covariates``) from the fitted encoding."""
+        return self.covariates_.shape()
+
     def _group_options(self) -> dict | None:
         """Optimiser options of the network's named parameter groups (see TrainingConfig.group_options)."""
         return None
@@ -228,7 +232,7 @@ class NeuralForecaster(BaseForecaster):
         self._prepare_fit(panel, fit_lengths)
         config = self._network_config()
         if self.covariates_ is not None:
-            config = dataclasses.replace(config, covariates=self.covariates_.shape())
+            config = dataclasses.replace(config, covariates=self._covariate_layout())
         seed = resolve_seed(self.random_state)
         rank = SINGLE
         if placement.mode == "join":  # one rank of a torchrun launch: every rank uses rank 0's seed

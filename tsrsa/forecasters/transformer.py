@@ -6,10 +6,14 @@ import torch
 from tsrsa.forecasters import streaming
 from tsrsa.forecasters.base import store_init_args
 from tsrsa.forecasters.neural import COMMON_PARAMS_DOC, NeuralForecaster
-from tsrsa.forecasters.params import check_bool, check_int, check_sequence_model
+from tsrsa.forecasters.params import check_bool, check_choice, check_int, check_sequence_model
 from tsrsa.forecasters.spaces import sequence_space
 from tsrsa.nn.backbone import BackboneConfig, build_transformer
 from tsrsa.nn.registry import build_attention, get_attention
+
+
+#: how known-future covariates reach a transformer's forecast
+KNOWN_FUTURE = ("readout", "tokens")
 
 
 class TransformerForecaster(NeuralForecaster):
@@ -57,6 +61,12 @@ class TransformerForecaster(NeuralForecaster):
         Streaming configuration only: how many of the latest token vectors the head reads to
         forecast (the state keeps them). None: the window's token count ``input_size / patch_len``
         (the reach of the fixed-window head); 1: the latest token alone.
+    known_future : {"readout", "tokens"}, default "readout"
+        How known-future covariates (``future_covariates``, ``calendar``, ``holidays``) reach the
+        forecast (docs/covariates.md): "readout", a term added to each horizon step from that step's
+        values (``predict(h)`` needs ``h`` steps of them); "tokens", decoder tokens of the horizon's
+        values that join the sequence after the look-back (``predict`` needs the whole trained
+        horizon; fixed windows only). Chosen on validation in ``benchmarks/covariates.py``.
     {common}
     Examples
     --------
@@ -75,7 +85,7 @@ class TransformerForecaster(NeuralForecaster):
     def __init__(
         self, h, *, input_size=None, d_model=64, n_heads=4, n_layers=2, d_ff=128, dropout=0.1,
         attention="softmax", attention_options=None, causal=None, revin=True, stream=False, readout_tokens=None,
-        patch_len=4,
+        known_future="readout", patch_len=4,
         loss="mse", quantiles=None, scaler="standard", fill=None, freq=None, max_epochs="auto", batch_size=32,
         inference_batch_size=1024, learning_rate=1e-3, weight_decay=1e-4, lr_schedule=None,
         early_stopping_patience="auto", val_size=0, accelerator="auto", devices=None, strategy="auto", precision="32",
@@ -137,6 +147,10 @@ class TransformerForecaster(NeuralForecaster):
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model={self.d_model} must be a multiple of n_heads={self.n_heads}")
         check_bool("stream", self.stream)
+        check_choice("known_future", self.known_future, KNOWN_FUTURE)
+        if self.known_future == "tokens" and self.stream:
+            raise ValueError("known_future='tokens' puts the horizon's covariates in the sequence of a fixed "
+                             "window; the streaming configuration reads them per token: use known_future='readout'")
         check_int("readout_tokens", self.readout_tokens, allow_none=True)
         if self.readout_tokens is not None and not self.stream:
             raise ValueError(f"readout_tokens={self.readout_tokens} sets the streaming head; use it with stream=True")
@@ -182,6 +196,9 @@ class TransformerForecaster(NeuralForecaster):
         if not self.stream:
             return None
         return int(self.readout_tokens) if self.readout_tokens is not None else self._input_size // int(self.patch_len)
+
+    def _covariate_layout(self) -> dict:
+        return {**super()._covariate_layout(), "future_tokens": self.known_future == "tokens"}
 
     @staticmethod
     def _build_network(config: BackboneConfig):

@@ -74,12 +74,15 @@ class ForecastingTransformer(nn.Module):
         self.embed = PatchEmbedding(config.input_size, config.patch_len, config.d_model, config.dropout)
         self.blocks = nn.ModuleList(EncoderBlock(config) for _ in range(config.n_layers))
         self.ln_f = nn.LayerNorm(config.d_model)
-        self.head = FlattenHead(config.n_tokens, config.d_model, config.h, config.n_outputs, config.dropout)
         self.covariates = None
+        n_tokens = config.n_tokens
         if has_covariates(config):
             self.covariates = CovariateInput(covariate_shape(config), d_model=config.d_model,
                                              patch_len=config.patch_len, h=config.h,
                                              n_outputs=config.n_outputs)
+            if self.covariates.future_embed is not None:  # decoder tokens after the look-back's
+                n_tokens += self.covariates.n_future_tokens
+        self.head = FlattenHead(n_tokens, config.d_model, config.h, config.n_outputs, config.dropout)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -105,6 +108,9 @@ class ForecastingTransformer(nn.Module):
         extra = self.covariates.tokens(batch) if batch is not None and self.covariates is not None else None
         if extra is not None:
             z = z + extra  # (B, N, D)
+        decoder = self.covariates.future_tokens(batch) if batch is not None and self.covariates is not None else None
+        if decoder is not None:
+            z = torch.cat([z, self.embed.dropout(decoder)], dim=1)  # (B, N + N_h, D)
         for block in self.blocks:
             z = block(z)  # (B, N, D)
         z = self.ln_f(z)

@@ -10,6 +10,13 @@ are known over the look-back too), scaled by the estimator. Horizon step j reads
 values of step j only (and the context, which reads the look-back), so forecasting ``h`` steps
 needs the covariates of those ``h`` steps and no more. ``e_j`` is a learned vector per step.
 
+The other way in for the known-future values (``future_tokens`` in the layout; the fixed-window
+transformer only): decoder tokens. The horizon's values are cut into patches like the look-back,
+each patch projected to a token (plus a learned position and the static embedding) that joins the
+sequence after the look-back tokens, so attention mixes them with the history, and the flatten
+head reads every token. Then the forecast of step j may read the known-future values of every
+horizon step, and ``predict(h)`` needs the values of the whole trained horizon.
+
 A network reads ``inputs`` that are either the window ``x`` (B, L) alone or a
 :class:`CovariateBatch` (``x`` and its covariates), so a network without covariates is called
 as before.
@@ -44,7 +51,8 @@ def covariate_shape(config) -> dict:
     """The covariate layout of a network configuration (empty dict: none)."""
     shape = dict(getattr(config, "covariates", None) or {})
     return {"n_past": int(shape.get("n_past", 0)), "n_future": int(shape.get("n_future", 0)),
-            "n_static": int(shape.get("n_static", 0)), "cardinalities": [int(c) for c in shape.get("cardinalities", [])]}
+            "n_static": int(shape.get("n_static", 0)), "cardinalities": [int(c) for c in shape.get("cardinalities", [])],
+            "future_tokens": bool(shape.get("future_tokens", False))}
 
 
 def has_covariates(config) -> bool:
@@ -59,7 +67,8 @@ class CovariateInput(nn.Module):
     ----------
     shape : dict
         ``n_past`` (look-back channels), ``n_future`` (horizon channels), ``n_static`` (numeric
-        statics), ``cardinalities`` (codes of each categorical static, the unknown bucket included).
+        statics), ``cardinalities`` (codes of each categorical static, the unknown bucket included),
+        ``future_tokens`` (the horizon channels as decoder tokens instead of the horizon term).
     d_model : int
         Width of the tokens (and of the static embedding and the horizon term's hidden layer).
     patch_len : int
@@ -82,8 +91,12 @@ class CovariateInput(nn.Module):
         self.past = nn.Linear(patch_len * self.n_past, d_model) if self.n_past else None
         self.static_num = nn.Linear(shape["n_static"], d_model) if shape["n_static"] else None
         self.static_cat = nn.ModuleList(nn.Embedding(c, d_model) for c in shape["cardinalities"])
-        self.horizon = None
-        if self.n_future or horizon:
+        self.horizon = self.future_embed = None
+        if self.n_future and shape.get("future_tokens"):  # decoder tokens: one per patch of the horizon
+            self.n_future_tokens = -(-h // patch_len)
+            self.future_embed = nn.Linear(patch_len * self.n_future, d_model)
+            self.future_position = nn.Parameter(torch.zeros(self.n_future_tokens, d_model))
+        elif self.n_future or horizon:
             self.future_map = nn.Linear(self.n_future, d_model) if self.n_future else None
             self.context_map = nn.Linear(context_size or d_model, d_model)
             self.step = nn.Parameter(torch.zeros(h, d_model))
@@ -99,6 +112,8 @@ class CovariateInput(nn.Module):
                 nn.init.normal_(module.weight, std=0.02)
         if self.horizon is not None:
             nn.init.normal_(self.step, std=0.02)
+        if self.future_embed is not None:
+            nn.init.normal_(self.future_position, std=0.02)
 
     def static(self, batch: CovariateBatch) -> torch.Tensor | None:
         """The static embedding (B, D), or None without statics."""
@@ -125,6 +140,16 @@ class CovariateInput(nn.Module):
         if static is not None:
             total = static[:, None, :] if total is None else total + static[:, None, :]
         return total
+
+    def future_tokens(self, batch: CovariateBatch) -> torch.Tensor | None:
+        """The decoder tokens (B, ceil(h / P), D) of the horizon's known-future values, or None."""
+        if self.future_embed is None:
+            return None
+        f = batch.future  # (B, h, F)
+        f = F.pad(f, (0, 0, 0, self.n_future_tokens * self.patch_len - f.size(1)))  # zeros after the horizon
+        z = self.future_embed(f.reshape(f.size(0), self.n_future_tokens, -1)) + self.future_position
+        static = self.static(batch)
+        return z if static is None else z + static[:, None, :]
 
     def forecast(self, batch: CovariateBatch, context: torch.Tensor) -> torch.Tensor | None:
         """The horizon term (..., h, Q) from the known-future values of each step, ``batch.future``
