@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import os
 import sys
 import time
@@ -139,11 +138,9 @@ def main(argv=None) -> int:
     if "TSRSA_DATA_DIR" not in os.environ and SHARED_DATA.is_dir():
         os.environ["TSRSA_DATA_DIR"] = str(SHARED_DATA)
     from tsrsa.benchmarking.protocol import load_protocol_data
-    from tsrsa.benchmarking.results import append_rows, replace_section
+    from tsrsa.benchmarking.results import replace_section, row_writer
 
-    def write(row):
-        append_rows(CSV, [row], columns=COLUMNS)
-        print(json.dumps({k: row[k] for k in COLUMNS if k != "params"}), flush=True)
+    write = row_writer(CSV, COLUMNS)
 
     if not args.tables_only:
         for dataset in args.dataset.split(","):

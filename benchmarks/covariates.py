@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import os
 import sys
 import time
@@ -44,7 +43,7 @@ ETT_COVARIATES = ("HUFL", "HULL", "MUFL", "MULL", "LUFL", "LULL")
 TAXI = "classic/taxi_new_york_passengers.csv"
 CALENDAR_SETTINGS = {"none": {}, "calendar": {"calendar": "auto"},
                      "calendar+holidays": {"calendar": "auto", "holidays": "US"},
-                     "calendar+holidays,tokens": {"calendar": "auto", "holidays": "US", "known_future": "tokens"}}
+                     "calendar+holidays/tokens": {"calendar": "auto", "holidays": "US", "known_future": "tokens"}}
 
 
 def ett_frame(data, setting: str) -> pd.DataFrame:
@@ -156,7 +155,7 @@ def table(path: Path) -> str:
             "96 on the long-horizon protocol, *S* = OT alone, *MS* = OT with the six load columns as past "
             "covariates, each model's benchmark configuration. Taxi: horizon 48, input 336, the library's "
             "defaults; *calendar* = `calendar=\"auto\"` (hour of day, day of week, day of month, week and month "
-            "of year, as sine/cosine pairs), *+holidays* adds the US public-holiday flag, *,tokens* feeds these "
+            "of year, as sine/cosine pairs), *+holidays* adds the US public-holiday flag, */tokens* feeds these "
             "known-future features as decoder tokens (`known_future=\"tokens\"`) instead of the readout term. "
             "Every row's parameters "
             "are in `benchmarks/results/covariates.csv`.\n\n" + "\n".join(lines) + "\n\n"
@@ -170,18 +169,16 @@ def main(argv=None) -> int:
     parser.add_argument("--models", default="RSA,Transformer")
     parser.add_argument("--horizons", default="96,192,336,720")
     parser.add_argument("--seeds", default="0,1,2")
-    parser.add_argument("--settings", default=None, help="ett: S,MS; calendar: none,calendar,calendar+holidays")
+    parser.add_argument("--settings", default=None, help="ett: S,MS; calendar: none,calendar,calendar+holidays,calendar+holidays/tokens")
     parser.add_argument("--num-threads", type=int, default=1)
     parser.add_argument("--tables-only", action="store_true")
     args = parser.parse_args(argv)
     if "TSRSA_DATA_DIR" not in os.environ and SHARED_DATA.is_dir():
         os.environ["TSRSA_DATA_DIR"] = str(SHARED_DATA)
     from tsrsa.benchmarking.protocol import load_protocol_data
-    from tsrsa.benchmarking.results import append_rows, replace_section
+    from tsrsa.benchmarking.results import replace_section, row_writer
 
-    def write(row):
-        append_rows(CSV, [row], columns=COLUMNS)
-        print(json.dumps({k: row[k] for k in COLUMNS if k != "params"}), flush=True)
+    write = row_writer(CSV, COLUMNS)
 
     if not args.tables_only:
         seeds = [int(x) for x in args.seeds.split(",")]

@@ -54,6 +54,16 @@ def append_rows(path, rows: list[dict], columns: tuple[str, ...] = COLUMNS) -> N
         fh.write(buffer.getvalue())
 
 
+def row_writer(path, columns: tuple[str, ...]):
+    """``write(row)``: append one result row to ``path`` as soon as it is made (so that a stopped run
+    keeps what finished) and print it, without its ``params``, as one JSON line."""
+    def write(row: dict) -> None:
+        append_rows(path, [row], columns=columns)
+        print(json.dumps({k: row[k] for k in columns if k != "params"}), flush=True)
+
+    return write
+
+
 def _extend_header(path: Path, columns: tuple[str, ...]) -> None:
     """Give a file written with the first of ``columns`` the whole header; its earlier rows keep
     their fields and read back with the later columns missing. Any other header is an error."""

@@ -321,8 +321,9 @@ class BaseForecaster:
             ids not seen in training are allowed.
         future_df : DataFrame, optional
             A model with ``future_covariates``: a long frame (id, time and those columns) with
-            their values for the next ``h`` steps of every series forecast; other rows are ignored.
-            Horizon step j reads the covariates of step j only, so ``h`` steps are enough.
+            their values for the next ``h`` steps of every series forecast (the whole trained
+            horizon with ``known_future="tokens"``); other rows are ignored. Horizon step j reads
+            the covariates of step j only, so ``h`` steps are enough.
 
         Returns
         -------
