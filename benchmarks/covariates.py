@@ -169,7 +169,8 @@ def main(argv=None) -> int:
     parser.add_argument("--models", default="RSA,Transformer")
     parser.add_argument("--horizons", default="96,192,336,720")
     parser.add_argument("--seeds", default="0,1,2")
-    parser.add_argument("--settings", default=None, help="ett: S,MS; calendar: none,calendar,calendar+holidays,calendar+holidays/tokens")
+    parser.add_argument("--settings", default=None,
+                        help="ett: S,MS; calendar: none,calendar,calendar+holidays,calendar+holidays/tokens")
     parser.add_argument("--num-threads", type=int, default=1)
     parser.add_argument("--tables-only", action="store_true")
     args = parser.parse_args(argv)
