@@ -8,6 +8,7 @@ import pytest
 import torch
 
 import tsrsa
+from tsrsa.data.windows import consecutive_training_windows
 from tsrsa.nn.block_recurrent import BlockRecurrentAttention, StateGate
 
 D, H, W = 16, 4, 3
@@ -87,7 +88,7 @@ def test_bad_options_are_refused():
         BlockRecurrentAttention(D, H, n_states=True)
 
 
-def test_the_transformer_forecaster_takes_the_kind_and_refuses_to_stream_it():
+def test_the_transformer_forecaster_takes_the_kind():
     y = pd.Series(np.sin(np.arange(200) / 4), index=pd.date_range("2024-01-01", periods=200, freq="h"))
     options = {"block_size": 4, "n_states": 4, "gate": "lstm"}
     model = tsrsa.TransformerForecaster(h=6, input_size=48, d_model=16, n_layers=1, d_ff=16, max_epochs=2,
@@ -95,8 +96,59 @@ def test_the_transformer_forecaster_takes_the_kind_and_refuses_to_stream_it():
     forecast = model.fit(y).predict()
     assert len(forecast) == 6 and forecast["yhat"].notna().all()
     assert model.network_.config.causal  # a causal-only kind makes the fixed-window model causal
-    with pytest.raises(ValueError, match="cannot stream"):
-        tsrsa.TransformerForecaster(h=6, input_size=48, attention="block_recurrent", stream=True).fit(y)
+
+
+def test_consecutive_windows_make_lanes_that_continue_each_other():
+    offsets = np.array([0, 300, 460])  # two series of 300 and 160 steps
+    windows = consecutive_training_windows(np.zeros(460), offsets, np.array([300, 160]), 16, 5, 4, n_lanes=3)
+    assert len(windows) == (300 - 5) // 16 + (160 - 5) // 16 == 27
+    for rng in (None, np.random.default_rng(0), np.random.default_rng(1)):
+        groups = windows.plan(rng)
+        starts = np.concatenate([g.T.ravel() for g in groups])
+        assert len(starts) == len(set(starts)) == 27  # every window once per pass
+        for group in groups:
+            assert group.shape[1] <= 3 and np.all(np.diff(group, axis=0) == 16)  # each lane: window after window
+            series = (group >= 300).astype(int)
+            assert np.all(series == series[:1])  # a lane stays in its series
+            lo, end = offsets[series], offsets[series + 1]
+            assert np.all(group >= lo) and np.all(group + 16 + 5 <= end)  # inputs and targets inside it
+    assert max(g.shape[0] for g in windows.plan(None)) == windows.lane_length == 9  # 27 windows over 3 lanes
+
+
+def test_streaming_trains_with_the_state_carried_across_windows():
+    y = pd.Series(np.sin(np.arange(260) / 4) + 0.05 * np.random.default_rng(0).standard_normal(260),
+                  index=pd.date_range("2024-01-01", periods=260, freq="h"))
+    options = {"block_size": 4, "n_states": 2}
+    common = dict(h=6, input_size=24, patch_len=4, d_model=16, n_heads=2, n_layers=1, d_ff=16, max_epochs=3,
+                  attention="block_recurrent", attention_options=options, val_size=24, random_state=0)
+    model = tsrsa.TransformerForecaster(stream=True, **common)
+    resets = []
+    original = model._train
+
+    def watched(network, *args, **kwargs):
+        forward = network.forward
+
+        def recording(inputs):
+            resets.append(bool(inputs.reset) if network.training else None)
+            return forward(inputs)
+
+        network.forward = recording
+        try:
+            return original(network, *args, **kwargs)
+        finally:
+            del network.forward
+
+    model._train = watched
+    model.fit(y.iloc[:240])
+    del model._train
+    training = [r for r in resets if r is not None]
+    assert training.count(True) == 3 and len(training) > 3  # one lane, reset once per pass, carried after
+    assert model.network_._carried == {}  # nothing carried stays with the fitted network
+    model.update(y.iloc[240:246])
+    np.testing.assert_allclose(model.predict()["yhat"], model.predict(df=y.iloc[:246])["yhat"], rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="does not read covariates yet"):
+        tsrsa.TransformerForecaster(stream=True, past_covariates=["x"], **common).fit(
+            y.rename("y").rename_axis("ds").reset_index().assign(unique_id="a", x=1.0))
 
 
 def test_a_fixed_window_model_updates_by_restarting_from_the_learned_state():

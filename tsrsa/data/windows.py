@@ -90,3 +90,89 @@ def validation_windows(values, offsets, fit_lengths, input_size: int, h: int) ->
     """
     lo = offsets[:-1] + fit_lengths - input_size
     return SlidingWindows(values, lo, offsets[1:] - (input_size + h), input_size, h)
+
+
+class ConsecutiveWindows:
+    """Windows that follow each other in time, for training that carries a state from one window to
+    the next (Transformer-XL style): each *lane* is a run of windows of one series, window k+1
+    starting where window k ends; lanes of equal length are read side by side in groups of at most
+    ``n_lanes``, one window of each per step, so a lane's state after window k is the start of its
+    window k + 1. A series' windows make lanes of ``lane_length`` (enough for every lane of a pass to
+    fill ``n_lanes``, at least ``MIN_LANE`` windows, at most a series' windows) and one shorter lane
+    of the rest: every window is read once per pass.
+
+    Parameters
+    ----------
+    values : ndarray, shape (N,)
+        Series after series.
+    lo, end : ndarray of int, shape (S,)
+        Per series: the first position a window may start at, and the position after the last value
+        its targets may reach.
+    input_size, h : int
+        A window's steps, and the target steps after each token (with ``target_stride``) or after
+        the window.
+    target_stride : int, optional
+        As :class:`SlidingWindows`: every ``target_stride`` steps' targets (B, input_size // k, h).
+    n_lanes : int
+        Lanes read side by side (the batch size).
+    """
+
+    def __init__(self, values: np.ndarray, lo: np.ndarray, end: np.ndarray, input_size: int, h: int,
+                 target_stride: int | None = None, n_lanes: int = 32):
+        self.values = values
+        self.lo, self.end = np.asarray(lo, dtype=np.int64), np.asarray(end, dtype=np.int64)
+        self.input_size, self.h, self.n_lanes = int(input_size), int(h), int(n_lanes)
+        self.covariates: WindowSource | None = None
+        self.target_index = SlidingWindows(values, self.lo[:1], self.lo[:1], input_size, h, target_stride).target_index
+        span = np.maximum(self.end - self.lo - self.h, 0)  # (S,) steps the windows' inputs may cover
+        self.windows_per_series = span // self.input_size  # (S,) whatever the phase
+        total, longest = int(self.windows_per_series.sum()), int(self.windows_per_series.max(initial=0))
+        self.lane_length = max(1, min(max(self.MIN_LANE, total // max(self.n_lanes, 1)), longest))
+
+    #: the fewest windows a lane carries its state through (unless its series has fewer)
+    MIN_LANE = 8
+
+    def __len__(self) -> int:
+        """Windows per pass."""
+        return int(self.windows_per_series.sum())
+
+    def plan(self, rng: np.random.Generator | None = None) -> list[np.ndarray]:
+        """One pass: a list of groups, each (K, n) start positions: n lanes of K consecutive windows.
+        With ``rng`` each series' windows start at a random phase (as many windows whatever it is) and
+        the lanes and groups are shuffled; without, phase 0 and series order."""
+        L, K = self.input_size, self.lane_length
+        by_length: dict[int, list] = {}
+        for i, (a, n) in enumerate(zip(self.lo, self.windows_per_series)):
+            n, phase = int(n), 0
+            slack = int(self.end[i] - a - self.h) - n * L  # steps the n windows leave over
+            if rng is not None and slack > 0:
+                phase = int(rng.integers(0, min(L, slack + 1)))
+            starts = a + phase + L * np.arange(n, dtype=np.int64)
+            for k in range(0, n, K):
+                lane = starts[k:k + K]
+                by_length.setdefault(len(lane), []).append(lane)
+        groups = []
+        for length in sorted(by_length):
+            lanes = by_length[length]
+            if rng is not None:
+                rng.shuffle(lanes)
+            groups += [np.stack(lanes[g:g + self.n_lanes], axis=1) for g in range(0, len(lanes), self.n_lanes)]
+        if rng is not None:
+            rng.shuffle(groups)
+        return groups
+
+
+def consecutive_training_windows(values, offsets, fit_lengths, input_size: int, h: int, target_stride: int | None,
+                                 n_lanes: int) -> ConsecutiveWindows:
+    """Consecutive windows lying wholly inside each series' first ``fit_lengths[i]`` values."""
+    lo = offsets[:-1]
+    return ConsecutiveWindows(values, lo, lo + fit_lengths, input_size, h, target_stride, n_lanes)
+
+
+def consecutive_validation_windows(values, offsets, fit_lengths, input_size: int, h: int) -> ConsecutiveWindows:
+    """One lane per series over its held-out part: consecutive windows whose targets lie after
+    ``fit_lengths[i]`` (the first window's inputs may reach back into the training part)."""
+    lo = offsets[:-1] + fit_lengths - input_size
+    windows = ConsecutiveWindows(values, lo, offsets[1:], input_size, h, None, n_lanes=len(lo))
+    windows.lane_length = max(1, int(windows.windows_per_series.max(initial=0)))  # a series is one lane
+    return windows

@@ -17,13 +17,13 @@ import torch
 from tsrsa.data.covariates import CovariateEncoder
 from tsrsa.data.memory import SeriesMemory
 from tsrsa.data.scalers import SCALERS, scale_values, series_statistics
-from tsrsa.data.windows import WindowSource, training_windows, validation_windows
+from tsrsa.data.windows import ConsecutiveWindows, WindowSource, training_windows, validation_windows
 from tsrsa.forecasters.base import BaseForecaster, quiet
 from tsrsa.forecasters.params import check_choice, check_float, check_int, quantile_column, quantile_levels
 from tsrsa.nn.covariates import CovariateBatch
 from tsrsa.nn.losses import LOSSES, make_loss
 from tsrsa.training import (
-    SINGLE, TrainingConfig, WindowLoader, check_precision, resolve_device, resolve_seed, seeded,
+    SINGLE, CarriedLoader, TrainingConfig, WindowLoader, check_precision, resolve_device, resolve_seed, seeded,
     torch_threads, train_network,
 )
 from tsrsa.training.budget import check_budget, resolve_budget
@@ -142,6 +142,10 @@ class NeuralForecaster(BaseForecaster):
         """The training windows: ``input_size`` inputs and the ``h`` targets after them."""
         return training_windows(scaled, offsets, fit_lengths, self._input_size, int(self.h))
 
+    def _validation_windows(self, scaled, offsets, fit_lengths):
+        """The validation windows: their ``h`` targets in each series' held-out part."""
+        return validation_windows(scaled, offsets, fit_lengths, self._input_size, int(self.h))
+
     def _covariate_layout(self) -> dict:
         """The network's covariate layout (``tsrsa.nn.covariates``) from the fitted encoding."""
         return self.covariates_.shape()
@@ -216,7 +220,7 @@ class NeuralForecaster(BaseForecaster):
         scaled = scale_values(panel.values, panel.offsets, loc, scale)  # (N,) float32, built once
         placement = plan_placement(self.strategy, self.accelerator, self.devices)
         train = self._training_windows(scaled, panel.offsets, fit_lengths)  # lazy: index arithmetic
-        val = validation_windows(scaled, panel.offsets, fit_lengths, L, h) if v else None
+        val = self._validation_windows(scaled, panel.offsets, fit_lengths) if v else None
         spec, encoded = self._covariate_spec(), None
         self.covariates_ = None
         if spec.active:  # encoded once; windows gather their rows as they gather the target's
@@ -273,6 +277,10 @@ class NeuralForecaster(BaseForecaster):
         ``epoch_callback`` once training ends.
         """
         config = self._training_config()
+        carried = isinstance(train, ConsecutiveWindows)
+        if carried and placement.mode != "single":
+            raise ValueError("this model trains with the state carried from window to window, on one device: "
+                             "use devices=1 (or leave devices unset)")
         if placement.mode == "spawn":
             threads = self.num_threads or max(1, torch.get_num_threads() // placement.world_size)
             job = TrainingJob(network, loss_fn, train, val, int(self.batch_size), int(self.inference_batch_size),
@@ -296,13 +304,21 @@ class NeuralForecaster(BaseForecaster):
             torch.manual_seed(rank_seed(seed, rank.rank))
             if rank.rank > 0:
                 config = dataclasses.replace(config, verbose=0)  # one progress bar, rank 0's
-        train_loader = WindowLoader(train, self.batch_size, shuffle=True, device=device, rank=rank)
-        val_loader = None
-        if val is not None:
-            val_loader = WindowLoader(val, self.inference_batch_size, shuffle=False, device=device, rank=rank,
-                                      drop_uneven=False)
-        return train_network(network, loss_fn, train_loader, val_loader, config, device=device, rng=rng,
-                             rank=rank, on_epoch_end=epoch_callback).history
+        if carried:
+            train_loader = CarriedLoader(train, shuffle=True, device=device, rank=rank)
+            val_loader = CarriedLoader(val, shuffle=False, device=device, rank=rank) if val is not None else None
+        else:
+            train_loader = WindowLoader(train, self.batch_size, shuffle=True, device=device, rank=rank)
+            val_loader = None
+            if val is not None:
+                val_loader = WindowLoader(val, self.inference_batch_size, shuffle=False, device=device, rank=rank,
+                                          drop_uneven=False)
+        try:
+            return train_network(network, loss_fn, train_loader, val_loader, config, device=device, rng=rng,
+                                 rank=rank, on_epoch_end=epoch_callback).history
+        finally:
+            if carried:
+                network.forget_carried()
 
     def _set_fitted(self, panel, network, history, loc, scale, encoded=None) -> None:
         self.network_ = network.eval()

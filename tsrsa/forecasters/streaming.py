@@ -26,7 +26,7 @@ import pandas as pd
 import torch
 
 from tsrsa.data.memory import SeriesMemory
-from tsrsa.data.windows import training_windows
+from tsrsa.data.windows import consecutive_training_windows, training_windows
 from tsrsa.nn.covariates import CovariateBatch
 from tsrsa.training import torch_threads
 
@@ -68,6 +68,14 @@ def token_training_windows(estimator, scaled, offsets, fit_lengths):
     P = int(estimator.patch_len)
     return training_windows(scaled, offsets, fit_lengths, estimator._input_size, int(estimator.h) + P - 1,
                             target_stride=P)
+
+
+def consecutive_token_windows(estimator, scaled, offsets, fit_lengths):
+    """Training windows with every token's targets that follow each other in lanes of one series
+    (``tsrsa.data.ConsecutiveWindows``), for a kind trained with its state carried across windows."""
+    P = int(estimator.patch_len)
+    return consecutive_training_windows(scaled, offsets, fit_lengths, estimator._input_size,
+                                        int(estimator.h) + P - 1, P, int(estimator.batch_size))
 
 
 # ---------------------------------------------------------------------- running the streams

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import torch
 
+from tsrsa.data.windows import consecutive_validation_windows
 from tsrsa.forecasters import streaming
 from tsrsa.forecasters.base import store_init_args
 from tsrsa.forecasters.neural import COMMON_PARAMS_DOC, NeuralForecaster
@@ -165,12 +166,10 @@ class TransformerForecaster(NeuralForecaster):
             if not kind.recurrent:
                 raise ValueError(f"attention kind {kind.kind!r} has no recurrent form, so it cannot stream; "
                                  f"use stream=False or a kind with one")
-            if not kind.streams_across_windows:
-                raise ValueError(f"attention kind {kind.kind!r} carries a state that its training windows start "
-                                 f"afresh, so a model trained on them has never read a state carried across "
-                                 f"windows and cannot stream; use stream=False: update() then takes in new "
-                                 f"rows and each forecast reads the latest window, the state restarting from "
-                                 f"its learned start")
+            if not kind.streams_across_windows and self._covariate_spec().active:
+                raise ValueError(f"attention kind {kind.kind!r} streams after training that carries its state from "
+                                 f"window to window, which does not read covariates yet; use stream=False with "
+                                 f"covariates")
             if self._input_size % int(self.patch_len):
                 raise ValueError(f"stream=True trains on windows of whole tokens: input_size={self._input_size} "
                                  f"must be a multiple of patch_len={self.patch_len}")
@@ -212,10 +211,22 @@ class TransformerForecaster(NeuralForecaster):
         extra = int(self.patch_len) - 1  # the last token forecasts h + patch_len - 1 steps
         return need + extra, f"{why} + patch_len - 1 = {extra} (each token forecasts h + patch_len - 1 steps)"
 
+    def _carries_state(self) -> bool:
+        """Whether training carries the state from window to window (a streaming kind whose state a
+        window from the empty state would never have read further than that window)."""
+        return bool(self.stream) and not get_attention(self._attention_kind()).streams_across_windows
+
     def _training_windows(self, scaled, offsets, fit_lengths):
         if not self.stream:
             return super()._training_windows(scaled, offsets, fit_lengths)
+        if self._carries_state():
+            return streaming.consecutive_token_windows(self, scaled, offsets, fit_lengths)
         return streaming.token_training_windows(self, scaled, offsets, fit_lengths)
+
+    def _validation_windows(self, scaled, offsets, fit_lengths):
+        if self._carries_state():
+            return consecutive_validation_windows(scaled, offsets, fit_lengths, self._input_size, int(self.h))
+        return super()._validation_windows(scaled, offsets, fit_lengths)
 
     def kept_history(self):
         """Which history each bounded key/value cache keeps now, per series and layer (and head, where

@@ -27,9 +27,11 @@ parallel form steps the S states from block to block and then attends for every 
 each over 2W keys and S states: time and memory grow linearly with the tokens (softmax attention
 over all tokens grows with their square). Causal only.
 
-Streaming across windows needs a model trained with carried states (windows of one series in
-order, Transformer-XL style); a model trained from the initial state on every window has never
-seen a state that read more than one window, so the streaming configuration refuses this kind.
+Streaming across windows needs a model trained with carried states: a model trained from the
+initial state on every window has never seen a state that read more than one window. The streaming
+configuration therefore trains this kind Transformer-XL style (``streams_across_windows = False``:
+consecutive windows of one series in lanes, each starting from the state the previous one reached,
+detached; ``tsrsa.data.ConsecutiveWindows``).
 """
 from __future__ import annotations
 
@@ -110,7 +112,7 @@ class BlockRecurrentAttention(Attention):
 
     recurrent = True
     bidirectional = False
-    #: the streaming configuration needs a model trained with carried states (not yet available)
+    #: the streaming configuration trains it with the state carried from window to window
     streams_across_windows = False
 
     def __init__(self, d_model: int, n_heads: int, *, dropout: float = 0.0, causal: bool = True,

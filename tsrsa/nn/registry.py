@@ -47,8 +47,8 @@ class Attention(nn.Module):
     recurrent: bool = False
     #: accepts ``causal=False`` (tokens also read later tokens)
     bidirectional: bool = True
-    #: a model trained on windows from the empty state may stream across them (False: its
-    #: training would have to carry the state between windows, see ``block_recurrent``)
+    #: a model trained on windows from the empty state may stream across them (False: the streaming
+    #: configuration trains it with the state carried between windows, see ``block_recurrent``)
     streams_across_windows: bool = True
 
     @classmethod

@@ -24,6 +24,8 @@ over the whole history at every completed token.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -96,6 +98,15 @@ class RunningNorm(nn.Module):
         return y * std[:, :, None, None] + mean[:, :, None, None]
 
 
+class CarriedBatch(NamedTuple):
+    """Training input that continues the lanes of the batch before it (``tsrsa.data.ConsecutiveWindows``):
+    the network starts from the state its previous call reached (detached), or from the empty state
+    when ``reset`` (the first window of its lanes)."""
+
+    inputs: torch.Tensor  # (B, L) windows, each continuing its lane's previous one
+    reset: bool
+
+
 class StreamingTransformer(nn.Module):
     """Causal patch transformer with a per-token head and a recurrent state (see the module docstring).
 
@@ -129,6 +140,7 @@ class StreamingTransformer(nn.Module):
             raise ValueError(f"readout_tokens={config.readout_tokens} must be None or >= 1")
         self.head_dropout = nn.Dropout(config.dropout)
         self.head = nn.Linear(self.readout_tokens * config.d_model, self.horizon_out * config.n_outputs)
+        self._carried: dict = {}  # the state carried between CarriedBatch calls, per mode (not saved)
         self.covariates = None
         if has_covariates(config):  # each token's horizon term covers the h + P - 1 steps it forecasts
             self.covariates = CovariateInput(covariate_shape(config), d_model=config.d_model,
@@ -202,6 +214,8 @@ class StreamingTransformer(nn.Module):
         """``inputs``: windows (B, L), or a :class:`~tsrsa.nn.covariates.CovariateBatch` whose ``future``
         is every token's (B, N, h + P - 1, F) in training and the window's next h steps (B, h, F) in
         evaluation."""
+        if isinstance(inputs, CarriedBatch):
+            return self._carried_forward(inputs)
         x, batch = split_inputs(inputs)
         if self.training:
             return self.forward_tokens(x, batch)  # (B, N, h + P - 1, Q)
@@ -213,6 +227,22 @@ class StreamingTransformer(nn.Module):
             if term is not None:
                 last = last + term
         return last[:, : self.config.h]
+
+    def _carried_forward(self, batch: CarriedBatch) -> torch.Tensor:
+        """The recurrent form over a window that continues the previous call's (Transformer-XL style
+        training: gradients flow within the window, the state carried in is detached)."""
+        x = batch.inputs
+        mode = "train" if self.training else "eval"
+        state = self._carried.get(mode)
+        if batch.reset or state is None or state["pending"].size(0) != x.size(0):
+            state = self.init_state(x.size(0), device=x.device, dtype=x.dtype)
+        y, _, state = self.stream_tokens(x, state)  # (B, N, h + P - 1, Q)
+        self._carried[mode] = {name: value.detach() for name, value in state.items()}
+        return y if self.training else y[:, -1, : self.config.h]
+
+    def forget_carried(self) -> None:
+        """Drop the state carried between training calls."""
+        self._carried = {}
 
     # ------------------------------------------------------------------ recurrent form
     def init_state(self, batch_size: int, *, device=None, dtype=None) -> dict:

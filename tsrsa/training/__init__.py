@@ -1,5 +1,5 @@
 """Training layer: one lean loop with device, precision, early stopping, seeding and progress."""
-from tsrsa.training.batches import WindowLoader
+from tsrsa.training.batches import CarriedLoader, WindowLoader
 from tsrsa.training.config import LR_SCHEDULES, TrainingConfig
 from tsrsa.training.devices import (
     ACCELERATORS, PRECISIONS, autocast, check_precision, resolve_device, resolve_devices, torch_threads,
@@ -11,6 +11,6 @@ from tsrsa.training.seeding import resolve_seed, seeded
 
 __all__ = [
     "ACCELERATORS", "LR_SCHEDULES", "PRECISIONS", "SINGLE", "STRATEGIES", "Rank", "TrainingConfig",
-    "TrainingResult", "WindowLoader", "autocast", "check_precision", "evaluate_loss", "launched_by_torchrun",
+    "CarriedLoader", "TrainingResult", "WindowLoader", "autocast", "check_precision", "evaluate_loss", "launched_by_torchrun",
     "resolve_device", "resolve_devices", "resolve_seed", "seeded", "torch_threads", "train_network",
 ]

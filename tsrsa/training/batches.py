@@ -5,6 +5,7 @@ import numpy as np
 import torch
 
 from tsrsa.nn.covariates import CovariateBatch
+from tsrsa.nn.streaming import CarriedBatch
 from tsrsa.training.ranks import SINGLE, Rank
 
 
@@ -114,5 +115,44 @@ class WindowLoader:
 
     def iterate(self, rng: np.random.Generator | None = None):
         """Yield (x (B, L), y (B, h)) float32 tensors; shuffled with ``rng`` when asked."""
+        for x, y, _ in self.shards(rng):
+            yield x, y
+
+
+class CarriedLoader:
+    """Iterate over :class:`tsrsa.data.ConsecutiveWindows` lane by lane, for training that carries the
+    network's state from one window to the next: each step gives one window of each lane of a group
+    (as a :class:`tsrsa.nn.CarriedBatch`, ``reset`` on a group's first window), the windows of a lane
+    in order. The same interface as :class:`WindowLoader` for ``train_network``; one device only."""
+
+    def __init__(self, windows, *, shuffle: bool, device: torch.device, rank: Rank = SINGLE):
+        if rank.world_size > 1:
+            raise ValueError("training that carries the state across windows runs on one device; use devices=1")
+        self.windows, self.shuffle, self.device, self.rank = windows, shuffle, torch.device(device), rank
+        self._values = None
+        self._steps = sum(len(group) for group in windows.plan(None))
+
+    def __len__(self) -> int:
+        return self._steps
+
+    @property
+    def n_windows(self) -> int:
+        return sum(group.size for group in self.windows.plan(None))
+
+    def shards(self, rng: np.random.Generator | None = None):
+        """Yield (CarriedBatch, y, 1.0) for every step of a pass."""
+        if self._values is None:
+            self._values = torch.from_numpy(np.ascontiguousarray(self.windows.values, dtype=np.float32)).to(self.device)
+            self._span = torch.arange(self.windows.input_size + self.windows.h, device=self.device)
+            index = self.windows.target_index
+            self._targets = None if index is None else torch.from_numpy(index).to(self.device)
+        L = self.windows.input_size
+        for group in self.windows.plan(rng if self.shuffle else None):  # (K, n) starts
+            for k, starts in enumerate(torch.from_numpy(group).to(self.device)):
+                block = self._values[starts[:, None] + self._span]  # (n, L + h)
+                targets = block[:, L:] if self._targets is None else block[:, self._targets]
+                yield CarriedBatch(block[:, :L], k == 0), targets, 1.0
+
+    def iterate(self, rng: np.random.Generator | None = None):
         for x, y, _ in self.shards(rng):
             yield x, y
