@@ -363,3 +363,11 @@ def test_decoder_tokens_read_the_whole_horizon(data):
         TransformerForecaster(h=12, stream=True, future_covariates=["promo"], known_future="tokens", **SMALL).fit(history)
     with pytest.raises(ValueError, match="known_future"):
         TransformerForecaster(h=12, known_future="decoder", **SMALL).fit(history)
+
+
+def test_tuning_cross_validates_with_the_covariates(data):
+    history, _ = data
+    model = DLinearForecaster(h=12, input_size=24, max_epochs=1, future_covariates=["promo"],
+                              static_covariates=["region"], random_state=0)
+    result = tsrsa.tune(model, history, n_trials=1, n_windows=2)
+    assert np.isfinite(result.best_score) and result.best_estimator.get_params()["future_covariates"] == ["promo"]
