@@ -119,7 +119,7 @@ def test_layout_of_the_fitted_encoding(fitted):
     assert encoder.categories["kind"] == ["a", "b"] and encoder.categories["region"] == ["north", "south"]
     shape = fitted.network_.config.covariates
     assert shape == {"n_past": 1 + 2 + 1 + 10, "n_future": 1 + 10, "n_static": 0, "cardinalities": [3, 3],
-                     "future_tokens": False}
+                     "window_norm": [0, 3], "future_tokens": False}  # load and promo: the numeric channels
 
 
 def test_nothing_the_user_passes_is_mutated(data):
@@ -371,3 +371,19 @@ def test_tuning_cross_validates_with_the_covariates(data):
                               static_covariates=["region"], random_state=0)
     result = tsrsa.tune(model, history, n_trials=1, n_windows=2)
     assert np.isfinite(result.best_score) and result.best_estimator.get_params()["future_covariates"] == ["promo"]
+
+
+
+def test_window_normalised_covariates_ignore_a_level_shift_of_a_driver(data):
+    history, _ = data
+    shifted = history.assign(load=history["load"] + 5.0)  # the driver moves to a level fit never saw
+    common = dict(h=12, input_size=24, max_epochs=2, past_covariates=["load"], random_state=0)
+    window = DLinearForecaster(**common).fit(history)
+    fit = DLinearForecaster(covariate_norm="fit", **common).fit(history)
+    assert window.network_.config.covariates["window_norm"] == [0] and fit.network_.config.covariates["window_norm"] == []
+    np.testing.assert_allclose(window.predict(df=shifted)["yhat"], window.predict()["yhat"], rtol=1e-4, atol=1e-4)
+    assert not np.allclose(fit.predict(df=shifted)["yhat"], fit.predict()["yhat"], rtol=1e-3)
+    with pytest.raises(ValueError, match="covariate_norm='window' normalises each window"):
+        TransformerForecaster(h=12, stream=True, covariate_norm="window", past_covariates=["load"], **SMALL).fit(history)
+    with pytest.raises(ValueError, match="covariate_norm"):
+        DLinearForecaster(covariate_norm="global", **common).fit(history)

@@ -308,6 +308,16 @@ class CovariateEncoder:
         return {"n_past": self.n_time, "n_future": self.n_future, "n_static": len(statics),
                 "cardinalities": [len(self.categories[n]) + 1 for n in self.spec.static if n in self.categories]}
 
+    def numeric_channels(self) -> list[int]:
+        """Positions of the numeric time-varying columns among the look-back channels (not the
+        category indicators, not the calendar)."""
+        out, at = [], 0
+        for name in self.spec.past + self.spec.future:
+            if name in self.numeric:
+                out.append(at)
+            at += self._width(name)
+        return out
+
     # ------------------------------------------------------------------ encoding
     def _column(self, name: str, values: pd.Series) -> np.ndarray:
         """(n, width) float32 of one time-varying column."""

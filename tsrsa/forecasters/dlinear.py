@@ -39,7 +39,7 @@ class DLinearForecaster(NeuralForecaster):
         val_size=0, accelerator="auto", devices=None, strategy="auto", precision="32", num_threads=None,
         random_state=None, verbose=0,
         past_covariates=None, future_covariates=None, static_covariates=None, calendar=None, holidays=None,
-        unknown_categories="raise", id_col="unique_id", time_col="ds", target_col="y",
+        unknown_categories="raise", covariate_norm=None, id_col="unique_id", time_col="ds", target_col="y",
     ):
         store_init_args(self, locals())
 

@@ -110,6 +110,13 @@ COMMON_PARAMS_DOC = """
         flag as a known-future covariate.
     unknown_categories : {"raise", "unknown"}, default "raise"
         A category not seen in fit: an error, or an "unknown" bucket.
+    covariate_norm : {"window", "fit"}, optional
+        How numeric covariates are scaled over the look-back: "window", by their own mean and spread
+        in each window (as RevIN does for the target), so that a driver whose level shifts after
+        training does not move the forecast; "fit", by the training part's statistics alone. The
+        horizon's known-future values keep the training part's scaling either way. None: "window",
+        or "fit" in the streaming configuration (which has no window). Chosen on validation in
+        ``benchmarks/covariates.py``.
     id_col, time_col, target_col : str, default "unique_id", "ds", "y"
         Column names of long frames, in and out.
 """
@@ -146,9 +153,16 @@ class NeuralForecaster(BaseForecaster):
         """The validation windows: their ``h`` targets in each series' held-out part."""
         return validation_windows(scaled, offsets, fit_lengths, self._input_size, int(self.h))
 
+    def _covariate_norm(self) -> str:
+        """``covariate_norm`` resolved: "window", or "fit" in the streaming configuration."""
+        if self.covariate_norm is not None:
+            return self.covariate_norm
+        return "fit" if getattr(self, "stream", False) else "window"
+
     def _covariate_layout(self) -> dict:
         """The network's covariate layout (``tsrsa.nn.covariates``) from the fitted encoding."""
-        return self.covariates_.shape()
+        window = self.covariates_.numeric_channels() if self._covariate_norm() == "window" else []
+        return {**self.covariates_.shape(), "window_norm": window}
 
     def _group_options(self) -> dict | None:
         """Optimiser options of the network's named parameter groups (see TrainingConfig.group_options)."""
@@ -197,6 +211,10 @@ class NeuralForecaster(BaseForecaster):
         resolve_seed(self.random_state)
         check_int("verbose", self.verbose, minimum=0)
         self._covariate_spec()
+        check_choice("covariate_norm", self.covariate_norm, ("window", "fit"), allow_none=True)
+        if self.covariate_norm == "window" and getattr(self, "stream", False):
+            raise ValueError("covariate_norm='window' normalises each window's covariates; the streaming "
+                             "configuration reads no windows: use covariate_norm='fit' (or None)")
         self._check_architecture()
 
     def _min_length(self, panel) -> tuple[int, str]:

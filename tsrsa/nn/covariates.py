@@ -6,7 +6,8 @@
         -> per horizon step j: out(gelu(A f_j + B context + e_j))  -> (B, H, Q)  added to the forecast
 
 The look-back channels are every time-varying covariate (past ones and known-future ones, which
-are known over the look-back too), scaled by the estimator. Horizon step j reads the known-future
+are known over the look-back too), scaled by the estimator; the numeric ones may further be
+normalised per window (``window_norm``), as RevIN normalises the target. Horizon step j reads the known-future
 values of step j only (and the context, which reads the look-back), so forecasting ``h`` steps
 needs the covariates of those ``h`` steps and no more. ``e_j`` is a learned vector per step.
 
@@ -28,6 +29,10 @@ from typing import NamedTuple
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+
+#: added to a window's variance before its square root (channels constant over a window stay finite)
+WINDOW_EPS = 1e-5
 
 
 class CovariateBatch(NamedTuple):
@@ -52,7 +57,8 @@ def covariate_shape(config) -> dict:
     shape = dict(getattr(config, "covariates", None) or {})
     return {"n_past": int(shape.get("n_past", 0)), "n_future": int(shape.get("n_future", 0)),
             "n_static": int(shape.get("n_static", 0)), "cardinalities": [int(c) for c in shape.get("cardinalities", [])],
-            "future_tokens": bool(shape.get("future_tokens", False))}
+            "future_tokens": bool(shape.get("future_tokens", False)),
+            "window_norm": [int(c) for c in shape.get("window_norm", [])]}
 
 
 def has_covariates(config) -> bool:
@@ -68,7 +74,9 @@ class CovariateInput(nn.Module):
     shape : dict
         ``n_past`` (look-back channels), ``n_future`` (horizon channels), ``n_static`` (numeric
         statics), ``cardinalities`` (codes of each categorical static, the unknown bucket included),
-        ``future_tokens`` (the horizon channels as decoder tokens instead of the horizon term).
+        ``future_tokens`` (the horizon channels as decoder tokens instead of the horizon term),
+        ``window_norm`` (look-back channels normalised by their own mean and spread over each window
+        before they are read, as RevIN does for the target).
     d_model : int
         Width of the tokens (and of the static embedding and the horizon term's hidden layer).
     patch_len : int
@@ -87,6 +95,7 @@ class CovariateInput(nn.Module):
                  context_size: int | None = None, horizon: bool = False):
         super().__init__()
         self.n_past, self.n_future = shape["n_past"], shape["n_future"]
+        self.window_norm = list(shape.get("window_norm", []))
         self.patch_len, self.h, self.n_outputs = patch_len, h, n_outputs
         self.past = nn.Linear(patch_len * self.n_past, d_model) if self.n_past else None
         self.static_num = nn.Linear(shape["n_static"], d_model) if shape["n_static"] else None
@@ -131,6 +140,12 @@ class CovariateInput(nn.Module):
         total = None
         if self.past is not None:
             c = batch.past  # (B, L, C)
+            if self.window_norm:  # a level shift of a driver between fit and forecast moves nothing
+                c = c.clone()
+                part = c[..., self.window_norm]  # (B, L, C_n)
+                mean = part.mean(dim=1, keepdim=True)
+                spread = torch.sqrt(part.var(dim=1, keepdim=True, unbiased=False) + WINDOW_EPS)
+                c[..., self.window_norm] = (part - mean) / spread
             pad = -c.size(1) % self.patch_len
             if pad:
                 c = torch.cat([c[:, :1].expand(-1, pad, -1), c], dim=1)  # (B, N * P, C)
