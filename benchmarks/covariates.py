@@ -153,6 +153,8 @@ def table(path: Path) -> str:
                          f"{', '.join(map(str, seeds))} | {rows['mse'].mean():.4f} | {rows['mae'].mean():.4f} | "
                          f"{ratio} | {', '.join(str(int(e)) for e in rows['epochs'])} |")
     dates = ", ".join(sorted(runs["date"].astype(str).unique()))
+    choices = validation_choices(runs)
+    summary = "\n\n" + "\n".join(choices) if choices else ""
     return ("Test error with covariates against the same model without them, means over the seeds given; the "
             "ratio is the geometric mean over the paired seeds (below 1: the covariates help). ETT: OT at input "
             "96 on the long-horizon protocol, *S* = OT alone, *MS* = OT with the six load columns as past "
@@ -164,7 +166,31 @@ def table(path: Path) -> str:
             "known-future features as decoder tokens (`known_future=\"tokens\"`) instead of the readout term. "
             "Every row's parameters "
             "are in `benchmarks/results/covariates.csv`.\n\n" + "\n".join(lines) + "\n\n"
-            f"Made by `python benchmarks/covariates.py` on {dates}.")
+            f"Made by `python benchmarks/covariates.py` on {dates}." + summary)
+
+
+def validation_choices(runs: pd.DataFrame) -> list[str]:
+    """The choices the defaults rest on, read on validation loss only: per pair of settings, the
+    geometric mean over the cells (data set, horizon, model, seed) where both ran of the ratio of
+    their best validation losses, overall and per data set."""
+    pairs = [("ett", "MS", "MS/fit", "`covariate_norm`: *MS* (window) against *MS/fit*"),
+             ("ett", "MS", "S", "covariates at all: *MS* against *S*"),
+             ("calendar", "calendar+holidays/tokens", "calendar+holidays",
+              "`known_future`: decoder tokens against the readout term (*calendar+holidays*)")]
+    keys = ["dataset", "horizon", "model", "seed"]
+    lines = []
+    for part, a, b, what in pairs:
+        cells = runs[runs.part == part].pivot_table(index=keys, columns="setting", values="val_loss")
+        if a not in cells or b not in cells:
+            continue
+        both = cells[[a, b]].dropna()
+        if both.empty:
+            continue
+        ratio = np.log(both[a] / both[b])
+        per = ", ".join(f"{name} {np.exp(r.mean()):.3f}" for name, r in ratio.groupby(level="dataset"))
+        lines.append(f"- {what}: validation loss ratio {np.exp(ratio.mean()):.3f} over {len(both)} cells "
+                     f"({per}); below 1 favours the first.")
+    return (["Validation, where the defaults are chosen:"] + lines) if lines else []
 
 
 def main(argv=None) -> int:
