@@ -49,3 +49,15 @@ def test_the_score_is_the_forecast_from_each_cutoff_against_the_next_steps():
         errors.append(forecast - frame["y"].to_numpy()[first:first + 4])
     errors = np.concatenate(errors)
     assert n == 3 and np.isclose(mse, np.mean(errors ** 2)) and np.isclose(mae, np.mean(np.abs(errors)))
+
+
+def test_the_validation_choices_are_geometric_means_of_paired_cells():
+    rows = []
+    for seed, (window, fit, alone) in enumerate([(0.1, 0.2, 0.1), (0.4, 0.2, 0.2)]):
+        for setting, loss in (("MS", window), ("MS/fit", fit), ("S", alone)):
+            rows.append({"part": "ett", "dataset": "ETTh2", "horizon": 96, "model": "RSAForecaster", "seed": seed,
+                         "setting": setting, "val_loss": loss})
+    lines = bench.validation_choices(pd.DataFrame(rows))
+    assert lines[0].startswith("Validation")
+    assert "*MS* (window) against *MS/fit*: validation loss ratio 1.000 over 2 cells (ETTh2 1.000)" in lines[1]
+    assert "*MS* against *S*: validation loss ratio 1.414 over 2 cells" in lines[2]  # sqrt(1 * 2)
