@@ -24,7 +24,6 @@ from typing import Any, Callable
 
 import numpy as np
 
-from tsrsa.data.validation import build_panel
 from tsrsa.forecasters.base import BaseForecaster
 from tsrsa.forecasters.crossval import cross_validate_panel
 from tsrsa.forecasters.params import check_int

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from tsrsa.data.validation import build_panel, format_id
+from tsrsa.data.validation import format_id
 from tsrsa.forecasters.params import check_int
 
 

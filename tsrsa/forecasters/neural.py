@@ -23,7 +23,7 @@ from tsrsa.forecasters.params import check_choice, check_float, check_int, quant
 from tsrsa.nn.covariates import CovariateBatch
 from tsrsa.nn.losses import LOSSES, make_loss
 from tsrsa.training import (
-    SINGLE, CarriedLoader, TrainingConfig, WindowLoader, check_precision, resolve_device, resolve_seed, seeded,
+    SINGLE, CarriedLoader, TrainingConfig, WindowLoader, check_precision, resolve_seed, seeded,
     torch_threads, train_network,
 )
 from tsrsa.training.budget import check_budget, resolve_budget
@@ -232,7 +232,7 @@ class NeuralForecaster(BaseForecaster):
     # ------------------------------------------------------------------ fit
     def _fit_panel(self, panel, *, epoch_callback=None) -> None:
         """Train on ``panel``; ``epoch_callback(record)`` sees every epoch's record (the tuner's pruning)."""
-        L, h, v = self._input_size, int(self.h), int(self.val_size)
+        v = int(self.val_size)
         fit_lengths = panel.lengths - v
         loc, scale = series_statistics(panel.values, panel.offsets, fit_lengths, self.scaler)
         scaled = scale_values(panel.values, panel.offsets, loc, scale)  # (N,) float32, built once
