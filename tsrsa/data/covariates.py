@@ -146,11 +146,13 @@ def check_covariate_frame(panel, spec: CovariateSpec, fill: str | None):
         if missing.any() and name not in spec.static:
             if fill is None:
                 rows = np.flatnonzero(missing)
-                stamps, series = _stamps(panel, rows[:3])
+                _, first = _stamps(panel, rows[:1])
+                own = rows[(rows >= panel.offsets[first[0]]) & (rows < panel.offsets[first[0] + 1])]  # its series'
+                stamps, _ = _stamps(panel, own[:3])
                 where = ", ".join(str(t) for t in stamps)
-                more = f" (and {rows.size - 3} more)" if rows.size > 3 else ""
+                more = f" (and {rows.size - len(stamps)} more)" if rows.size > len(stamps) else ""
                 raise ValueError(
-                    f"covariate {name!r} of series {panel.ids[int(series[0])]!r} is missing (NaN or a missing row) at "
+                    f"covariate {name!r} of series {panel.ids[int(first[0])]!r} is missing (NaN or a missing row) at "
                     f"{where}{more}; fill the column, or pass fill='ffill', 'interpolate' or 'zero' to fill "
                     f"covariates as the target")
             if _is_categorical(values):  # categories: the last earlier one, else the first later one
