@@ -175,6 +175,8 @@ def validation_choices(runs: pd.DataFrame) -> list[str]:
     their best validation losses, overall and per data set."""
     pairs = [("ett", "MS", "MS/fit", "`covariate_norm`: *MS* (window) against *MS/fit*"),
              ("ett", "MS", "S", "covariates at all: *MS* against *S*"),
+             ("calendar", "calendar", "none", "calendar features: *calendar* against *none*"),
+             ("calendar", "calendar+holidays", "none", "calendar and holidays: *calendar+holidays* against *none*"),
              ("calendar", "calendar+holidays/tokens", "calendar+holidays",
               "`known_future`: decoder tokens against the readout term (*calendar+holidays*)")]
     keys = ["dataset", "horizon", "model", "seed"]
