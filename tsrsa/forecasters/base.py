@@ -25,7 +25,8 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from tsrsa.data.covariates import CovariateEncoder, CovariateSpec, check_covariate_frame, covariate_spec, future_rows
+from tsrsa.data.covariate_encoding import CovariateEncoder
+from tsrsa.data.covariates import CovariateSpec, check_covariate_frame, covariate_spec, future_rows
 from tsrsa.data.frames import FrameSpec, forecast_frame
 from tsrsa.data.memory import EncodedCovariates, SeriesMemory, WindowCovariates
 from tsrsa.data.validation import build_panel, check_continuation, check_fill, check_min_length

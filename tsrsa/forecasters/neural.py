@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from tsrsa.data.covariates import CovariateEncoder
+from tsrsa.data.covariate_encoding import CovariateEncoder
 from tsrsa.data.memory import SeriesMemory
 from tsrsa.data.scalers import SCALERS, scale_values, series_statistics
 from tsrsa.data.windows import ConsecutiveWindows, WindowSource, training_windows, validation_windows
