@@ -152,9 +152,10 @@ def _covariate_rows(covariates: dict | None, statics: tuple | None, rows, device
                           None if cat is None else tensor(cat[rows], np.int64))
 
 
-def _encoded_rows(estimator, panel) -> dict | None:
-    """{series of ``panel``: its encoded covariates (n, C)}; None for a model without covariates."""
-    encoded = estimator._encoded(panel)
+def _encoded_rows(estimator, panel, encoded=None) -> dict | None:
+    """{series of ``panel``: its encoded covariates (n, C)} (from ``encoded``, the panel's encoding,
+    when the caller has it); None for a model without covariates."""
+    encoded = estimator._encoded(panel) if encoded is None else encoded
     if encoded is None or encoded.time.shape[1] == 0:
         return None
     return {j: encoded.time[panel.offsets[j]: panel.offsets[j + 1]] for j in range(panel.n_series)}
@@ -259,9 +260,9 @@ def forecast_at_cutoffs(estimator, panel, cutoffs: np.ndarray, h: int) -> np.nda
     network = estimator.network_
     P, Hp = network.patch_len, network.horizon_out
     values = {j: _scaled(panel, j, memory.loc[j], memory.scale[j])[: int(cutoffs[j].max()) + 1] for j in range(S)}
-    rows = _encoded_rows(estimator, panel)
-    covariates = None if rows is None else {j: rows[j][: int(cutoffs[j].max()) + 1] for j in range(S)}
     encoded = estimator._encoded(panel)
+    rows = _encoded_rows(estimator, panel, encoded)
+    covariates = None if rows is None else {j: rows[j][: int(cutoffs[j].max()) + 1] for j in range(S)}
     statics = None if encoded is None else (encoded.static_num, encoded.static_cat)
     _, _, tokens = _advance(estimator, _fresh_groups(estimator, S), values, keep_tokens=True,
                             covariates=covariates, statics=statics)
