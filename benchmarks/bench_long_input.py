@@ -10,7 +10,8 @@ block-recurrent model (the Transformer's configuration with ``attention="block_r
 default blocks of 8 tokens and 8 states, fixed gate), the softmax Transformer, RSA and DLinear. Rows
 go to ``benchmarks/results/ltsf.csv`` (they carry their input size); the RESULTS.md section
 "long-input" gathers them per data set and horizon, with the published figures: PatchTST at input
-512 and DLinear at 336 (their papers' tables). Cells are run inputs first, then seeds, so that a
+512 and DLinear at 336 (their papers' tables), and ``--plot`` (``benchmarks/results/long_input.png``)
+draws them against the input length. Cells are run inputs first, then seeds, so that a
 stopped grid has every input of the first seed. Training cost against the input length per kind
 is the section "kinds-scaling" (``bench_kinds.py``).
 """
@@ -34,9 +35,9 @@ ANCHORS = {
 HORIZONS = (96, 192, 336, 720)
 
 
-def table(results: Path) -> str:
-    import pandas as pd
-
+def long_rows(results: Path):
+    """The rows of the table's models on the anchored data sets, for every (data set, horizon) that has a run
+    at an input above 96, with the table's name of each model in ``name`` (an empty frame if none)."""
     from tsrsa.benchmarking.results import read_results
 
     rows = read_results(results)
@@ -47,9 +48,13 @@ def table(results: Path) -> str:
     rows = rows[rows["dataset"].isin(list(ANCHORS)) & (rows["train_fraction"] == 1.0)]
     long_rows = rows[rows["input_size"] > 96]
     rows = rows[rows.set_index(["dataset", "horizon"]).index.isin(long_rows.set_index(["dataset", "horizon"]).index)]
+    return rows.assign(name=[names[(m, v)] for m, v in zip(rows["model"], rows["variant"])])
+
+
+def table(results: Path, plot_link: str | None = None) -> str:
+    rows = long_rows(results)
     if rows.empty:
         return "No run at an input above 96 yet: `python benchmarks/bench_long_input.py`."
-    rows = rows.assign(name=[names[(m, v)] for m, v in zip(rows["model"], rows["variant"])])
     inputs = sorted(rows["input_size"].unique())
     out = []
     for (dataset, h), part in rows.groupby(["dataset", "horizon"]):
@@ -73,7 +78,37 @@ def table(results: Path) -> str:
     return ("Each model's benchmark configuration on the long-horizon protocol at longer inputs (a blank cell was "
             "not run). *Block-recurrent*: the Transformer's configuration with `attention=\"block_recurrent\"` "
             "(blocks of 8 tokens, 8 states, fixed gate).\n\n" + "\n\n".join(out) + "\n\n"
-            f"Made by `python benchmarks/bench_long_input.py` ({dates}).")
+            f"Made by `python benchmarks/bench_long_input.py` ({dates})."
+            + (f"\n\n![test MSE against the input length]({plot_link})" if plot_link else ""))
+
+
+def plot(results: Path, path: Path) -> bool:
+    """Test MSE (mean over seeds) against the input length, a panel per data set and horizon, the published
+    figures as dashed lines; False (nothing written) when there is no long-input run."""
+    from matplotlib.figure import Figure
+
+    rows = long_rows(results)
+    if rows.empty:
+        return False
+    panels = list(rows.groupby(["dataset", "horizon"]))
+    fig = Figure(figsize=(4.2 * len(panels), 3.4), layout="constrained")
+    axes = fig.subplots(1, len(panels), squeeze=False).ravel()
+    for ax, ((dataset, h), part) in zip(axes, panels):
+        for rank, name in enumerate(MODELS.values()):
+            means = part[part["name"] == name].groupby("input_size")["mse"].mean()
+            if len(means):
+                ax.plot(means.index, means.values, "-o", ms=4, color=f"C{rank}", label=name)
+        for style, (anchor, figures) in zip(("--", ":"), ANCHORS[dataset].items()):
+            if h in HORIZONS:
+                ax.axhline(figures[HORIZONS.index(h)], ls=style, color="grey", lw=1, label=f"{anchor}, published")
+        inputs = sorted(part["input_size"].unique())
+        ax.set(xscale="log", title=f"{dataset}, H{h}", xlabel="input length (steps)", ylabel="test MSE (scaled)")
+        ax.set_xticks(inputs, [str(i) for i in inputs], minor=False), ax.set_xticks([], minor=True)
+    handles = {h.get_label(): h for ax in axes for h in ax.get_legend_handles_labels()[0]}
+    fig.legend(handles.values(), handles.keys(), loc="outside lower center", ncols=3, fontsize=8)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    return True
 
 
 def main(argv=None) -> int:
@@ -86,6 +121,7 @@ def main(argv=None) -> int:
                         help=f"comma-separated: {', '.join(MODELS.values())}")
     parser.add_argument("--num-threads", type=int, default=1)
     parser.add_argument("--results", type=Path, default=HERE / "results" / "ltsf.csv")
+    parser.add_argument("--plot", type=Path, default=HERE / "results" / "long_input.png")
     parser.add_argument("--tables-only", action="store_true")
     args = parser.parse_args(argv)
     if "TSRSA_DATA_DIR" not in os.environ and SHARED_DATA.is_dir():
@@ -105,7 +141,9 @@ def main(argv=None) -> int:
                         ltsf(["--dataset", args.dataset, "--models", config, "--variant", variant, "--horizons",
                               args.horizons, "--seeds", seed, "--input-size", input_size, "--num-threads",
                               str(args.num_threads), "--results", str(args.results)], root=HERE)
-    replace_section(args.results.parent.parent / "RESULTS.md", "long-input", table(args.results),
+    results_md = args.results.parent.parent / "RESULTS.md"
+    link = os.path.relpath(args.plot, results_md.parent) if plot(args.results, args.plot) else None
+    replace_section(results_md, "long-input", table(args.results, link),
                     title="Long look-backs: test error against the input length")
     return 0
 

@@ -40,3 +40,15 @@ def test_an_empty_grid_says_how_to_run_it(tmp_path):
     path = tmp_path / "ltsf.csv"
     append_rows(path, [row("DLinearForecaster", "default", 96, 0, 0.4)])
     assert "No run at an input above 96" in bench_long_input.table(path)
+
+
+def test_the_plot_draws_the_long_input_runs_and_links_from_the_table(tmp_path):
+    path = tmp_path / "ltsf.csv"
+    append_rows(path, [row("DLinearForecaster", "default", 96, 0, 0.4)])
+    assert not bench_long_input.plot(path, tmp_path / "none.png") and not (tmp_path / "none.png").exists()
+    append_rows(path, [row("DLinearForecaster", "default", 336, 0, 0.37),
+                       row("TransformerForecaster", "default", 336, 0, 0.36)])
+    assert bench_long_input.plot(path, tmp_path / "plot.png")
+    assert (tmp_path / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert bench_long_input.table(path, "results/long_input.png").endswith("(results/long_input.png)")
+    assert "![" not in bench_long_input.table(path)
