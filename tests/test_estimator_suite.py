@@ -9,7 +9,6 @@ import contextlib
 import io
 import os
 import random
-import re
 import warnings
 
 import numpy as np

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import warnings
 
-import torch
-
 from tsrsa.forecasters.rsa import RSAForecaster
 from tsrsa.forecasters.transformer import TransformerForecaster
 from tsrsa.nn.t2r import DEFAULT_FEATURE_SIZE, check_feature_size

@@ -20,10 +20,10 @@ import json
 import os
 import sys
 import time
-import warnings
 from pathlib import Path
 
 from tsrsa._version import __version__
+from tsrsa.cli.files import CommandError, check_output_folder, read_csv, read_future
 
 #: short model names of the command line -> forecaster class names
 MODELS = {
@@ -41,10 +41,6 @@ _FLAGS = {"h": "--h", "input_size": "--input-size", "max_epochs": "--max-epochs"
 
 #: exit status of a usage or input error (argparse's own)
 USAGE_ERROR = 2
-
-
-class CommandError(Exception):
-    """A problem with the user's flags or files: printed as one line, exit status 2."""
 
 
 # ---------------------------------------------------------------------- parsing helpers
@@ -173,87 +169,6 @@ def _data_flags(parser: argparse.ArgumentParser) -> None:
                        help="fill missing timestamps and values (default: they are errors)")
 
 
-# ---------------------------------------------------------------------- files
-def read_csv(path: Path, *, id_col: str, time_col: str, target_col: str,
-             rename_hint: str = "name yours with --id-col, --time-col, --target-col"):
-    """A user's CSV as the frame a forecaster takes: long when it has ``id_col``, else wide
-    (indexed by ``time_col``). Raises CommandError naming the file and what to change."""
-    import pandas as pd
-
-    path = Path(path)
-    if not path.exists():
-        raise CommandError(f"input file {path} does not exist")
-    if not path.is_file():
-        raise CommandError(f"input {path} is not a file")
-    try:
-        df = pd.read_csv(path)
-    except pd.errors.EmptyDataError:
-        raise CommandError(f"{path} is empty: expected a CSV file with a header row") from None
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as err:
-        reason = str(err).splitlines()[0] if str(err) else type(err).__name__
-        raise CommandError(f"{path} is not a readable CSV file ({reason})") from None
-    columns = [str(c) for c in df.columns]
-    if len(df) == 0:
-        raise CommandError(f"{path} has a header but no rows")
-    if id_col in columns:
-        missing = [c for c in (time_col, target_col) if c not in columns]
-        if missing:
-            raise CommandError(
-                f"{path} has the id column {id_col!r} but lacks {missing} (its columns: {_shown(columns)}); "
-                f"{rename_hint}")
-        return df.assign(**{time_col: _parse_time(df[time_col], path, time_col)})
-    if time_col not in columns:
-        timelike = [c for c in columns if c.lower() in ("date", "datetime", "time", "timestamp", "ds")]
-        hint = f" (for a wide file whose time is in {timelike[0]!r}: --time-col {timelike[0]})" if timelike else ""
-        raise CommandError(
-            f"{path} has neither an id column {id_col!r} (long file) nor a time column {time_col!r} "
-            f"(wide file); its columns are {_shown(columns)}: {rename_hint}{hint}")
-    wide = df.assign(**{time_col: _parse_time(df[time_col], path, time_col)}).set_index(time_col)
-    text = [c for c in wide.columns if not pd.api.types.is_numeric_dtype(wide[c].dtype)]
-    if text:
-        raise CommandError(
-            f"{path} is read as wide (no id column {id_col!r}), so every column but {time_col!r} must be "
-            f"numeric, but {_shown(text)} hold text; for a long file, {rename_hint}")
-    if wide.shape[1] == 0:
-        raise CommandError(f"{path} has a time column {time_col!r} but no series columns")
-    return wide
-
-
-def _parse_time(values, path: Path, column: str):
-    """Integers stay integers; anything else must parse as timestamps."""
-    import pandas as pd
-
-    if pd.api.types.is_integer_dtype(values.dtype) and not pd.api.types.is_bool_dtype(values.dtype):
-        return values
-    if pd.api.types.is_numeric_dtype(values.dtype) or pd.api.types.is_bool_dtype(values.dtype):
-        raise CommandError(
-            f"column {column!r} of {path} holds numbers that are not whole (or has empty cells); times must be "
-            f"dates or whole numbers, in every row")
-    try:
-        with warnings.catch_warnings():  # pandas' note on per-element parsing: the error below says more
-            warnings.simplefilter("ignore")
-            return pd.to_datetime(values)
-    except (ValueError, TypeError, OverflowError) as err:
-        first = str(err).splitlines()[0]
-        raise CommandError(
-            f"column {column!r} of {path} holds values that are neither timestamps nor whole numbers ({first})"
-        ) from None
-
-
-def _shown(items: list, limit: int = 8) -> str:
-    head = ", ".join(repr(i) for i in items[:limit])
-    return f"[{head}{', ...' if len(items) > limit else ''}]"
-
-
-def _check_output_folder(path: Path, overwrite: bool) -> None:
-    if path.exists() and not path.is_dir():
-        raise CommandError(f"--output {path} is a file; give a folder to save the model in")
-    if path.is_dir() and any(path.iterdir()) and not overwrite:
-        raise CommandError(f"--output {path} is a folder that is not empty; choose a new folder or pass --overwrite")
-    if not path.parent.is_dir():
-        raise CommandError(f"the folder {path.parent} of --output does not exist")
-
-
 # ---------------------------------------------------------------------- commands
 def _run_fit(args) -> int:
     from tsrsa.forecasters import FORECASTERS
@@ -273,7 +188,7 @@ def _run_fit(args) -> int:
     unknown = [k for k in params if k not in valid]
     if unknown:
         raise CommandError(f"{cls.__name__} has no parameter(s) {unknown}; its parameters are: {', '.join(valid)}")
-    _check_output_folder(args.output, args.overwrite)
+    check_output_folder(args.output, args.overwrite)
     df = read_csv(args.input, id_col=args.id_col, time_col=args.time_col, target_col=args.target_col)
     model = cls(**params)
     began = time.perf_counter()
@@ -301,7 +216,7 @@ def _run_predict(args) -> int:
         raise CommandError("--update takes in the new observations of --input; give --input")
     future = None
     if args.future is not None:
-        future = _read_future(args.future, model)
+        future = read_future(args.future, model)
     if args.output != "-":
         out = Path(args.output)
         if out.is_dir():
@@ -318,24 +233,6 @@ def _run_predict(args) -> int:
     else:
         forecast.to_csv(args.output, index=False)
     return 0
-
-
-def _read_future(path: Path, model):
-    """The --future file: a long CSV with the model's id and time columns and its known-future covariates."""
-    import pandas as pd
-
-    path = Path(path)
-    if not path.is_file():
-        raise CommandError(f"--future {path} is not a file")
-    try:
-        future = pd.read_csv(path)
-    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError, ValueError) as err:
-        raise CommandError(f"--future {path} is not a readable CSV file ({str(err).splitlines()[0]})") from None
-    missing = [c for c in (model.id_col, model.time_col) if c not in future.columns]
-    if missing:
-        raise CommandError(f"--future {path} lacks the column(s) {missing}; it needs the model's id and time "
-                           f"columns and its future covariates {list(model.get_params().get('future_covariates') or [])}")
-    return future.assign(**{model.time_col: _parse_time(future[model.time_col], path, model.time_col)})
 
 
 def _run_benchmark(args) -> int:

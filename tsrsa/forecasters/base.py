@@ -1,7 +1,7 @@
-"""The estimator contract every forecaster shares: parameters, fit/predict frames, plot, save.
+"""The estimator contract every forecaster shares: fit/predict frames, update, plot, save.
 
-A forecaster class names its parameters in ``__init__`` (stored as given, nothing else) and
-implements four hooks:
+A forecaster class names its parameters in ``__init__`` (stored as given, nothing else: the
+parameter protocol of :mod:`tsrsa.forecasters.estimator`) and implements four hooks:
 
 - ``_check_params()``: validate the constructor arguments (run at the entry of ``fit``);
 - ``_min_length(panel)``: how many observations a series needs for fitting, and why;
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import inspect
 import warnings
 
 import numpy as np
@@ -31,43 +30,9 @@ from tsrsa.data.frames import FrameSpec, forecast_frame
 from tsrsa.data.memory import EncodedCovariates, SeriesMemory, WindowCovariates
 from tsrsa.data.validation import build_panel, check_continuation, check_fill, check_min_length
 from tsrsa.data.frequency import Frequency, parse_freq
+from tsrsa.forecasters.estimator import Estimator
 from tsrsa.forecasters.params import check_choice, check_int, check_str
 from tsrsa.forecasters.persistence import decode_index, decode_times, encode_index, encode_times
-
-
-def store_init_args(estimator, values: dict) -> None:
-    """``__init__`` body of every forecaster: keep each argument under its own name."""
-    for name in type(estimator)._get_param_names():
-        setattr(estimator, name, values[name])
-
-
-def specialised_init(base: type, *, drop=(), after: str, extra: dict):
-    """An ``__init__`` that takes ``base``'s parameters without ``drop`` and with ``extra`` (name ->
-    default, keyword-only) inserted after ``after``, and stores each under its name.
-
-    A named estimator that fixes some of a general one's parameters (RSAForecaster: the
-    transformer with the "rsa" kind) keeps one argument list with it instead of a copy;
-    ``inspect.signature``, ``get_params`` and ``sklearn.base.clone`` see the full signature.
-    """
-    parameters = []
-    for p in inspect.signature(base.__init__).parameters.values():
-        if p.name in drop:
-            continue
-        parameters.append(p)
-        if p.name == after:
-            parameters += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default)
-                           for name, default in extra.items()]
-    signature = inspect.Signature(parameters)
-
-    def __init__(self, *args, **kwargs):
-        bound = signature.bind(self, *args, **kwargs)
-        bound.apply_defaults()
-        for name, value in bound.arguments.items():
-            if name != "self":
-                setattr(self, name, value)
-
-    __init__.__signature__ = signature
-    return __init__
 
 
 @contextlib.contextmanager
@@ -81,51 +46,11 @@ def quiet(verbose: int):
         yield
 
 
-class BaseForecaster:
+class BaseForecaster(Estimator):
     """Shared behaviour of tsrsa forecasters (see the module docstring)."""
 
     #: whether a fit is random (neural networks) or deterministic (naive)
     _stochastic = False
-
-    # ------------------------------------------------------------------ parameters
-    @classmethod
-    def _get_param_names(cls) -> list[str]:
-        signature = inspect.signature(cls.__init__)
-        return [
-            p.name for p in signature.parameters.values()
-            if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-        ]
-
-    def get_params(self, deep: bool = True) -> dict:
-        """The constructor arguments, as sklearn's ``get_params``."""
-        return {name: getattr(self, name) for name in self._get_param_names()}
-
-    def set_params(self, **params):
-        """Set constructor arguments by name (as sklearn's ``set_params``); returns self."""
-        valid = self._get_param_names()
-        for name, value in params.items():
-            if name not in valid:
-                raise ValueError(
-                    f"{type(self).__name__} has no parameter {name!r}; valid parameters: {valid}"
-                )
-            setattr(self, name, value)
-        return self
-
-    def __repr__(self) -> str:
-        defaults = {
-            p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()
-        }
-        shown = []
-        for name, value in self.get_params().items():
-            default = defaults.get(name, inspect.Parameter.empty)
-            if default is inspect.Parameter.empty or not _same(value, default):
-                shown.append(f"{name}={value!r}")
-        return f"{type(self).__name__}({', '.join(shown)})"
-
-    @classmethod
-    def search_space(cls, trial, estimator=None) -> dict:
-        """Parameters ``tsrsa.tune`` samples by default (none here: nothing to tune)."""
-        return {}
 
     # ------------------------------------------------------------------ hooks
     def _check_params(self) -> None:
@@ -457,9 +382,3 @@ class BaseForecaster:
             static_cat=arrays.get("static_cat"),
         )
 
-
-def _same(a, b) -> bool:
-    try:
-        return bool(a == b) if not isinstance(a, np.ndarray) else False
-    except Exception:
-        return False

@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from tsrsa.data.memory import SeriesMemory
-from tsrsa.forecasters.base import BaseForecaster, store_init_args
+from tsrsa.forecasters.base import BaseForecaster
+from tsrsa.forecasters.estimator import store_init_args
 from tsrsa.forecasters.params import check_int
 
 

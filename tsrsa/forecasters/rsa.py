@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from tsrsa.forecasters.base import specialised_init
-from tsrsa.forecasters.neural import COMMON_PARAMS_DOC
+from tsrsa.forecasters.common_params import COMMON_PARAMS_DOC
+from tsrsa.forecasters.estimator import specialised_init
 from tsrsa.forecasters.params import check_bool, check_choice, check_float, check_int
 from tsrsa.forecasters.transformer import TransformerForecaster
 from tsrsa.nn.rem import REM_MASKS, fold_angle

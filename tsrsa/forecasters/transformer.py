@@ -5,8 +5,9 @@ import torch
 
 from tsrsa.data.windows import consecutive_validation_windows
 from tsrsa.forecasters import streaming
-from tsrsa.forecasters.base import store_init_args
-from tsrsa.forecasters.neural import COMMON_PARAMS_DOC, NeuralForecaster
+from tsrsa.forecasters.common_params import COMMON_PARAMS_DOC
+from tsrsa.forecasters.estimator import store_init_args
+from tsrsa.forecasters.neural import NeuralForecaster
 from tsrsa.forecasters.params import check_bool, check_choice, check_int, check_sequence_model
 from tsrsa.forecasters.spaces import sequence_space
 from tsrsa.nn.backbone import BackboneConfig, build_transformer

@@ -1,0 +1,95 @@
+"""sklearn's estimator protocol for forecasters: parameters named in ``__init__`` and stored as given.
+
+``get_params``/``set_params`` read and write them by name, so ``sklearn.base.clone``, Optuna
+searches and pipelines see every option; ``repr`` shows the ones that differ from their defaults.
+"""
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+
+def store_init_args(estimator, values: dict) -> None:
+    """``__init__`` body of every forecaster: keep each argument under its own name."""
+    for name in type(estimator)._get_param_names():
+        setattr(estimator, name, values[name])
+
+
+def specialised_init(base: type, *, drop=(), after: str, extra: dict):
+    """An ``__init__`` that takes ``base``'s parameters without ``drop`` and with ``extra`` (name ->
+    default, keyword-only) inserted after ``after``, and stores each under its name.
+
+    A named estimator that fixes some of a general one's parameters (RSAForecaster: the
+    transformer with the "rsa" kind) keeps one argument list with it instead of a copy;
+    ``inspect.signature``, ``get_params`` and ``sklearn.base.clone`` see the full signature.
+    """
+    parameters = []
+    for p in inspect.signature(base.__init__).parameters.values():
+        if p.name in drop:
+            continue
+        parameters.append(p)
+        if p.name == after:
+            parameters += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default)
+                           for name, default in extra.items()]
+    signature = inspect.Signature(parameters)
+
+    def __init__(self, *args, **kwargs):
+        bound = signature.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        for name, value in bound.arguments.items():
+            if name != "self":
+                setattr(self, name, value)
+
+    __init__.__signature__ = signature
+    return __init__
+
+
+class Estimator:
+    """The parameter protocol (see the module docstring); forecasters add fit and predict."""
+
+    @classmethod
+    def _get_param_names(cls) -> list[str]:
+        signature = inspect.signature(cls.__init__)
+        return [
+            p.name for p in signature.parameters.values()
+            if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        ]
+
+    def get_params(self, deep: bool = True) -> dict:
+        """The constructor arguments, as sklearn's ``get_params``."""
+        return {name: getattr(self, name) for name in self._get_param_names()}
+
+    def set_params(self, **params):
+        """Set constructor arguments by name (as sklearn's ``set_params``); returns self."""
+        valid = self._get_param_names()
+        for name, value in params.items():
+            if name not in valid:
+                raise ValueError(
+                    f"{type(self).__name__} has no parameter {name!r}; valid parameters: {valid}"
+                )
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self) -> str:
+        defaults = {
+            p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()
+        }
+        shown = []
+        for name, value in self.get_params().items():
+            default = defaults.get(name, inspect.Parameter.empty)
+            if default is inspect.Parameter.empty or not _same(value, default):
+                shown.append(f"{name}={value!r}")
+        return f"{type(self).__name__}({', '.join(shown)})"
+
+    @classmethod
+    def search_space(cls, trial, estimator=None) -> dict:
+        """Parameters ``tsrsa.tune`` samples by default (none here: nothing to tune)."""
+        return {}
+
+
+def _same(a, b) -> bool:
+    try:
+        return bool(a == b) if not isinstance(a, np.ndarray) else False
+    except Exception:
+        return False
