@@ -14,11 +14,17 @@ network streams. The reference is ``window`` at k = N: the model reading exactly
 was trained on. Rows go to ``benchmarks/results/cache.csv`` as each stream ends; the RESULTS.md
 section "kv-cache" gives the MSE relative to that reference. Update cost and memory against the
 history's length: the section "streaming-speed" (``bench_streaming.py --cache SIZE:POLICY``).
+
+Cost: the streaming configuration trains every token to forecast through a head over the N tokens
+before it, so an epoch of ETTh1 at N = 128 takes about 30 minutes of one CPU thread (an epoch at
+N = 64 about a third of that); ``--input-size 256 --max-epochs 4`` is the cut that fits a CPU
+session, and each row records what it ran.
 """
 from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import os
 import sys
 import time
@@ -93,8 +99,10 @@ def table(path: Path) -> str:
         if reference.empty:
             continue
         sizes = sorted(int(k) for k in part["cache_size"].dropna().unique())
-        lines = [f"**{dataset}, H{h}, {model.replace('Forecaster', '')}, N = {int(n)} tokens** (seeds "
-                 f"{', '.join(map(str, sorted(reference.index)))}; reference `window` at k = N: MSE "
+        ran = json.loads(part["params"].iloc[-1])
+        lines = [f"**{dataset}, H{h}, {model.replace('Forecaster', '')}, N = {int(n)} tokens** (input "
+                 f"{ran.get('input_size')} in patches of {ran.get('patch_len')}, max_epochs {ran.get('max_epochs')}"
+                 f"; seeds {', '.join(map(str, sorted(reference.index)))}; reference `window` at k = N: MSE "
                  f"{reference.mean():.4f})", "",
                  "| cache | " + " | ".join(f"k = {k}" for k in sizes) + " |", "|---|" + "---|" * len(sizes)]
         for policy in ["unbounded", *POLICIES]:
@@ -131,6 +139,8 @@ def main(argv=None) -> int:
     parser.add_argument("--input-size", type=int, default=512)
     parser.add_argument("--patch-len", type=int, default=4)
     parser.add_argument("--num-threads", type=int, default=1)
+    parser.add_argument("--max-epochs", type=int, default=None,
+                        help="cap the configuration's epochs (a shorter budget for a CPU; recorded in each row)")
     parser.add_argument("--tables-only", action="store_true")
     args = parser.parse_args(argv)
     if args.input_size % args.patch_len:
@@ -149,7 +159,8 @@ def main(argv=None) -> int:
                 for seed in (int(x) for x in args.seeds.split(",")):
                     for model in args.models.split(","):
                         run_model(data, model, h, seed, input_size=args.input_size, patch_len=args.patch_len,
-                                  num_threads=args.num_threads, write=write)
+                                  num_threads=args.num_threads, write=write,
+                                  params=None if args.max_epochs is None else {"max_epochs": args.max_epochs})
     if CSV.exists():
         replace_section(HERE / "RESULTS.md", "kv-cache", table(CSV),
                         title="Bounded caches: streamed test error against the cache size")
