@@ -16,9 +16,9 @@ section "kv-cache" gives the MSE relative to that reference. Update cost and mem
 history's length: the section "streaming-speed" (``bench_streaming.py --cache SIZE:POLICY``).
 
 Cost: the streaming configuration trains every token to forecast through a head over the N tokens
-before it, so an epoch of ETTh1 at N = 128 takes about 30 minutes of one CPU thread (an epoch at
-N = 64 about a third of that); ``--input-size 256 --max-epochs 4`` is the cut that fits a CPU
-session, and each row records what it ran.
+before it: on one CPU thread an epoch of ETTh1 at N = 64 takes about 14 minutes, and at N = 128
+one epoch and part of the next took 80 minutes. ``--input-size 256 --max-epochs 4`` is the cut
+that fits a CPU session; each row records what it ran.
 """
 from __future__ import annotations
 
