@@ -91,17 +91,19 @@ def table(path: Path) -> str:
     import numpy as np
     import pandas as pd
 
-    runs = pd.read_csv(path).drop_duplicates(["dataset", "horizon", "model", "seed", "tokens", "policy", "cache_size"],
-                                             keep="last")
+    runs = pd.read_csv(path)
+    # what each fit ran: fits of another input, patch length or budget are tabled apart, never pooled
+    runs["fit"] = [", ".join(f"{key} {ran.get(key)}" for key in ("input_size", "patch_len", "max_epochs"))
+                   for ran in map(json.loads, runs["params"])]
+    runs = runs.drop_duplicates(["dataset", "horizon", "model", "fit", "seed", "tokens", "policy", "cache_size"],
+                                keep="last")
     out = []
-    for (dataset, h, model, n), part in runs.groupby(["dataset", "horizon", "model", "tokens"]):
+    for (dataset, h, model, n, fit), part in runs.groupby(["dataset", "horizon", "model", "tokens", "fit"]):
         reference = part[(part.policy == "window") & (part.cache_size == n)].set_index("seed")["mse"]
         if reference.empty:
             continue
         sizes = sorted(int(k) for k in part["cache_size"].dropna().unique())
-        ran = json.loads(part["params"].iloc[-1])
-        lines = [f"**{dataset}, H{h}, {model.replace('Forecaster', '')}, N = {int(n)} tokens** (input "
-                 f"{ran.get('input_size')} in patches of {ran.get('patch_len')}, max_epochs {ran.get('max_epochs')}"
+        lines = [f"**{dataset}, H{h}, {model.replace('Forecaster', '')}, N = {int(n)} tokens** ({fit}"
                  f"; seeds {', '.join(map(str, sorted(reference.index)))}; reference `window` at k = N: MSE "
                  f"{reference.mean():.4f})", "",
                  "| cache | " + " | ".join(f"k = {k}" for k in sizes) + " |", "|---|" + "---|" * len(sizes)]

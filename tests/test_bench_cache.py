@@ -33,7 +33,7 @@ def test_one_fit_streams_under_each_cache_and_the_table_is_relative_to_the_train
     path = tmp_path / "cache.csv"
     append_rows(path, rows, columns=bench_cache.COLUMNS)
     text = bench_cache.table(path)
-    assert "N = 4 tokens** (input 16 in patches of 4, max_epochs 1;" in text
+    assert "N = 4 tokens** (input_size 16, patch_len 4, max_epochs 1;" in text
     window = next(x for x in text.splitlines() if x.startswith("| window |"))
     assert window.endswith("| 1.000 |")  # window at k = N is the reference
     tova = next(x for x in text.splitlines() if x.startswith("| tova |"))
