@@ -49,6 +49,8 @@ STATISTICAL = ("SeasonalNaive", "Naive2", "Theta", "ETS", "ETS-adjusted")
 NF_MODELS = ("NHITS", "NBEATS")
 #: the protocol's settings of every neural model (the rest at the library's defaults)
 PROTOCOL = {"max_epochs": 10, "early_stopping_patience": 3}
+#: the options every neural run sets itself (never an earlier default)
+RUN_KEYS = {"h", "input_size", "freq", "val_size", "random_state", "num_threads", *PROTOCOL}
 #: neuralforecast as a practitioner sets it up for a panel of differently scaled series
 NF_SETTINGS = {"scaler_type": "robust", "max_steps": 1000, "val_check_steps": 50, "early_stop_patience_steps": 5}
 
@@ -215,11 +217,37 @@ def make_row(split, name, label, seed, split_name, fc, params, fit_s, predict_s,
 
 
 # ---------------------------------------------------------------------- tables
+def earlier_defaults(model: str, label: str, params: str) -> str:
+    """Where a tsrsa row ran at parameters that are today no longer its class's defaults: the
+    options set neither by the protocol, nor by the run, nor by its label, that differ from the
+    current constructor's defaults ("batch_size=64"), or "" when none do. A row made before a change
+    of defaults keeps what it ran, so it is never shown, nor averaged, as today's default."""
+    import inspect
+
+    if model not in NEURAL or not isinstance(params, str) or not params.startswith("{"):
+        return ""
+    import tsrsa
+
+    ran = json.loads(params)
+    named = {item.split("=")[0] for item in str(label).split(",")} - {"default"}
+    if "naive_scaling" in named:
+        named.add("scaler")
+    signature = inspect.signature(getattr(tsrsa, NEURAL[model]).__init__)
+    defaults = {name: p.default for name, p in signature.parameters.items() if p.default is not inspect.Parameter.empty}
+    skip = RUN_KEYS | named
+    differ = [f"{name}={ran[name]}" for name in sorted(ran) if name in defaults and name not in skip
+              and json.dumps(ran[name], default=str) != json.dumps(defaults[name], default=str)]
+    return ",".join(differ)
+
+
 def read_rows(path: Path = CSV):
+    """The results, one row per (frequency, model, label, seed, split, parameters that are no longer
+    the defaults): a re-run replaces the row it repeats, not one made at earlier defaults."""
     if not path.exists() or path.stat().st_size == 0:
-        return pd.DataFrame(columns=list(COLUMNS))
+        return pd.DataFrame(columns=list(COLUMNS) + ["ran"])
     rows = pd.read_csv(path, dtype={"label": str, "model": str, "frequency": str, "split": str})
-    return rows.drop_duplicates(subset=KEY, keep="last").reset_index(drop=True)
+    rows["ran"] = [earlier_defaults(m, lab, par) for m, lab, par in zip(rows["model"], rows["label"], rows["params"])]
+    return rows.drop_duplicates(subset=KEY + ["ran"], keep="last").reset_index(drop=True)
 
 
 def _mean(values, digits=3) -> str:
@@ -249,7 +277,8 @@ def tables(rows) -> str:
         "Hourly, 52 Weekly; early stopping on the last h steps of each history, patience 3, at most 10 epochs, "
         "the library's defaults otherwise); the same model forecasts the test from the full training series. "
         "`naive_scaling`: each series enters in units of its in-sample naive MAE (MASE's units), "
-        "`scaler=identity`.",
+        "`scaler=identity`. A label followed by \"ran at ...\" names the options at which a row ran where the "
+        "library's default has changed since (every row's parameters are in the CSV).",
         "- Per series, refitted on the full training series for the test: Theta (statsmodels' ThetaModel, the "
         "competition's Theta) on the data seasonally adjusted as for Naive2; ETS (statsmodels' ETSModel, the "
         "smallest AIC of four forms, A/M errors, no or damped trend, with a season of m where the M4 test finds "
@@ -262,13 +291,15 @@ def tables(rows) -> str:
         part = rows[rows["frequency"] == freq]
         out += [f"**{freq}**\n", "| model | label | seeds | validation sMAPE | validation MASE | test sMAPE | "
                 "test MASE | test OWA | wall time (s) |", "|---|---|---|---|---|---|---|---|---|"]
-        groups = part.groupby(["model", "label"], sort=False)
-        keys = sorted(groups.groups, key=lambda k: (ORDER.index(k[0]) if k[0] in ORDER else 99, k[1] != "default", k[1]))
-        for model, label in keys:
-            g = groups.get_group((model, label))
+        groups = part.groupby(["model", "label", "ran"], sort=False)
+        keys = sorted(groups.groups, key=lambda k: (ORDER.index(k[0]) if k[0] in ORDER else 99, k[1] != "default",
+                                                    k[1], k[2] != "", k[2]))
+        for model, label, ran in keys:
+            g = groups.get_group((model, label, ran))
             val, test = g[g["split"] == "validation"], g[g["split"] == "test"]
             wall = (test if len(test) else val)
-            out.append(f"| {model} | {label} | {max(len(val), len(test))} | {_mean(val['smape'])} | "
+            shown = f"{label} (ran at {ran})" if ran else label
+            out.append(f"| {model} | {shown} | {max(len(val), len(test))} | {_mean(val['smape'])} | "
                        f"{_mean(val['mase'])} | {_mean(test['smape'])} | {_mean(test['mase'])} | "
                        f"{_mean(test['owa'])} | {(wall['fit_seconds'] + wall['predict_seconds']).mean():.0f} |")
         winner = m4_data.WINNER.get(freq)
@@ -277,7 +308,9 @@ def tables(rows) -> str:
                        f"{winner['owa']:.3f} | |")
             rsa = part[(part["model"] == "RSA") & (part["label"] == "default") & (part["split"] == "test")]
             if len(rsa):
-                out.append(f"\nGap of RSA (default) to the winner on the test: sMAPE "
+                ran = "" if (rsa["ran"] == "").any() else sorted(rsa["ran"])[0]
+                rsa = rsa[rsa["ran"] == ran]
+                out.append(f"\nGap of RSA (default{f' ran at {ran}' if ran else ''}) to the winner on the test: sMAPE "
                            f"{rsa['smape'].mean() - winner['smape']:+.3f}, MASE {rsa['mase'].mean() - winner['mase']:+.3f}, "
                            f"OWA {rsa['owa'].mean() - winner['owa']:+.3f}.")
         else:

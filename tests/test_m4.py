@@ -125,3 +125,23 @@ def test_tables_only_renders_validation_and_test_per_model(tmp_path, capsys):
     assert "| RSA | lr=1e-4 | 1 | 15.000 | 1.400 |  |" in out
     assert "| winner (Smyl, ES-RNN), published | | | | | 9.328 | 0.893 | 0.440 | |" in out
     assert "**Weekly**" in out and "not quoted" in out
+
+
+def test_a_row_made_at_an_earlier_default_keeps_what_it_ran(tmp_path, capsys):
+    path = tmp_path / "m4.csv"
+    earlier = dict(_row("RSA", "test", 12.0, 1.1), params='{"h": 48, "batch_size": 64, "max_epochs": 10}')
+    today = dict(_row("RSA", "test", 11.0, 1.0), params='{"h": 48, "batch_size": 32, "max_epochs": 10}')
+    named = dict(_row("RSA", "test", 10.0, 0.9, label="batch_size=64"), params='{"h": 48, "batch_size": 64}')
+    for row in (earlier, today, named):
+        m4.append(row, path)
+    assert m4.earlier_defaults("RSA", "default", earlier["params"]) == "batch_size=64"
+    assert m4.earlier_defaults("RSA", "default", today["params"]) == ""  # max_epochs is the protocol's
+    assert m4.earlier_defaults("RSA", "batch_size=64", named["params"]) == ""  # the label names it
+    assert m4.earlier_defaults("NHITS", "default", '{"batch_size": 64}') == ""  # not a tsrsa model
+    assert len(m4.read_rows(path)) == 3  # the run at today's defaults does not replace the earlier one
+    assert m4.main(["--tables-only", "--results", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "| RSA | default | 1 |  |  | 11.000 | 1.000 |" in out
+    assert "| RSA | default (ran at batch_size=64) | 1 |  |  | 12.000 | 1.100 |" in out
+    assert "| RSA | batch_size=64 | 1 |  |  | 10.000 | 0.900 |" in out
+    assert "Gap of RSA (default) to the winner on the test: sMAPE +1.672" in out

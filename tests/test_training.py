@@ -292,3 +292,58 @@ def test_a_fit_at_the_defaults_resolves_and_reports_its_budget():
     no_val = tsrsa.DLinearForecaster(h=2, input_size=6, max_epochs=3, random_state=0).fit(df)
     assert (no_val.max_epochs_, no_val.early_stopping_patience_) == (3, None)
     assert len(no_val.fit_history_) == 3
+
+
+# ---------------------------------------------------------------------- fewer batches per epoch
+def test_a_limited_pass_takes_its_batches_from_a_fresh_shuffle_each_time():
+    values = np.arange(100, dtype=np.float32)
+    windows = training_windows(values, np.array([0, 100]), np.array([100]), 4, 2)  # 95 windows
+    data = WindowLoader(windows, 8, shuffle=True, device=CPU, max_batches=3)
+    assert (len(data), data.n_windows) == (3, 24)
+    rng = np.random.default_rng(0)
+    passes = [np.concatenate([x[:, 0].numpy() for x, _ in data.iterate(rng)]) for _ in range(2)]
+    for seen in passes:
+        assert len(seen) == 24 and len(set(seen.tolist())) == 24  # no window twice in a pass
+        assert set(seen.tolist()) <= set(range(95))
+    assert set(passes[0].tolist()) != set(passes[1].tolist())  # another subset the next pass
+    whole = WindowLoader(windows, 8, shuffle=True, device=CPU, max_batches=50)  # more than there are
+    assert (len(whole), whole.n_windows) == (12, 95)
+
+
+def test_batches_per_epoch_bounds_the_steps_and_the_auto_budget_counts_them(monkeypatch):
+    import tsrsa
+    from tests.conftest import make_panel
+    from tsrsa.training.budget import auto_epochs
+
+    df = make_panel(n_series=4, length=120)  # 4 x (120 - 8 - 4 + 1) = 436 windows: 55 batches of 8
+    steps = []
+    step = torch.optim.AdamW.step
+    monkeypatch.setattr(torch.optim.AdamW, "step", lambda self, *a, **k: (steps.append(1), step(self, *a, **k))[1])
+    model = tsrsa.DLinearForecaster(h=4, input_size=8, batch_size=8, batches_per_epoch=2, max_epochs=3,
+                                    random_state=0).fit(df)
+    assert len(steps) == 3 * 2  # three epochs of two batches, not of every window
+    assert len(model.fit_history_) == 3 and model.get_params()["batches_per_epoch"] == 2
+    steps.clear()
+    auto = tsrsa.DLinearForecaster(h=4, input_size=8, batch_size=8, batches_per_epoch=1, random_state=0).fit(df)
+    assert auto_epochs(436, 8) == 37  # every window: 55 steps an epoch
+    assert auto.max_epochs_ == 100  # one step an epoch: 2,000 wanted, capped at 100
+    assert len(steps) == 100
+
+
+@pytest.mark.parametrize("value, error", [(0, ValueError), (2.5, TypeError), ("all", TypeError)])
+def test_batches_per_epoch_is_checked(value, error):
+    import tsrsa
+    from tests.conftest import make_panel
+
+    model = tsrsa.DLinearForecaster(h=2, input_size=4, batches_per_epoch=value)
+    with pytest.raises(error, match="batches_per_epoch"):
+        model.fit(make_panel(n_series=1, length=20))
+    assert not hasattr(model, "network_")  # the rejected call fitted nothing
+
+
+def test_training_that_carries_the_state_refuses_a_partial_epoch():
+    import tsrsa
+
+    with pytest.raises(ValueError, match="batches_per_epoch=None"):
+        tsrsa.TransformerForecaster(h=2, input_size=8, attention="block_recurrent", stream=True,
+                                    batches_per_epoch=4)._check_params()

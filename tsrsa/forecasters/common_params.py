@@ -29,6 +29,12 @@ COMMON_PARAMS_DOC = """
         many were allowed, ``fit_history_`` how many ran.
     batch_size : int, default 32
         Training windows per optimisation step.
+    batches_per_epoch : int, optional
+        Optimisation steps per epoch: each epoch trains on this many batches drawn afresh from
+        the shuffled training windows, as Lightning's ``limit_train_batches`` does (validation
+        still reads every validation window). None: every training window once per epoch. For
+        large panels, where one pass over every window is long; ``max_epochs="auto"`` then counts
+        these batches. Not with training that carries the state across windows.
     inference_batch_size : int, default 1024
         Windows per forward pass in validation and prediction (bounds their memory).
     learning_rate : float, default 1e-3

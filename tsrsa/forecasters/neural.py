@@ -110,6 +110,7 @@ class NeuralForecaster(BaseForecaster):
         check_choice("scaler", self.scaler, SCALERS, allow_none=True)
         check_budget("max_epochs", self.max_epochs, allow_none=False)
         check_int("batch_size", self.batch_size)
+        check_int("batches_per_epoch", self.batches_per_epoch, allow_none=True)
         check_int("inference_batch_size", self.inference_batch_size)
         check_float("learning_rate", self.learning_rate, strict=True)
         check_float("weight_decay", self.weight_decay)
@@ -140,7 +141,8 @@ class NeuralForecaster(BaseForecaster):
 
     def _training_config(self) -> TrainingConfig:
         return TrainingConfig(
-            max_epochs=self.max_epochs_, batch_size=self.batch_size, learning_rate=self.learning_rate,
+            max_epochs=self.max_epochs_, batch_size=self.batch_size, batches_per_epoch=self.batches_per_epoch,
+            learning_rate=self.learning_rate,
             weight_decay=self.weight_decay, lr_schedule=self.lr_schedule,
             early_stopping_patience=self.early_stopping_patience_, precision=check_precision(self.precision),
             verbose=self.verbose, description=type(self).__name__, group_options=self._group_options(),
@@ -166,8 +168,10 @@ class NeuralForecaster(BaseForecaster):
             for windows in (train, val):
                 if windows is not None:
                     windows.covariates = source
+        per_epoch = len(train) if self.batches_per_epoch is None else \
+            min(len(train), int(self.batches_per_epoch) * int(self.batch_size))
         self.max_epochs_, self.early_stopping_patience_ = resolve_budget(
-            self.max_epochs, self.early_stopping_patience, len(train), int(self.batch_size), val is not None)
+            self.max_epochs, self.early_stopping_patience, per_epoch, int(self.batch_size), val is not None)
         self._prepare_fit(panel, fit_lengths)
         config = self._network_config()
         if self.covariates_ is not None:
@@ -243,7 +247,8 @@ class NeuralForecaster(BaseForecaster):
             train_loader = CarriedLoader(train, shuffle=True, device=device, rank=rank)
             val_loader = CarriedLoader(val, shuffle=False, device=device, rank=rank) if val is not None else None
         else:
-            train_loader = WindowLoader(train, self.batch_size, shuffle=True, device=device, rank=rank)
+            train_loader = WindowLoader(train, self.batch_size, shuffle=True, device=device, rank=rank,
+                                        max_batches=config.batches_per_epoch)
             val_loader = None
             if val is not None:
                 val_loader = WindowLoader(val, self.inference_batch_size, shuffle=False, device=device, rank=rank,

@@ -89,7 +89,7 @@ class TransformerForecaster(NeuralForecaster):
         attention="softmax", attention_options=None, causal=None, revin=True, stream=False, readout_tokens=None,
         known_future="readout", patch_len=4,
         loss="mse", quantiles=None, scaler="standard", fill=None, freq=None, max_epochs="auto", batch_size=32,
-        inference_batch_size=1024, learning_rate=1e-3, weight_decay=1e-4, lr_schedule=None,
+        batches_per_epoch=None, inference_batch_size=1024, learning_rate=1e-3, weight_decay=1e-4, lr_schedule=None,
         early_stopping_patience="auto", val_size=0, accelerator="auto", devices=None, strategy="auto", precision="32",
         num_threads=None, random_state=None, verbose=0,
         past_covariates=None, future_covariates=None, static_covariates=None, calendar=None, holidays=None,
@@ -171,6 +171,10 @@ class TransformerForecaster(NeuralForecaster):
                 raise ValueError(f"attention kind {kind.kind!r} streams after training that carries its state from "
                                  f"window to window, which does not read covariates yet; use stream=False with "
                                  f"covariates")
+            if self.batches_per_epoch is not None and self._carries_state():
+                raise ValueError(f"attention kind {kind.kind!r} trains with its state carried through every window of "
+                                 f"each series in order, so an epoch cannot stop after a few batches; leave "
+                                 f"batches_per_epoch=None")
             if self._input_size % int(self.patch_len):
                 raise ValueError(f"stream=True trains on windows of whole tokens: input_size={self._input_size} "
                                  f"must be a multiple of patch_len={self.patch_len}")

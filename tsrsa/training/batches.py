@@ -15,13 +15,16 @@ class WindowLoader:
     No per-window Python work and no per-window copies: the series array is one tensor on the
     device (a view of the numpy array on the CPU); each batch is one small index array and one
     gather on the device. With a data-parallel ``rank`` each global batch of ``batch_size``
-    windows is split into ``world_size`` near-equal parts and this rank gets its own.
+    windows is split into ``world_size`` near-equal parts and this rank gets its own. With
+    ``max_batches`` a pass stops after that many batches: the first windows of each pass's order
+    (with ``shuffle``, a fresh random subset every pass).
     """
 
     def __init__(self, windows, batch_size: int, *, shuffle: bool, device: torch.device, rank: Rank = SINGLE,
-                 drop_uneven: bool = True):
+                 drop_uneven: bool = True, max_batches: int | None = None):
         self.windows = windows
         self.batch_size = int(batch_size)
+        self.max_batches = None if max_batches is None else int(max_batches)  # per pass: the first of the order
         self.shuffle = shuffle
         self.device = torch.device(device)
         self.rank = rank
@@ -39,6 +42,8 @@ class WindowLoader:
         """Windows per pass over all ranks (with ``drop_uneven``, a last global batch of fewer
         windows than ranks is left out: every rank must take part in every step)."""
         n = len(self.windows)
+        if self.max_batches is not None:
+            n = min(n, self.max_batches * self.batch_size)
         last = n % self.batch_size
         if self.drop_uneven and 0 < last < self.rank.world_size:
             return n - last

@@ -10,6 +10,7 @@ LR_SCHEDULES = ("constant", "cosine", "onecycle", "halving")
 class TrainingConfig:
     max_epochs: int = 20  # passes over the training windows
     batch_size: int = 64  # windows per optimisation step
+    batches_per_epoch: int | None = None  # steps per epoch, each from a fresh shuffle; None: every window
     learning_rate: float = 1e-3  # AdamW step size (peak of a schedule)
     weight_decay: float = 1e-4  # AdamW decoupled weight decay
     group_options: dict | None = None  # optimiser options of the network's named parameter groups,

@@ -228,7 +228,8 @@ def _worker(rank: int, job: TrainingJob, world_size: int, folder: str, timeout_s
     dist.init_process_group(_backend(device), store=store, rank=rank, world_size=world_size,
                             timeout=datetime.timedelta(seconds=timeout_s))
     me = Rank(rank, world_size)
-    train = WindowLoader(job.train_windows, job.batch_size, shuffle=True, device=device, rank=me)
+    train = WindowLoader(job.train_windows, job.batch_size, shuffle=True, device=device, rank=me,
+                         max_batches=job.config.batches_per_epoch)
     val = None
     if job.val_windows is not None:
         val = WindowLoader(job.val_windows, job.inference_batch_size, shuffle=False, device=device, rank=me)
