@@ -168,10 +168,9 @@ class NeuralForecaster(BaseForecaster):
             for windows in (train, val):
                 if windows is not None:
                     windows.covariates = source
-        per_epoch = len(train) if self.batches_per_epoch is None else \
-            min(len(train), int(self.batches_per_epoch) * int(self.batch_size))
         self.max_epochs_, self.early_stopping_patience_ = resolve_budget(
-            self.max_epochs, self.early_stopping_patience, per_epoch, int(self.batch_size), val is not None)
+            self.max_epochs, self.early_stopping_patience, len(train), int(self.batch_size), val is not None,
+            self.batches_per_epoch)
         self._prepare_fit(panel, fit_lengths)
         config = self._network_config()
         if self.covariates_ is not None:

@@ -49,11 +49,14 @@ def check_budget(name: str, value, *, allow_none: bool) -> None:
 
 
 def resolve_budget(max_epochs, early_stopping_patience, n_windows: int, batch_size: int,
-                   has_validation: bool) -> tuple[int, int | None]:
+                   has_validation: bool, batches_per_epoch: int | None = None) -> tuple[int, int | None]:
     """The epochs and patience a fit runs with: "auto" resolved by the rule above, numbers kept.
 
-    Without validation data early stopping is off (patience None), whatever was asked.
+    Without validation data early stopping is off (patience None), whatever was asked. With
+    ``batches_per_epoch`` an epoch reads at most that many batches, and "auto" counts those.
     """
+    if batches_per_epoch is not None:
+        n_windows = min(int(n_windows), int(batches_per_epoch) * int(batch_size))
     epochs = auto_epochs(n_windows, batch_size) if max_epochs == AUTO else int(max_epochs)
     if not has_validation or early_stopping_patience is None:
         return epochs, None
