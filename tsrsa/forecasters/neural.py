@@ -142,8 +142,7 @@ class NeuralForecaster(BaseForecaster):
     def _training_config(self) -> TrainingConfig:
         return TrainingConfig(
             max_epochs=self.max_epochs_, batch_size=self.batch_size, batches_per_epoch=self.batches_per_epoch,
-            learning_rate=self.learning_rate,
-            weight_decay=self.weight_decay, lr_schedule=self.lr_schedule,
+            learning_rate=self.learning_rate, weight_decay=self.weight_decay, lr_schedule=self.lr_schedule,
             early_stopping_patience=self.early_stopping_patience_, precision=check_precision(self.precision),
             verbose=self.verbose, description=type(self).__name__, group_options=self._group_options(),
         )
