@@ -9,7 +9,8 @@ splits, the model's file in ``benchmarks/configs/``):
 - original: the configuration in the streaming configuration (``stream=True``: causal softmax,
   ALiBi positions, latest-state readout), so that the conversion changes the kernel alone;
 - converted: ``tsrsa.convert.to_recurrent(original, training frame, feature_size=k)``, finetuned
-  with the configuration's own budget (at most 10 epochs, patience 3, its learning rate);
+  with the configuration's own budget (at most 10 epochs, patience 3, its learning rate); the
+  original's ALiBi slopes become the decay of the T2R state (the table's "T2R positions");
 - scratch: the converted architecture (``clone``) trained from its initialisation for as many
   epochs as the original and the finetuning ran together (patience as configured).
 
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import os
 import sys
 import time
@@ -95,18 +97,32 @@ def run_cell(data, model: str, h: int, seed: int, feature_sizes, *, num_threads:
     return rows
 
 
+def positions(params: str) -> str:
+    """How a T2R row's model places its tokens: "ALiBi decay" (the original's ALiBi slopes as the
+    state's decay) or "none" (causal order alone, as T2R was first written); "" for a softmax row."""
+    ran = json.loads(params)
+    if ran.get("t2r_features") is not None:  # RSA's T2R branch: the streaming configuration's ALiBi applies
+        return "ALiBi decay" if ran.get("stream") else "none"
+    if ran.get("attention") != "t2r":
+        return ""
+    return "ALiBi decay" if (ran.get("attention_options") or {}).get("alibi") else "none"
+
+
 def table(path: Path) -> str:
     import numpy as np
     import pandas as pd
 
-    runs = pd.read_csv(path).drop_duplicates(["dataset", "horizon", "model", "seed", "role", "feature_size"],
-                                             keep="last")
+    runs = pd.read_csv(path)
+    runs["positions"] = [positions(p) for p in runs["params"]]
+    runs = runs.drop_duplicates(["dataset", "horizon", "model", "seed", "role", "feature_size", "positions"],
+                                keep="last")
     runs["feature_size"] = runs["feature_size"].fillna(-1).astype(int)
     original = runs[runs.role == "original"].set_index(["dataset", "horizon", "model", "seed"])
-    lines = ["| data set | H | model | k | seeds | original MSE | converted MSE | scratch MSE | converted ÷ original "
-             "| scratch ÷ original | finetune epochs to within 1% of the original's validation loss "
-             "| scratch: best epoch of | epochs (original + finetune) |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    keys = ["dataset", "horizon", "model", "feature_size"]
+    lines = ["| data set | H | model | k | T2R positions | seeds | original MSE | converted MSE | scratch MSE "
+             "| converted ÷ original | scratch ÷ original | finetune epochs to within 1% of the original's validation "
+             "loss | scratch: best epoch of | epochs (original + finetune) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    keys = ["dataset", "horizon", "model", "feature_size", "positions"]
     for key, part in runs[runs.role != "original"].groupby(keys):
         conv = part[part.role == "converted"].set_index("seed")
         scratch = part[part.role == "scratch"].set_index("seed")
@@ -120,7 +136,7 @@ def table(path: Path) -> str:
         best = ", ".join(f"{int(b)} of {int(e)}" for b, e in zip(scratch.loc[seeds, "best_epoch"],
                                                                  scratch.loc[seeds, "epochs_run"]))
         epochs = ", ".join(f"{int(a)} + {int(b)}" for a, b in zip(orig["epochs_run"], conv.loc[seeds, "epochs_run"]))
-        lines.append(f"| {key[0]} | {key[1]} | {key[2].replace('Forecaster', '')} | {key[3]} | "
+        lines.append(f"| {key[0]} | {key[1]} | {key[2].replace('Forecaster', '')} | {key[3]} | {key[4]} | "
                      f"{', '.join(map(str, seeds))} | {o.mean():.4f} | {c.mean():.4f} | {s.mean():.4f} | "
                      f"{np.exp(np.mean(np.log(c / o))):.3f} | {np.exp(np.mean(np.log(s / o))):.3f} | {reached_text} | "
                      f"{best} | {epochs} |")
@@ -130,7 +146,9 @@ def table(path: Path) -> str:
             "softmax with ALiBi positions); *converted*: `tsrsa.convert.to_recurrent(original, training frame, "
             "feature_size=k)`, T2R features per head, every other weight copied, then finetuned with the "
             "configuration's budget (at most 10 epochs, patience 3); *scratch*: the same T2R architecture trained "
-            "from its initialisation for as many epochs as original and finetuning together. Every row's "
+            "from its initialisation for as many epochs as original and finetuning together. *T2R positions*: "
+            "`ALiBi decay`, the original's ALiBi slopes m carried over as a decay of the T2R state by exp(−m) per "
+            "token (the default since 2026-11-26); `none`, causal order alone (T2R as first written). Every row's "
             "parameters are in `benchmarks/results/t2r.csv`.\n\n" + "\n".join(lines) + "\n\n"
             f"Made by `python benchmarks/bench_t2r.py` on {dates}. Update cost and memory against the history's "
             f"length: the section \"streaming-speed\" (kinds `softmax` and `t2r`).")

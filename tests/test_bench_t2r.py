@@ -32,9 +32,16 @@ def test_a_cell_gives_original_converted_and_scratch_rows_and_the_table_pairs_th
     path = tmp_path / "t2r.csv"
     append_rows(path, rows, columns=bench_t2r.COLUMNS)
     text = bench_t2r.table(path)
-    line = next(x for x in text.splitlines() if x.startswith("| weather | 6 | Transformer | 4 |"))
+    line = next(x for x in text.splitlines() if x.startswith("| weather | 6 | Transformer | 4 | ALiBi decay |"))
     ratio = converted["mse"] / original["mse"]
     assert f"| {ratio:.3f} |" in line
+    # a conversion that ran without the decay (T2R as first written) is a row of its own beside it
+    plain = [dict(r, mse=r["mse"] * 2, params=r["params"].replace('"alibi": true', '"alibi": false'))
+             for r in rows[1:]]
+    append_rows(path, plain, columns=bench_t2r.COLUMNS)
+    text = bench_t2r.table(path)
+    assert f"| {ratio:.3f} |" in next(x for x in text.splitlines() if "| 4 | ALiBi decay |" in x)
+    assert f"| {2 * ratio:.3f} |" in next(x for x in text.splitlines() if "| 4 | none |" in x)
 
 
 def test_epochs_to_within_one_percent_reads_the_first_epoch_that_gets_there():

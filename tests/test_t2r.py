@@ -12,15 +12,17 @@ import torch
 import tsrsa
 from tsrsa.convert import to_recurrent
 from tsrsa.nn.rsa import RSAAttention
-from tsrsa.nn.softmax import SoftmaxAttention
+from tsrsa.nn.linear_attention import causal_linear_attention, linear_attention_loop
+from tsrsa.nn.softmax import SoftmaxAttention, alibi_slopes
 from tsrsa.nn.t2r import FLOOR, T2RAttention, t2r_parallel
 
 B, H, T, d, k = 2, 3, 9, 4, 5
 
 
-def plain_t2r(q, k_, v, W, b, *, causal: bool, floor: float):
+def plain_t2r(q, k_, v, W, b, *, causal: bool, floor: float, slopes=None):
     """The formula written out per head and token: φ(x) = relu(W x + b), q scaled by d^(-1/2),
-    y_t = Σ_s φ(q_t)·φ(k_s) v_s / max(Σ_s φ(q_t)·φ(k_s), c) over s <= t (causal) or all s."""
+    y_t = Σ_s φ(q_t)·φ(k_s) v_s / max(Σ_s φ(q_t)·φ(k_s), c) over s <= t (causal) or all s; with
+    ALiBi's ``slopes`` m_h each weight times exp(-m_h |t - s|)."""
     out = torch.zeros_like(v)
     for bi in range(q.size(0)):
         for h in range(q.size(1)):
@@ -30,6 +32,8 @@ def plain_t2r(q, k_, v, W, b, *, causal: bool, floor: float):
                 num, den = torch.zeros_like(v[bi, h, 0]), torch.zeros((), dtype=v.dtype)
                 for s in range(t + 1 if causal else q.size(2)):
                     weight = fq @ phi(k_[bi, h, s])
+                    if slopes is not None:
+                        weight = weight * math.exp(-float(slopes[h]) * abs(t - s))
                     num, den = num + weight * v[bi, h, s], den + weight
                 out[bi, h, t] = num / torch.clamp(den, min=floor)
     return out
@@ -52,6 +56,41 @@ def test_the_parallel_forms_follow_the_formula_elementwise_in_float64(causal, fl
         low = t2r_parallel(q, k_, v, layer.feature_map, causal=causal, floor=FLOOR)
         same = torch.isclose(got, low).all(dim=-1)
         assert same.any() and not same.all()
+
+
+@pytest.mark.parametrize("causal", [True, False])
+@pytest.mark.parametrize("chunk_size", [1, 4, 64])
+def test_alibi_weights_each_key_by_its_distance_elementwise_in_float64(causal, chunk_size):
+    layer = T2RAttention(H * d, H, causal=causal, feature_size=k, alibi=True, chunk_size=chunk_size).double()
+    torch.testing.assert_close(layer.slopes, torch.tensor(alibi_slopes(H), dtype=torch.float64))
+    q, k_, v = qkv(1)
+    got = t2r_parallel(q, k_, v, layer.feature_map, causal=causal, chunk_size=chunk_size, slopes=layer.slopes)
+    W, b = layer.feature_map.weight, layer.feature_map.bias
+    want = plain_t2r(q, k_, v, W, b, causal=causal, floor=FLOOR, slopes=layer.slopes)
+    torch.testing.assert_close(got, want, rtol=1e-10, atol=1e-12)
+    assert not torch.allclose(got, plain_t2r(q, k_, v, W, b, causal=causal, floor=FLOOR))  # the decay acts
+    x = torch.randn(B, T, H * d, dtype=torch.float64)
+    torch.testing.assert_close(layer(x), layer.output(t2r_parallel(*layer.project(x), layer.feature_map, causal=causal,
+                                                                   slopes=layer.slopes)))
+
+
+def test_the_decayed_state_is_the_decayed_recurrence_token_by_token():
+    g = torch.Generator().manual_seed(2)
+    phi_q, phi_k = (torch.rand(B, H, 11, k, generator=g, dtype=torch.float64) for _ in range(2))
+    v = torch.randn(B, H, 11, d, generator=g, dtype=torch.float64)
+    kv0, z0 = torch.rand(B, H, k, d, generator=g, dtype=torch.float64), torch.rand(B, H, k, generator=g,
+                                                                                     dtype=torch.float64)
+    log_decay = -torch.tensor(alibi_slopes(H), dtype=torch.float64)
+    want = linear_attention_loop(phi_q, phi_k, v, kv0, z0, log_decay=log_decay)
+    for chunk_size in (1, 3, 4, 11, 64):  # chunks that divide 11 tokens, and ones that leave a remainder
+        got = causal_linear_attention(phi_q, phi_k, v, kv0, z0, chunk_size=chunk_size, log_decay=log_decay)
+        for a, b in zip(got, want):
+            torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
+    # by hand for one token: S_1 = λ² S_{-1} + λ φ(k_0) v_0ᵀ + φ(k_1) v_1ᵀ
+    lam = log_decay.exp().view(1, H, 1, 1)
+    s1 = lam ** 2 * kv0 + lam * phi_k[:, :, 0, :, None] * v[:, :, 0, None] + phi_k[:, :, 1, :, None] * v[:, :, 1, None]
+    torch.testing.assert_close(causal_linear_attention(phi_q[:, :, :2], phi_k[:, :, :2], v[:, :, :2], kv0, z0,
+                                                       log_decay=log_decay)[1], s1)
 
 
 def test_a_query_whose_features_vanish_reads_zero_with_finite_gradients():
@@ -133,7 +172,20 @@ def test_conversion_copies_every_weight_but_the_features_and_leaves_the_original
     if name == "RSAForecaster":
         assert zero.t2r_features == 4
     else:
-        assert zero.attention == "t2r" and zero.attention_options == {"feature_size": 4}
+        assert zero.attention == "t2r" and zero.attention_options == {"feature_size": 4, "alibi": True}
+    # the streaming original's ALiBi positions carry over as the T2R state's decay
+    slopes = original.network_.blocks[0].attn.slopes
+    assert slopes is not None
+    torch.testing.assert_close(zero.network_.blocks[0].attn.slopes, slopes)
+
+
+def test_an_original_without_alibi_converts_without_the_decay():
+    df = series()
+    original = tsrsa.TransformerForecaster(stream=True, attention_options={"alibi": False}, **SMALL).fit(df)
+    assert original.network_.blocks[0].attn.slopes is None
+    converted = to_recurrent(original, df, feature_size=4, finetune_epochs=1)
+    assert converted.attention_options == {"feature_size": 4, "alibi": False}
+    assert converted.network_.blocks[0].attn.slopes is None
 
 
 @pytest.mark.parametrize("name", ["TransformerForecaster", "RSAForecaster"])

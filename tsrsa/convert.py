@@ -12,10 +12,9 @@ latest-state readout) converts into a model that streams with a state of fixed s
 the same kind of forecast (fixed windows, parallel form) and the conversion says so with a
 warning: its attention is linear in the tokens, but it cannot stream.
 
-The softmax options have no T2R counterpart and are dropped: a bounded cache (T2R's state has a
-fixed size anyway) and ALiBi's distance bias (there are no logits to bias), so a streaming
-original's relative positions go; causality still orders the tokens, and RSA's REM heads keep
-their lags.
+A streaming original's ALiBi distance bias carries over as a decay of the T2R state by
+exp(−slope) per token and head (``tsrsa.nn.t2r``), so the converted model keeps its relative
+positions; a bounded cache is dropped (T2R's state has a fixed size anyway).
 """
 from __future__ import annotations
 
@@ -65,7 +64,11 @@ def _converted_params(model, feature_size: int, finetune_epochs, params: dict) -
     if isinstance(model, RSAForecaster):
         new.update(t2r_features=feature_size, cache_size=None, dilations=_unit_dilations(model))
     else:
-        new.update(attention="t2r", attention_options={"feature_size": feature_size})
+        options = {"feature_size": feature_size}
+        built = model._kind_options()  # with the streaming configuration's ALiBi, when it applied
+        if "alibi" in built:
+            options["alibi"] = bool(built["alibi"])  # explicit: the converted model keeps the original's positions
+        new.update(attention="t2r", attention_options=options)
     if finetune_epochs is not None:
         new["max_epochs"] = finetune_epochs
     unknown = sorted(set(params) - set(new))

@@ -30,7 +30,7 @@ from tsrsa.nn.multihead import MultiHeadAttention
 from tsrsa.nn.registry import register_attention
 
 __all__ = ["BACKENDS", "EPS", "LinearAttention", "accumulation_dtype", "causal_linear_attention", "check_chunk_size",
-           "linear_attention", "linear_attention_loop", "normalise"]
+           "decayed_linear_attention", "linear_attention", "linear_attention_loop", "normalise"]
 
 EPS = 1e-6  # the denominator's ε
 BACKENDS = ("torch", "fla")
@@ -84,13 +84,21 @@ def linear_attention(phi_q, phi_k, v, eps: float = EPS, floor: float | None = No
     return normalise(phi_q @ kv, phi_q @ z[..., None], eps, floor)  # (B, H, T, dv)
 
 
-def linear_attention_loop(phi_q, phi_k, v, kv=None, k_sum=None, eps: float = EPS, floor: float | None = None):
-    """The causal recurrence token by token (the reference): returns y (B, H, T, dv), S (B, H, m, dv), z (B, H, m)."""
+def linear_attention_loop(phi_q, phi_k, v, kv=None, k_sum=None, eps: float = EPS, floor: float | None = None,
+                          log_decay: torch.Tensor | None = None):
+    """The causal recurrence token by token (the reference): returns y (B, H, T, dv), S (B, H, m, dv), z (B, H, m).
+
+    ``log_decay`` (H,), log λ <= 0 per head: the state decays by λ before each token,
+    S_t = λ S_{t-1} + φ(k_t) v_tᵀ and z_t = λ z_{t-1} + φ(k_t) (None: λ = 1).
+    """
     B, H, T, m = phi_k.shape
     kv = phi_k.new_zeros(B, H, m, v.size(-1)) if kv is None else kv
     k_sum = phi_k.new_zeros(B, H, m) if k_sum is None else k_sum
+    lam = None if log_decay is None else log_decay.to(phi_k.dtype).exp().view(1, H, 1)
     out = []
     for t in range(T):
+        if lam is not None:
+            kv, k_sum = lam[..., None] * kv, lam * k_sum
         kv = kv + phi_k[:, :, t, :, None] * v[:, :, t, None, :]  # S_t = S_{t-1} + φ(k_t) v_tᵀ
         k_sum = k_sum + phi_k[:, :, t]  # z_t = z_{t-1} + φ(k_t)
         num = torch.einsum("bhm,bhmd->bhd", phi_q[:, :, t], kv)
@@ -99,10 +107,11 @@ def linear_attention_loop(phi_q, phi_k, v, kv=None, k_sum=None, eps: float = EPS
 
 
 def causal_linear_attention(phi_q, phi_k, v, kv=None, k_sum=None, *, chunk_size: int = 64, eps: float = EPS,
-                            floor: float | None = None):
+                            floor: float | None = None, log_decay: torch.Tensor | None = None):
     """The causal form in chunks of ``chunk_size`` tokens, from the state (S, z) (zeros when None).
 
-    phi_q, phi_k (B, H, T, m); v (B, H, T, dv); kv (B, H, m, dv); k_sum (B, H, m).
+    phi_q, phi_k (B, H, T, m); v (B, H, T, dv); kv (B, H, m, dv); k_sum (B, H, m); ``log_decay``
+    (H,), log λ <= 0 per head, for a state that decays by λ each token (``linear_attention_loop``).
     Returns y (B, H, T, dv) and the state after the T tokens, S (B, H, m, dv) and z (B, H, m).
     """
     B, H, T, m = phi_k.shape
@@ -115,6 +124,9 @@ def causal_linear_attention(phi_q, phi_k, v, kv=None, k_sum=None, *, chunk_size:
     n = math.ceil(T / C)
     # The denominator rides along as one more value column of ones: [S, z] = Σ φ(k) [v, 1]ᵀ.
     v1 = torch.cat([v, torch.ones_like(v[..., :1])], dim=-1)  # (B, H, T, dv + 1)
+    if log_decay is not None:
+        out, after = _decayed_chunks(phi_q, phi_k, v1, torch.cat([kv, k_sum[..., None]], dim=-1), log_decay, C)
+        return normalise(out[..., :dv], out[..., dv:], eps, floor), after[..., :dv], after[..., dv]
     # zero keys past T add nothing to the state; the padded queries' outputs are cut off
     q, k, v1 = (F.pad(t, (0, 0, 0, n * C - T)).reshape(B, H, n, C, t.size(-1)) for t in (phi_q, phi_k, v1))
     per_chunk = k.transpose(-2, -1) @ v1  # (B, H, n, m, dv + 1): what each chunk adds
@@ -127,6 +139,55 @@ def causal_linear_attention(phi_q, phi_k, v, kv=None, k_sum=None, *, chunk_size:
     y = normalise(out[..., :dv], out[..., dv:], eps, floor)  # (B, H, T, dv)
     after = before[:, :, -1] + per_chunk[:, :, -1]  # (B, H, m, dv + 1)
     return y, after[..., :dv], after[..., dv]
+
+
+def _decayed_chunks(phi_q, phi_k, v1, start, log_decay, C: int):
+    """``causal_linear_attention`` with a state that decays by λ_h = exp(log_decay_h) each token,
+    before normalising: [numerator, denominator] (B, H, T, dv + 1) and the state after the tokens.
+
+    Token t reads Σ_{s<=t} λ^(t-s) φ(k_s) [v_s, 1]ᵀ and λ^(t+1) of the state it starts from. Inside a
+    chunk the masked products carry λ^(i-s); chunk c starts from the state after chunk c - 1,
+    Σ_{c'<c} λ^((c-1-c')C) (chunk c' summed to its end) + λ^(cC) start; every power is of a
+    non-negative exponent, so none overflows.
+    """
+    B, H, T, m = phi_k.shape
+    dv = v1.size(-1) - 1
+    n = math.ceil(T / C)
+    a = log_decay.to(phi_k.dtype).view(H, 1, 1)
+    q, k, v1p = (F.pad(t, (0, 0, 0, n * C - T)).reshape(B, H, n, C, t.size(-1)) for t in (phi_q, phi_k, v1))
+    pos = torch.arange(C, device=q.device, dtype=phi_k.dtype)
+    lag = pos[:, None] - pos[None, :]  # i - s inside a chunk
+    inside = torch.where(lag >= 0, (a * lag.clamp_min(0)).exp(), 0.0)  # (H, C, C): λ^(i-s), s <= i
+    to_end = (a[..., 0] * (C - 1 - pos)).exp()  # (H, C): λ^(C-1-s)
+    per_chunk = (k * to_end[None, :, None, :, None]).transpose(-2, -1) @ v1p  # (B, H, n, m, dv + 1)
+    c = torch.arange(n, device=q.device, dtype=phi_k.dtype)
+    gap = c[:, None] - 1 - c[None, :]  # chunks between c' and c
+    across = torch.where(gap >= 0, (a * C * gap.clamp_min(0)).exp(), 0.0)  # (H, n, n)
+    before = torch.einsum("hcd,bhdmv->bhcmv", across, per_chunk) \
+        + (a * C * c).exp()[None, :, 0, :, None, None] * start[:, :, None]  # (B, H, n, m, dv + 1)
+    scores = (q @ k.transpose(-2, -1)) * inside[None, :, None]  # (B, H, n, C, C)
+    into = (a[..., 0] * (pos + 1)).exp()[None, :, None, :, None]  # λ^(i+1) on the chunk's starting state
+    out = (q @ before) * into + scores @ v1p  # (B, H, n, C, dv + 1): [numerator, denominator]
+    t = torch.arange(T, device=q.device, dtype=phi_k.dtype)
+    weight = (a[..., 0] * (T - 1 - t)).exp()  # (H, T): λ^(T-1-s)
+    after = (phi_k * weight[None, :, :, None]).transpose(-2, -1) @ v1 + (a[..., 0] * T).exp()[None, :, :, None] * start
+    return out.reshape(B, H, n * C, dv + 1)[:, :, :T], after
+
+
+def decayed_linear_attention(phi_q, phi_k, v, log_decay: torch.Tensor, *, chunk_size: int = 64, eps: float = EPS,
+                             floor: float | None = None) -> torch.Tensor:
+    """Non-causal, each key weighted by λ_h^|t - s|: y_t = Σ_s λ^|t-s| φ(q_t)·φ(k_s) v_s / (the same sum
+    of weights), in linear time: the causal sums forward and backward, the diagonal counted once.
+    phi_q, phi_k (B, H, T, m); v (B, H, T, dv); log_decay (H,) -> (B, H, T, dv)."""
+    B, H, T, m = phi_k.shape
+    dv = v.size(-1)
+    v1 = torch.cat([v, torch.ones_like(v[..., :1])], dim=-1)
+    start = phi_k.new_zeros(B, H, m, dv + 1)
+    C = max(1, min(chunk_size, T))
+    forward = _decayed_chunks(phi_q, phi_k, v1, start, log_decay, C)[0]
+    backward = _decayed_chunks(*(x.flip(2) for x in (phi_q, phi_k, v1)), start, log_decay, C)[0].flip(2)
+    out = forward + backward - (phi_q * phi_k).sum(-1, keepdim=True) * v1  # s = t is in both sums
+    return normalise(out[..., :dv], out[..., dv:], eps, floor)
 
 
 def fla_causal_linear_attention(phi_q, phi_k, v, dtype: torch.dtype, eps: float = EPS) -> torch.Tensor:

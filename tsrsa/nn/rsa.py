@@ -140,8 +140,8 @@ class RSAAttention(MultiHeadAttention):
     t2r_features : int, optional
         Replace the softmax branch's exp(q·k / √d) by T2R's learned relu features of this size per
         head (``tsrsa.nn.t2r``; Kasai et al. 2021): the branch becomes a recurrence with a state of
-        fixed size, as the REM branch is. None keeps softmax. No ``cache_size`` with it, and
-        ``alibi`` does not apply (there are no logits to bias).
+        fixed size, as the REM branch is. None keeps softmax. No ``cache_size`` with it; ``alibi``
+        becomes a weight λ^|t − s| per key, a decay of the causal state (as the ``t2r`` kind's ``alibi``).
     """
 
     recurrent = True
@@ -288,7 +288,7 @@ class RSAAttention(MultiHeadAttention):
         if self.features is None:
             y = softmax_branch(q, k, v, self.slopes, causal=self.causal, dropout=self.attention_dropout)
         else:
-            y = t2r_parallel(q, k, v, self.features, causal=self.causal)
+            y = t2r_parallel(q, k, v, self.features, causal=self.causal, slopes=self.slopes)
         rem = self.rem_branch(v[:, :self.n_rem]) if self.n_rem else None  # (B, H_rem, T, hs)
         return self.output(self.mix(y, rem))  # (B, T, D)
 
@@ -327,7 +327,7 @@ class RSAAttention(MultiHeadAttention):
         if self.features is None:
             y, cache = KeyValueCache.attend(q, k, v, branch, self.slopes, self.cache)  # (B, H, n, hs)
         else:
-            y, cache = t2r_stream(q, k, v, self.features, branch)
+            y, cache = t2r_stream(q, k, v, self.features, branch, slopes=self.slopes)
         z = state["rem"]
         rem = None
         if self.n_rem:

@@ -10,6 +10,17 @@ with the queries scaled by d^(-1/2) before φ, as softmax scales their dot produ
     causal:      S_t = S_{t-1} + φ(k_t) v_tᵀ,   z_t = z_{t-1} + φ(k_t),
                  y_t = S_tᵀ φ(q_t) / max(z_tᵀ φ(q_t), c)
 
+With ALiBi (``alibi=True``), the distance bias a softmax original adds to its logits,
+exp(q·k / √d − m_h |t − s|), carries over as a weight λ_h^|t − s| on each key, λ_h = exp(−m_h), m_h
+ALiBi's slope of head h. Causal, the state decays by λ_h per token:
+
+    S_t = λ_h S_{t-1} + φ(k_t) v_tᵀ,   z_t = λ_h z_{t-1} + φ(k_t),
+    y_t = S_tᵀ φ(q_t) / max(z_tᵀ φ(q_t), c) = Σ_{s<=t} λ_h^(t−s) φ(q_t)·φ(k_s) v_s / max(Σ_{s<=t} λ_h^(t−s) φ(q_t)·φ(k_s), c),
+
+so a converted streaming model keeps its relative positions (Kasai et al. convert models without
+position biases; this is our extension). The state keeps its size. Non-causal, the same weights
+are summed forward and backward, still in linear time.
+
 relu features can all be zero, so the denominator has a floor c (``FLOOR`` = 1e-2, the value of
 the reference implementation) instead of linear attention's + ε: a query whose features vanish
 reads zero. The causal form is an RNN with state (S, z): k·(d + 1) numbers per head whatever
@@ -29,10 +40,11 @@ import torch.nn.functional as F
 from torch import nn
 
 from tsrsa.nn.linear_attention import (
-    accumulation_dtype, causal_linear_attention, check_chunk_size, linear_attention,
+    accumulation_dtype, causal_linear_attention, check_chunk_size, decayed_linear_attention, linear_attention,
 )
 from tsrsa.nn.multihead import MultiHeadAttention
 from tsrsa.nn.registry import register_attention
+from tsrsa.nn.softmax import register_alibi
 
 __all__ = ["DEFAULT_FEATURE_SIZE", "FLOOR", "T2RAttention", "T2RFeatureMap", "check_feature_size", "t2r_parallel",
            "t2r_stream"]
@@ -49,6 +61,11 @@ def check_feature_size(feature_size, name: str = "feature_size") -> None:
 def check_floor(floor) -> None:
     if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not math.isfinite(floor) or floor <= 0:
         raise ValueError(f"floor={floor!r} must be a number > 0 (the denominator's floor; default {FLOOR})")
+
+
+def _log_decay(slopes: torch.Tensor | None) -> torch.Tensor | None:
+    """log λ_h = −m_h: ALiBi's slopes as the state's per-token decay (None: no decay)."""
+    return None if slopes is None else -slopes
 
 
 class T2RFeatureMap(nn.Module):
@@ -82,13 +99,17 @@ def t2r_features(q: torch.Tensor, k: torch.Tensor, feature_map: T2RFeatureMap):
 
 
 def t2r_parallel(q, k, v, feature_map: T2RFeatureMap, *, causal: bool, chunk_size: int = 64,
-                 floor: float = FLOOR) -> torch.Tensor:
-    """The parallel form over T tokens: q, k, v (B, H, T, d) -> (B, H, T, d) (in float32 at least)."""
+                 floor: float = FLOOR, slopes: torch.Tensor | None = None) -> torch.Tensor:
+    """The parallel form over T tokens: q, k, v (B, H, T, d) -> (B, H, T, d) (in float32 at least);
+    ``slopes`` (H,): ALiBi's, as the causal state's decay."""
     with torch.autocast(q.device.type, enabled=False):
         phi_q, phi_k = t2r_features(q, k, feature_map)
         v = v.to(phi_q.dtype)
         if causal:
-            return causal_linear_attention(phi_q, phi_k, v, chunk_size=chunk_size, floor=floor)[0]
+            return causal_linear_attention(phi_q, phi_k, v, chunk_size=chunk_size, floor=floor,
+                                           log_decay=_log_decay(slopes))[0]
+        if slopes is not None:
+            return decayed_linear_attention(phi_q, phi_k, v, _log_decay(slopes), chunk_size=chunk_size, floor=floor)
         return linear_attention(phi_q, phi_k, v, floor=floor)
 
 
@@ -98,13 +119,14 @@ def t2r_empty_state(batch_size: int, n_heads: int, feature_size: int, head_size:
 
 
 def t2r_stream(q, k, v, feature_map: T2RFeatureMap, state: dict, *, chunk_size: int = 64,
-               floor: float = FLOOR) -> tuple[torch.Tensor, dict]:
+               floor: float = FLOOR, slopes: torch.Tensor | None = None) -> tuple[torch.Tensor, dict]:
     """Advance the state {"kv": S (B, H, k, d), "k_sum": z (B, H, k)} over n new tokens q, k, v (B, H, n, d)."""
     with torch.autocast(q.device.type, enabled=False):
         phi_q, phi_k = t2r_features(q, k, feature_map)
         dtype = accumulation_dtype(phi_q, state["kv"])
         y, kv, k_sum = causal_linear_attention(phi_q.to(dtype), phi_k.to(dtype), v.to(dtype), state["kv"].to(dtype),
-                                               state["k_sum"].to(dtype), chunk_size=chunk_size, floor=floor)
+                                               state["k_sum"].to(dtype), chunk_size=chunk_size, floor=floor,
+                                               log_decay=_log_decay(slopes))
     return y, {"kv": kv.to(state["kv"].dtype), "k_sum": k_sum.to(state["k_sum"].dtype)}
 
 
@@ -129,18 +151,24 @@ class T2RAttention(MultiHeadAttention):
         c, the denominator's floor.
     chunk_size : int, default 64
         Tokens per chunk of the causal parallel form (the result does not depend on it).
+    alibi : bool, default False
+        ALiBi's relative positions as a weight λ_h^|t − s| on each key, λ_h = exp(−m_h): causal, a
+        decay of the state per token (see the module docstring). The streaming configuration turns
+        it on, as it does for softmax, so a converted streaming model keeps its original's positions.
     """
 
     recurrent = True
     bidirectional = True
 
     def __init__(self, d_model: int, n_heads: int, *, dropout: float = 0.0, causal: bool = False,
-                 feature_size: int = DEFAULT_FEATURE_SIZE, floor: float = FLOOR, chunk_size: int = 64):
+                 feature_size: int = DEFAULT_FEATURE_SIZE, floor: float = FLOOR, chunk_size: int = 64,
+                 alibi: bool = False):
         super().__init__(d_model, n_heads, dropout=dropout, causal=causal)
         check_feature_size(feature_size)
         check_floor(floor)
         check_chunk_size(chunk_size)
         self.floor, self.chunk_size = float(floor), chunk_size
+        register_alibi(self, n_heads, alibi)
         self.feature_map = T2RFeatureMap(n_heads, self.head_size, feature_size)
         self.reset_parameters()
 
@@ -155,7 +183,8 @@ class T2RAttention(MultiHeadAttention):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         q, k, v = self.project(x)  # (B, H, T, d)
-        y = t2r_parallel(q, k, v, self.feature_map, causal=self.causal, chunk_size=self.chunk_size, floor=self.floor)
+        y = t2r_parallel(q, k, v, self.feature_map, causal=self.causal, chunk_size=self.chunk_size, floor=self.floor,
+                         slopes=self.slopes)
         return self.output(y)  # (B, T, D)
 
     # ------------------------------------------------------------------ recurrent form
@@ -170,5 +199,6 @@ class T2RAttention(MultiHeadAttention):
     def stream(self, x: torch.Tensor, state: dict) -> tuple[torch.Tensor, dict]:
         self.check_streamable()
         q, k, v = self.project(x)  # (B, H, n, d)
-        y, state = t2r_stream(q, k, v, self.feature_map, state, chunk_size=self.chunk_size, floor=self.floor)
+        y, state = t2r_stream(q, k, v, self.feature_map, state, chunk_size=self.chunk_size, floor=self.floor,
+                              slopes=self.slopes)
         return self.output(y), state
