@@ -34,7 +34,7 @@ import pandas as pd
 
 from rem_init import _mean_std, _paired, markdown, twin_variants
 from tsrsa.benchmarking.configs import parse_variant_name
-from tsrsa.benchmarking.results import read_results, replace_section
+from tsrsa.benchmarking.results import at_protocol_input, read_results, replace_section
 
 HERE = Path(__file__).resolve().parent
 _SHORT = {"RSAForecaster": "RSA", "TransformerForecaster": "Transformer"}
@@ -158,8 +158,8 @@ def main(argv=None) -> tuple[pd.DataFrame, pd.DataFrame]:
     parser.add_argument("--chain", nargs="+", default=CHAIN,
                         help="RSA configurations that each change one option of the one before, ending at the default")
     args = parser.parse_args(argv)
-    results = read_results(args.results)
-    screen = screen_table(read_results(args.screen), results, args.chain)
+    results = at_protocol_input(read_results(args.results))
+    screen = screen_table(at_protocol_input(read_results(args.screen)), results, args.chain)
     body = (
         f"{SCREEN_TEXT}\n\n{markdown(screen)}\n\n"
         "Runs: `python benchmarks/ltsf.py --dataset ETTh1 --models RSA --horizons 336,720 --seeds 0 "

@@ -25,7 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from tsrsa.benchmarking.configs import parse_variant_name, variant_name
-from tsrsa.benchmarking.results import read_results, replace_section
+from tsrsa.benchmarking.results import at_protocol_input, read_results, replace_section
 
 HERE = Path(__file__).resolve().parent
 
@@ -151,7 +151,7 @@ def main(argv=None) -> pd.DataFrame:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--results", default=str(HERE / "results" / "ltsf.csv"))
     args = parser.parse_args(argv)
-    results, twin_of = read_results(args.results), twin_variants()
+    results, twin_of = at_protocol_input(read_results(args.results)), twin_variants()
     table = comparison(results, twin_of)
     body = (
         "RSAForecaster's default start (`rem_init=\"data\"`: λ from pooled AR roots, cyclic heads at "

@@ -141,3 +141,21 @@ def test_screen_compares_each_variant_with_the_configuration_it_changes():
     assert table["default"] == "0.4100 (-0.0100)" and table["rem_learning_rate=1e-2"] == "0.4600 (+0.0450)"
     assert accuracy.reference_of("default", CHAIN) == "gate_init=0"
     assert accuracy.reference_of(f"{LR3},lr_schedule=cosine", CHAIN) == LR3
+
+
+def test_the_rem_and_twin_tables_read_only_the_protocol_input():
+    import rem_init
+
+    from tsrsa.benchmarking.results import at_protocol_input
+
+    rows = [dict(_row("default", 96, 0, 0.40), input_size=96),
+            dict(_row("default", 96, 0, 0.43, model="TransformerForecaster"), input_size=96),
+            dict(_row("default", 96, 0, 0.30, model="TransformerForecaster"), input_size=336),  # a long look-back
+            dict(_row("default", 24, 0, 2.0), dataset="national_illness", input_size=36),
+            dict(_row("default", 24, 0, 2.1, model="TransformerForecaster"), dataset="national_illness",
+                 input_size=36)]
+    kept = at_protocol_input(pd.DataFrame(rows))
+    assert sorted(kept["input_size"]) == [36, 36, 96, 96]
+    table = rem_init.twin_comparison(kept).set_index("dataset")
+    assert table.loc["ETTh1", "RSA − Transformer"] == "-0.030"  # against the input-96 run alone
+    assert table.loc["national_illness", "RSA − Transformer"] == "-0.100"

@@ -88,6 +88,15 @@ def explicit_params(model) -> str:
     return json.dumps(params, sort_keys=True, default=str)
 
 
+def at_protocol_input(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows run at each data set's protocol input (96; ILI 36; rows from before the column
+    count as run there): runs at longer inputs are other cells, not more seeds of these."""
+    from tsrsa.benchmarking.protocol import LTSF_DATASETS
+
+    default = df["dataset"].map(lambda name: LTSF_DATASETS[name][0] if name in LTSF_DATASETS else None)
+    return df[df["input_size"].isna() | (df["input_size"] == default)]
+
+
 def _cell(value):
     if isinstance(value, float):
         return repr(round(value, 6))
