@@ -119,8 +119,8 @@ def table(path: Path) -> str:
     runs["feature_size"] = runs["feature_size"].fillna(-1).astype(int)
     original = runs[runs.role == "original"].set_index(["dataset", "horizon", "model", "seed"])
     lines = ["| data set | H | model | k | T2R positions | seeds | original MSE | converted MSE | scratch MSE "
-             "| converted ÷ original | scratch ÷ original | finetune epochs to within 1% of the original's validation "
-             "loss | scratch: best epoch of | epochs (original + finetune) |",
+             "| converted ÷ original | scratch ÷ original | finetune epochs to within 1% of the original's "
+             "validation loss | scratch: best epoch of | epochs (original + finetune) |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     keys = ["dataset", "horizon", "model", "feature_size", "positions"]
     for key, part in runs[runs.role != "original"].groupby(keys):

@@ -15,7 +15,8 @@ exp(q·k / √d − m_h |t − s|), carries over as a weight λ_h^|t − s| on e
 ALiBi's slope of head h. Causal, the state decays by λ_h per token:
 
     S_t = λ_h S_{t-1} + φ(k_t) v_tᵀ,   z_t = λ_h z_{t-1} + φ(k_t),
-    y_t = S_tᵀ φ(q_t) / max(z_tᵀ φ(q_t), c) = Σ_{s<=t} λ_h^(t−s) φ(q_t)·φ(k_s) v_s / max(Σ_{s<=t} λ_h^(t−s) φ(q_t)·φ(k_s), c),
+    y_t = S_tᵀ φ(q_t) / max(z_tᵀ φ(q_t), c)
+        = Σ_{s<=t} λ_h^(t−s) φ(q_t)·φ(k_s) v_s / max(Σ_{s<=t} λ_h^(t−s) φ(q_t)·φ(k_s), c),
 
 so a converted streaming model keeps its relative positions (Kasai et al. convert models without
 position biases; this is our extension). The state keeps its size. Non-causal, the same weights
