@@ -6,6 +6,9 @@ BIN := $(VENV)/bin
 # $(VENV) first and the install step below leaves it alone.
 TORCH_SPEC ?= torch==2.13.0
 STAMP := $(VENV)/.tsrsa-installed
+# The suite runs its test files on parallel workers, one per core (pytest-xdist), each with one
+# torch thread (tests/conftest.py); PYTEST_WORKERS=0 runs it in this one process.
+PYTEST_WORKERS ?= auto
 
 .PHONY: demo test install clean
 
@@ -22,7 +25,7 @@ demo: $(STAMP)
 	$(BIN)/python examples/co2_demo.py --output-dir demo_output
 
 test: $(STAMP)
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) demo_output .pytest_cache .hypothesis

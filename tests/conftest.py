@@ -12,6 +12,11 @@ SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 if SHARED_DATA.is_dir() and "TSRSA_DATA_DIR" not in os.environ:
     os.environ["TSRSA_DATA_DIR"] = str(SHARED_DATA)
 
+if os.environ.get("PYTEST_XDIST_WORKER"):  # `make test` runs files on one worker per core
+    import torch
+
+    torch.set_num_threads(1)  # one thread each, so the workers do not share cores
+
 
 def make_panel(n_series: int = 3, length: int = 40, freq: str = "h", seed: int = 0, ids=None,
                start="2024-01-01") -> pd.DataFrame:
