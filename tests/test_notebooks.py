@@ -48,9 +48,14 @@ def test_notebook_is_stored_without_outputs(name):
     assert any("**The full version**" in note for note in notes)  # how to run the long version
 
 
+#: what the test tools themselves write into the root; `make test` runs other test files beside the
+#: notebooks, and hypothesis makes its example database on its first use
+TOOL_FOLDERS = {".hypothesis", ".pytest_cache"}
+
+
 def _checkout_files() -> set[str]:
     """Files in notebooks/ (the notebooks' working folder) and the repository root."""
-    return {p.name for p in ROOT.iterdir()} | {f"notebooks/{p.name}" for p in FOLDER.iterdir()}
+    return ({p.name for p in ROOT.iterdir()} - TOOL_FOLDERS) | {f"notebooks/{p.name}" for p in FOLDER.iterdir()}
 
 
 async def _run_all(env: dict, scratch: Path) -> dict:
