@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import csv
 import datetime
+import inspect
 import json
 import os
 import sys
@@ -187,6 +188,7 @@ def render(df: pd.DataFrame, plot_link: str = "results/short_series.png") -> str
         return "_No short-series results yet._\n"
     every_default = df[df["label"] == "default"]  # earlier defaults too: an option is set against its own
     df = _latest(df)
+    dates = sorted(set(df["date"].astype(str).str[:10]))  # the options' runs too
     out = [INTRO, "", "| dataset | what | h | season | test windows | input / validation steps per length |",
            "|---|---|---|---|---|---|"]
     names = [d for d in [*ssd.PROCESSES, *ssd.CLASSIC] if d in set(df["dataset"])]
@@ -232,7 +234,6 @@ def render(df: pd.DataFrame, plot_link: str = "results/short_series.png") -> str
     out.append(_summary(summary))
     out += _options(options, every_default)
     missing = [d for d in ("AirPassengers", "monthly_milk") if d not in names]
-    dates = sorted(set(df["date"].astype(str).str[:10]))
     out.append(f"\n{' and '.join(missing)} (144 and 168 steps) reach no length of the grid. " if missing else "\n")
     span = " to ".join(dict.fromkeys([dates[0], dates[-1]]))
     out[-1] += (f"Runs: {span}, on {'; '.join(sorted(df['machine'].unique()))}, one process, one thread. Commands: "
@@ -263,12 +264,24 @@ def parse_label(label: str) -> dict:
     return dict(part.split("=", 1) for part in label.split(",") if "=" in part)
 
 
-def _base_params(params: str, option_keys) -> str:
-    """A row's parameters without the option's own keys, the seed, and those at None (a parameter
-    added to the estimators later reads None where older rows do not have it), as sorted JSON."""
+def _constructor_defaults(model: str) -> dict:
+    """The constructor's defaults of the tsrsa estimator named ``model`` ({} for another name)."""
+    cls = getattr(tsrsa, model, None)
+    if cls is None:
+        return {}
+    return {name: p.default for name, p in inspect.signature(cls).parameters.items()
+            if p.default is not inspect.Parameter.empty}
+
+
+def _base_params(params: str, option_keys, defaults: dict | None = None) -> str:
+    """A row's parameters without the option's own keys, the seed, and those at None or at today's
+    constructor default (``defaults``), as sorted JSON: a parameter added to the estimators later is
+    missing from older rows, which ran as its default does."""
     values = json.loads(params) if isinstance(params, str) and params else {}
+    defaults = defaults or {}
     return json.dumps({k: v for k, v in values.items()
-                       if k not in option_keys and k != "random_state" and v is not None}, sort_keys=True)
+                       if k not in option_keys and k != "random_state" and v is not None
+                       and not (k in defaults and defaults[k] == v)}, sort_keys=True)
 
 
 def _options(options: pd.DataFrame, default: pd.DataFrame) -> list[str]:
@@ -281,10 +294,10 @@ def _options(options: pd.DataFrame, default: pd.DataFrame) -> list[str]:
     key = ["dataset", "train_length", "seed"]
     rows = []
     for (model, label), g in options.groupby(["model", "label"]):
-        keys = set(parse_label(label))
+        keys, defaults = set(parse_label(label)), _constructor_defaults(model)
         base = default[default["model"] == model]
-        base = base.assign(_base=[_base_params(p, keys) for p in base["params"]])
-        g = g.assign(_base=[_base_params(p, keys) for p in g["params"]])
+        base = base.assign(_base=[_base_params(p, keys, defaults) for p in base["params"]])
+        g = g.assign(_base=[_base_params(p, keys, defaults) for p in g["params"]])
         base = base.drop_duplicates(subset=[*key, "_base"], keep="last").set_index([*key, "_base"])
         g = g.drop_duplicates(subset=[*key, "_base"], keep="last").set_index([*key, "_base"])
         common = g.index.intersection(base.index)

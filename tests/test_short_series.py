@@ -126,6 +126,24 @@ def test_an_option_is_set_against_the_default_on_the_cells_both_ran(tmp_path):
                            "0.500 |")  # 2.0 against that default's 4.0, not against today's 1.0
 
 
+def test_a_parameter_added_later_at_its_default_does_not_part_an_option_from_its_default():
+    rows = _rows()
+    rows["params"] = json.dumps({"batch_size": 32, "d_model": 64})  # rows from before `known_future` existed
+    rsa = rows[(rows["model"] == "RSAForecaster") & (rows["train_length"] == 200)]
+    today = {"batch_size": 32, "d_model": 64, "known_future": "readout"}  # its default, written out
+    option = rsa.assign(label="gate_init=2.0", val_mse=0.5, params=json.dumps({**today, "gate_init": 2.0}))
+    other = rsa.assign(label="known_future=tokens", val_mse=0.25,
+                       params=json.dumps({**today, "known_future": "tokens"}))
+    text = short_series.render(pd.concat([rows, option, other], ignore_index=True))
+    line = next(x for x in text.splitlines() if "`gate_init=2.0`" in x)
+    assert "| 3 | 0.500 | 100% |" in line  # set against the three default rows of n = 200
+    line = next(x for x in text.splitlines() if "`known_future=tokens`" in x)
+    assert "| 3 | 0.250 | 100% |" in line
+    away = rsa.assign(label="gate_init=2.0", params=json.dumps({**today, "gate_init": 2.0, "batch_size": 64}))
+    text = short_series.render(pd.concat([rows, away], ignore_index=True))
+    assert "`gate_init=2.0`" not in text  # off the default in a parameter it does not name: no default to set against
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--models", "RSA", "--params", "{bad"], "not valid JSON"),
     (["--models", "RSA", "--params", "[1]"], "JSON object"),
