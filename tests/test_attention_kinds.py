@@ -172,3 +172,64 @@ def test_the_streaming_network_equals_its_parallel_form_at_every_token(kind, opt
     torch.testing.assert_close(torch.cat(outputs, dim=1), parallel, rtol=0, atol=1e-6)
     assert state["pending"].shape == (2, 1)
     torch.testing.assert_close(net.eval()(x[:, :12]), net.forward_tokens(x[:, :12])[:, -1, :5])
+
+
+# ---------------------------------------------------------------------- on a CUDA device
+# tests/conftest.py skips these where torch sees no CUDA device
+
+def relative_error(value, reference) -> float:
+    value, reference = value.detach().double(), reference.detach().double()
+    return float((value - reference).norm() / reference.norm())
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kind,options", CASES)
+def test_on_cuda_every_branch_computes_what_it_computes_on_the_cpu(kind, options):
+    for causal in causal_modes(kind):
+        layer = make(kind, options, causal=causal)
+        x = torch.randn(3, 40, D, dtype=torch.float64)
+        reference = layer(x)
+        on_gpu = make(kind, options, causal=causal).cuda()
+        torch.testing.assert_close(on_gpu(x.cuda()).cpu(), reference, rtol=0, atol=1e-10)
+        single = on_gpu.float()(x.float().cuda())
+        assert single.dtype == torch.float32 and relative_error(single.cpu(), reference) < 1e-4
+
+
+#: largest relative error (Frobenius norm) of a layer's output under autocast against float32 on the GPU
+AUTOCAST_TOLERANCE = {torch.bfloat16: 5e-2, torch.float16: 1e-2}
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", sorted(AUTOCAST_TOLERANCE, key=str), ids=str)
+@pytest.mark.parametrize("kind,options", CASES)
+def test_on_cuda_autocast_stays_near_float32_and_its_gradients_are_finite(kind, options, dtype):
+    for causal in causal_modes(kind):
+        layer = make(kind, options, causal=causal, dtype=torch.float32).cuda().train()
+        x = torch.randn(4, 40, D, device="cuda")
+        with torch.no_grad():
+            reference = layer.eval()(x)
+            with torch.autocast("cuda", dtype=dtype):
+                low = layer(x)
+        assert torch.isfinite(low).all()
+        assert relative_error(low, reference) < AUTOCAST_TOLERANCE[dtype], (kind, causal)
+        layer.train()
+        with torch.autocast("cuda", dtype=dtype):
+            loss = layer(x).float().pow(2).mean()
+        loss.backward()
+        for name, p in layer.named_parameters():
+            assert p.grad is not None and torch.isfinite(p.grad).all(), name
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kind,options", RECURRENT)
+def test_on_cuda_the_recurrent_form_equals_the_parallel_form(kind, options):
+    layer = make(kind, options, causal=True).cuda()
+    x = torch.randn(3, 23, D, dtype=torch.float64, device="cuda")
+    parallel = layer(x)
+    state, outputs, start = layer.init_state(3, device="cuda", dtype=torch.float64), [], 0
+    for n in (5, 1, 9, 8):
+        y, state = layer.stream(x[:, start: start + n], state)
+        outputs.append(y)
+        start += n
+    assert all(v.device.type == "cuda" for v in state.values())
+    torch.testing.assert_close(torch.cat(outputs, dim=1), parallel, rtol=0, atol=1e-6)

@@ -64,6 +64,52 @@ def test_placement(no_torchrun, monkeypatch):
         plan_placement("ddp_spawn", "cpu", 2)
 
 
+def test_a_world_of_one_device_takes_the_data_parallel_path_when_asked(no_torchrun, monkeypatch):
+    assert plan_placement("auto", "cpu", 1).mode == "single"
+    for devices in (None, 1, [0]):
+        one = plan_placement("ddp_spawn", "cpu", devices)
+        assert (one.mode, one.world_size, one.devices) == ("spawn", 1, [CPU])
+    monkeypatch.setenv("RANK", "0")  # torchrun --nproc-per-node=1
+    monkeypatch.setenv("LOCAL_RANK", "0")
+    monkeypatch.setenv("WORLD_SIZE", "1")
+    assert plan_placement("auto", "cpu", None).mode == "single"
+    joined = plan_placement("ddp", "cpu", None)
+    assert (joined.mode, joined.world_size) == ("join", 1)
+
+
+def test_ddp_spawn_on_one_device_trains_through_ddp_and_takes_the_steps_of_a_plain_fit(no_torchrun, monkeypatch):
+    import torch.nn.parallel
+
+    wrapped = []
+    original = torch.nn.parallel.DistributedDataParallel.__init__
+
+    def spy(self, *args, **kwargs):
+        wrapped.append(1)
+        original(self, *args, **kwargs)
+
+    df = make_panel(length=48)
+    plain = TransformerForecaster(**PARAMS).fit(df)
+    monkeypatch.setenv("MASTER_ADDR", "127.0.0.1")  # joining: torchrun --nproc-per-node=1
+    monkeypatch.setenv("MASTER_PORT", str(free_local_port()))
+    for name, value in {"RANK": 0, "LOCAL_RANK": 0, "WORLD_SIZE": 1, "LOCAL_WORLD_SIZE": 1}.items():
+        monkeypatch.setenv(name, str(value))
+    monkeypatch.setattr(torch.nn.parallel.DistributedDataParallel, "__init__", spy)
+    try:
+        joined = TransformerForecaster(**PARAMS, strategy="ddp").fit(df)
+        assert torch.distributed.get_backend() == "gloo" and torch.distributed.get_world_size() == 1
+    finally:
+        if torch.distributed.is_initialized():
+            torch.distributed.destroy_process_group()
+    assert wrapped == [1]  # the one rank went through DistributedDataParallel
+    for name in TORCHRUN_ENV:
+        monkeypatch.delenv(name)
+    spawned = TransformerForecaster(**PARAMS, strategy="ddp_spawn").fit(df)  # in a worker process, through DDP
+    for fitted in (joined, spawned):
+        for name, value in plain.network_.state_dict().items():
+            torch.testing.assert_close(fitted.network_.state_dict()[name], value, rtol=0, atol=1e-6, msg=name)
+        np.testing.assert_allclose(fitted.fit_history_["val_loss"], plain.fit_history_["val_loss"], rtol=1e-6)
+
+
 def test_ranks_share_each_global_batch():
     values = np.arange(50, dtype=np.float32)
     windows = training_windows(values, np.array([0, 50]), np.array([50]), 4, 2)  # 45 windows

@@ -373,7 +373,7 @@ COMMON = [
     "h", "input_size", "patch_len", "loss", "quantiles", "scaler", "fill", "freq", "max_epochs",
     "batch_size", "inference_batch_size", "learning_rate", "weight_decay", "lr_schedule",
     "early_stopping_patience", "val_size",
-    "accelerator", "devices", "strategy", "precision", "num_threads", "random_state", "verbose", "id_col",
+    "accelerator", "devices", "strategy", "precision", "compile", "num_threads", "random_state", "verbose", "id_col",
     "time_col", "target_col",
 ]
 

@@ -347,3 +347,44 @@ def test_training_that_carries_the_state_refuses_a_partial_epoch():
     with pytest.raises(ValueError, match="batches_per_epoch=None"):
         tsrsa.TransformerForecaster(h=2, input_size=8, attention="block_recurrent", stream=True,
                                     batches_per_epoch=4)._check_params()
+
+
+def test_compile_trains_through_torch_compile_and_keeps_a_plain_network(monkeypatch, tmp_path):
+    import tsrsa
+    from tsrsa import TransformerForecaster
+
+    from conftest import make_panel
+
+    calls = []
+    original = torch.compile
+
+    def spy(module, **kwargs):
+        calls.append((type(module).__name__, kwargs))
+        return original(module, **kwargs)
+
+    params = dict(h=4, input_size=8, patch_len=2, d_model=8, n_heads=2, n_layers=1, d_ff=16, dropout=0.0,
+                  max_epochs=2, batch_size=16, accelerator="cpu", num_threads=1, random_state=3)
+    df = make_panel(length=48)
+    plain = TransformerForecaster(**params).fit(df)
+    monkeypatch.setattr(torch, "compile", spy)
+    compiled = TransformerForecaster(**params, compile="eager").fit(df)  # dynamo's tracing, no code generation
+    assert calls == [("ForecastingTransformer", {"backend": "eager"})]
+    assert type(compiled.network_).__name__ == "ForecastingTransformer"  # predictions run the plain network
+    for name, value in plain.network_.state_dict().items():
+        torch.testing.assert_close(compiled.network_.state_dict()[name], value, rtol=0, atol=1e-6, msg=name)
+    compiled.save(tmp_path / "m")
+    np.testing.assert_allclose(tsrsa.load(tmp_path / "m").predict()["yhat"], plain.predict()["yhat"], rtol=1e-5)
+
+
+@pytest.mark.parametrize("value,error,match", [
+    (1, TypeError, "compile must be True, False or the name"), ("no_backend", ValueError, "names no torch.compile"),
+])
+def test_compile_is_checked(value, error, match):
+    from tsrsa import LSTMForecaster
+
+    from conftest import make_panel
+
+    model = LSTMForecaster(h=4, input_size=8, compile=value)
+    with pytest.raises(error, match=match):
+        model.fit(make_panel())
+    assert not hasattr(model, "network_")

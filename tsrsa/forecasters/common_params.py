@@ -58,10 +58,17 @@ COMMON_PARAMS_DOC = """
     strategy : {"auto", "single_device", "ddp", "ddp_spawn"}, default "auto"
         How a fit runs. "auto": in this process on one device, spawned workers when
         ``devices`` asks for more ("ddp_spawn"), or, in a script launched by ``torchrun``
-        (several ranks, one or more hosts), as this process's rank ("ddp"). A script that
-        spawns needs the ``if __name__ == "__main__":`` guard. Same seed and world size,
-        same model; see ``examples/data_parallel.py``.
+        (several ranks, one or more hosts), as this process's rank ("ddp"). Named
+        explicitly, "ddp_spawn" spawns and "ddp" joins also for a world of one device, through
+        the same DDP code as several. A script that spawns needs the
+        ``if __name__ == "__main__":`` guard. Same seed and world size, same model; see
+        ``examples/data_parallel.py``.
     precision : {"32", "bf16-mixed", "16-mixed"}, default "32"
+    compile : bool or str, default False
+        Train through ``torch.compile`` (True: its default backend; a string: that backend, such as
+        "eager" or "aot_eager"). The first steps pay the compilation; predictions run the plain
+        network. Measured on an H200, it trained the RSA network 1.16-1.59 times as fast and the
+        softmax Transformer no faster (``benchmarks/RESULTS.md``, section "On a GPU").
     num_threads : int, optional
         torch CPU threads during fit and predict (restored afterwards).
     random_state : int, optional

@@ -29,7 +29,7 @@ from tsrsa.training import (
     torch_threads, train_network,
 )
 from tsrsa.training.budget import check_budget, resolve_budget
-from tsrsa.training.devices import autocast, check_accelerator
+from tsrsa.training.devices import autocast, check_accelerator, check_compile
 from tsrsa.training.distributed import (
     TrainingJob, check_strategy, join_process_group, plan_placement, rank_seed, spawn_training,
 )
@@ -125,6 +125,7 @@ class NeuralForecaster(BaseForecaster):
         check_accelerator(self.accelerator, self.devices)
         check_strategy(self.strategy)
         check_precision(self.precision)
+        check_compile(self.compile)
         check_int("num_threads", self.num_threads, allow_none=True)
         resolve_seed(self.random_state)
         check_int("verbose", self.verbose, minimum=0)
@@ -144,6 +145,7 @@ class NeuralForecaster(BaseForecaster):
             max_epochs=self.max_epochs_, batch_size=self.batch_size, batches_per_epoch=self.batches_per_epoch,
             learning_rate=self.learning_rate, weight_decay=self.weight_decay, lr_schedule=self.lr_schedule,
             early_stopping_patience=self.early_stopping_patience_, precision=check_precision(self.precision),
+            compile=self.compile,
             verbose=self.verbose, description=type(self).__name__, group_options=self._group_options(),
         )
 
@@ -216,8 +218,9 @@ class NeuralForecaster(BaseForecaster):
         config = self._training_config()
         carried = isinstance(train, ConsecutiveWindows)
         if carried and placement.mode != "single":
-            raise ValueError("this model trains with the state carried from window to window, on one device: "
-                             "use devices=1 (or leave devices unset)")
+            raise ValueError("this model trains with the state carried from window to window, in one process on "
+                             "one device: use devices=1 (or leave devices unset) with strategy 'auto' or "
+                             "'single_device'")
         if placement.mode == "spawn":
             threads = self.num_threads or max(1, torch.get_num_threads() // placement.world_size)
             job = TrainingJob(network, loss_fn, train, val, int(self.batch_size), int(self.inference_batch_size),

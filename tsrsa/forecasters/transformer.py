@@ -91,7 +91,7 @@ class TransformerForecaster(NeuralForecaster):
         loss="mse", quantiles=None, scaler="standard", fill=None, freq=None, max_epochs="auto", batch_size=32,
         batches_per_epoch=None, inference_batch_size=1024, learning_rate=1e-3, weight_decay=1e-4, lr_schedule=None,
         early_stopping_patience="auto", val_size=0, accelerator="auto", devices=None, strategy="auto", precision="32",
-        num_threads=None, random_state=None, verbose=0,
+        compile=False, num_threads=None, random_state=None, verbose=0,
         past_covariates=None, future_covariates=None, static_covariates=None, calendar=None, holidays=None,
         unknown_categories="raise", covariate_norm=None, id_col="unique_id", time_col="ds", target_col="y",
     ):

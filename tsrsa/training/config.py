@@ -20,5 +20,6 @@ class TrainingConfig:
     early_stopping_patience: int | None = None  # epochs without validation improvement; None: off
     gradient_clip: float | None = 1.0  # max global gradient norm; None: no clipping
     precision: str = "32"  # "32", "bf16-mixed" or "16-mixed"
+    compile: bool | str = False  # train through torch.compile: True (its default backend) or a backend's name
     verbose: int = 0  # 0: silent; 1: one progress bar
     description: str = "training"  # label of the progress bar

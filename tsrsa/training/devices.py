@@ -71,6 +71,18 @@ def check_precision(precision) -> str:
     return {"32-true": "32", "16": "16-mixed", "bf16": "bf16-mixed"}.get(value, value)
 
 
+def check_compile(compile) -> None:
+    """``compile`` is False, True or the name of a ``torch.compile`` backend."""
+    if isinstance(compile, bool):
+        return
+    if not isinstance(compile, str):
+        raise TypeError(f"compile must be True, False or the name of a torch.compile backend; got {compile!r}")
+    backends = torch._dynamo.list_backends(exclude_tags=())
+    if compile not in backends:
+        raise ValueError(f"compile={compile!r} names no torch.compile backend; use True (the default backend) "
+                         f"or one of {sorted(backends)}")
+
+
 def autocast(device: torch.device, precision: str):
     """Context manager running the forward pass in the requested precision."""
     precision = check_precision(precision)

@@ -2,12 +2,14 @@
 
 Two ways in, one training loop:
 
-- ``devices=k`` on one machine (strategy "auto" or "ddp_spawn"): ``fit`` spawns k worker
+- ``devices=k`` on one machine (strategy "auto" or "ddp_spawn"; with ``"ddp_spawn"`` also k = 1,
+  which runs one device through the multi-device code): ``fit`` spawns k worker
   processes (``torch.multiprocessing``, start method "spawn"; backend gloo on CPU, nccl on
   GPU; rendezvous through a file store in a temporary folder). Every worker gets the same
   initial network and windows, takes its shard of every global batch, and DDP averages the
   gradients; rank 0 sends the trained weights and the history back through that folder.
-- launched by ``torchrun`` (RANK, WORLD_SIZE, LOCAL_RANK set; strategy "auto" or "ddp"):
+- launched by ``torchrun`` (RANK, WORLD_SIZE, LOCAL_RANK set; strategy "auto" or "ddp"; a launch of
+  one process joins only when strategy="ddp" asks for it):
   every process runs the user's script and ``fit`` joins the process group (initialising it
   from the environment when the caller has not) instead of spawning. Multi-host training is
   torchrun's ``--nnodes``/``--rdzv-endpoint``; every rank ends with the same fitted model.
@@ -47,11 +49,16 @@ def launched_by_torchrun() -> bool:
     return all(v in os.environ for v in TORCHRUN_VARIABLES) and int(os.environ["WORLD_SIZE"]) > 1
 
 
-def _joinable() -> bool:
+def _joinable(world_of_one: bool = False) -> bool:
+    """Whether a process group of several ranks is there to join (``world_of_one``: one rank will do,
+    as when ``strategy="ddp"`` is asked for under ``torchrun --nproc-per-node=1``)."""
     if launched_by_torchrun():
         return True
+    if world_of_one and all(v in os.environ for v in TORCHRUN_VARIABLES):
+        return True
     dist = torch.distributed
-    return dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1
+    smallest = 1 if world_of_one else 2
+    return dist.is_available() and dist.is_initialized() and dist.get_world_size() >= smallest
 
 
 def check_strategy(strategy) -> None:
@@ -93,7 +100,7 @@ def plan_placement(strategy: str, accelerator: str, devices) -> Placement:
         raise ValueError("strategy='ddp_spawn' inside a torchrun launch: torchrun already started one process "
                          "per device; use strategy='ddp' (or 'auto') to join them")
     if join:
-        if not _joinable():
+        if not _joinable(world_of_one=strategy == "ddp"):
             raise ValueError(
                 "strategy='ddp' joins the processes of a torchrun launch (RANK, WORLD_SIZE and LOCAL_RANK "
                 "set, WORLD_SIZE > 1), and this process was not started that way. Launch the script with "
@@ -105,8 +112,9 @@ def plan_placement(strategy: str, accelerator: str, devices) -> Placement:
             raise ValueError(f"devices={devices!r} but torchrun started {local} process(es) on this machine, "
                              f"one device each; pass devices=None")
         return Placement("join", [_local_device(accelerator)], _world_size())
-    if count == 1 or strategy == "single_device":
+    if strategy == "single_device" or (count == 1 and strategy == "auto"):
         return Placement("single", [resolve_device(accelerator, devices)])
+    # "ddp_spawn" on one device still spawns a worker and goes through DDP: the multi-device code
     return Placement("spawn", resolve_devices(accelerator, devices), count)
 
 
@@ -139,7 +147,7 @@ def join_process_group(device: torch.device, seed: int) -> tuple[Rank, int]:
         torch.cuda.set_device(device)
     shared = torch.tensor([seed], dtype=torch.int64, device=device if dist.get_backend() == "nccl" else "cpu")
     dist.broadcast(shared, src=0)
-    return Rank(dist.get_rank(), dist.get_world_size()), int(shared.item())
+    return Rank(dist.get_rank(), dist.get_world_size(), in_group=True), int(shared.item())
 
 
 def rank_seed(seed: int, rank: int) -> int:
@@ -227,7 +235,7 @@ def _worker(rank: int, job: TrainingJob, world_size: int, folder: str, timeout_s
     store = dist.FileStore(str(Path(folder) / "rendezvous"), world_size)
     dist.init_process_group(_backend(device), store=store, rank=rank, world_size=world_size,
                             timeout=datetime.timedelta(seconds=timeout_s))
-    me = Rank(rank, world_size)
+    me = Rank(rank, world_size, in_group=True)
     train = WindowLoader(job.train_windows, job.batch_size, shuffle=True, device=device, rank=me,
                          max_batches=job.config.batches_per_epoch)
     val = None

@@ -142,13 +142,15 @@ def train_network(
     precision = check_precision(config.precision)
     optimizer = make_optimizer(network, config)
     model = network  # what the steps call: the network, or its DDP wrapper
-    if rank.world_size > 1:
+    if rank.data_parallel:
         from torch.nn.parallel import DistributedDataParallel
 
         # static graph: every step runs the same graph, and parameters some configurations leave
         # unused (e.g. RSA's empty cyclic group) are found once instead of on every step
         model = DistributedDataParallel(network, device_ids=[device.index] if device.type == "cuda" else None,
                                         process_group=rank.group, static_graph=True)
+    if config.compile:  # the steps run the compiled module; the network itself stays plain
+        model = torch.compile(model, **({} if config.compile is True else {"backend": config.compile}))
     scheduler = make_scheduler(optimizer, config, len(train_loader))
     grad_scaler = torch.amp.GradScaler(device.type) if precision == "16-mixed" else None
     result = TrainingResult()
@@ -166,7 +168,7 @@ def train_network(
                     pred = model(x)  # (B, h, Q)
                 loss = loss_fn(pred.float(), y)
                 # DDP averages gradients over ranks: weigh each rank's mean by its part of the batch
-                step_loss = loss * share if rank.world_size > 1 else loss
+                step_loss = loss * share if rank.data_parallel else loss
                 if grad_scaler is not None:
                     grad_scaler.scale(step_loss).backward()
                     grad_scaler.unscale_(optimizer)

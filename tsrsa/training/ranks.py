@@ -17,10 +17,17 @@ class Rank:
     rank: int = 0
     world_size: int = 1
     group: object = None  # torch.distributed process group; None: the default one
+    in_group: bool = False  # a member of a process group, also one of a single rank
+
+    @property
+    def data_parallel(self) -> bool:
+        """Whether training goes through DistributedDataParallel: in a process group (a world of one
+        included, so one device runs the multi-device code) or one of several ranks."""
+        return self.in_group or self.world_size > 1
 
     def all_reduce_sum(self, tensor: torch.Tensor) -> torch.Tensor:
         """Sum ``tensor`` over ranks in place (nothing to do alone)."""
-        if self.world_size > 1:
+        if self.data_parallel:
             torch.distributed.all_reduce(tensor, group=self.group)
         return tensor
 
