@@ -1,6 +1,7 @@
 """tsrsa.nn: the attention registry, softmax attention, patches, RevIN, networks and losses."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -179,3 +180,38 @@ def test_losses_elementwise():
     torch.testing.assert_close(make_loss("huber")(pred[..., :1], target), F.huber_loss(pred[..., 0], target))
     with pytest.raises(ValueError, match="loss='mape'"):
         make_loss("mape")
+
+
+def test_the_fixed_window_head_reads_only_the_latest_readout_tokens():
+    from tsrsa.nn.backbone import FlattenHead
+
+    head = FlattenHead(n_tokens=6, d_model=4, h=3, n_outputs=2, dropout=0.0, reads=2)
+    assert head.linear.in_features == 2 * 4
+    z = torch.randn(5, 6, 4)
+    earlier = z.clone()
+    earlier[:, :4] += 1.0  # the four tokens the head does not read
+    torch.testing.assert_close(head(earlier), head(z))
+    later = z.clone()
+    later[:, 4] += 1.0
+    assert not torch.allclose(head(later), head(z))
+    assert FlattenHead(6, 4, 3, 2, 0.0).linear.in_features == 6 * 4  # None: every token
+    with pytest.raises(ValueError, match="between 1 and the sequence's 6 tokens"):
+        FlattenHead(6, 4, 3, 2, 0.0, reads=7)
+
+
+def test_a_fixed_window_forecaster_takes_readout_tokens_and_keeps_them_when_saved(tmp_path):
+    import tsrsa
+    from tsrsa import RSAForecaster, TransformerForecaster
+
+    from conftest import make_panel
+
+    df = make_panel(length=60)
+    model = RSAForecaster(h=4, input_size=16, patch_len=4, d_model=8, n_heads=4, n_layers=1, d_ff=8,
+                          readout_tokens=1, max_epochs=1, random_state=0).fit(df)
+    assert model.network_.head.linear.in_features == 8  # one token of d_model 8, not 4 tokens
+    model.save(tmp_path / "m")
+    np.testing.assert_allclose(tsrsa.load(tmp_path / "m").predict()["yhat"], model.predict()["yhat"], rtol=1e-6)
+    too_far = TransformerForecaster(h=4, input_size=16, patch_len=4, readout_tokens=5)
+    with pytest.raises(ValueError, match="reads at most the window's 4 tokens"):
+        too_far.fit(df)
+    assert not hasattr(too_far, "network_")

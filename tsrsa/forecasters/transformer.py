@@ -60,9 +60,11 @@ class TransformerForecaster(NeuralForecaster):
         steps only and that ``predict(df=...)`` and cross-validation advance over the whole frame
         given. Needs a kind with a recurrent form and ``input_size`` a multiple of ``patch_len``.
     readout_tokens : int, optional
-        Streaming configuration only: how many of the latest token vectors the head reads to
-        forecast (the state keeps them). None: the window's token count ``input_size / patch_len``
-        (the reach of the fixed-window head); 1: the latest token alone.
+        How many of the latest token vectors the head reads to forecast. None: the window's token
+        count ``input_size / patch_len``; 1: the latest token alone (a head of ``d_model`` inputs
+        instead of ``d_model`` times the tokens). In the streaming configuration the state keeps
+        them; for fixed windows it is at most the window's token count (with decoder tokens of
+        ``known_future="tokens"``, the latest of the whole sequence).
     known_future : {"readout", "tokens"}, default "readout"
         How known-future covariates (``future_covariates``, ``calendar``, ``holidays``) reach the
         forecast (docs/covariates.md): "readout", a term added to each horizon step from that step's
@@ -154,8 +156,11 @@ class TransformerForecaster(NeuralForecaster):
             raise ValueError("known_future='tokens' puts the horizon's covariates in the sequence of a fixed "
                              "window; the streaming configuration reads them per token: use known_future='readout'")
         check_int("readout_tokens", self.readout_tokens, allow_none=True)
-        if self.readout_tokens is not None and not self.stream:
-            raise ValueError(f"readout_tokens={self.readout_tokens} sets the streaming head; use it with stream=True")
+        tokens = -(-self._input_size // int(self.patch_len))
+        if self.readout_tokens is not None and not self.stream and self.readout_tokens > tokens:
+            raise ValueError(f"readout_tokens={self.readout_tokens}: the fixed-window head reads at most the window's "
+                             f"{tokens} tokens (input_size={self._input_size}, patch_len={self.patch_len}); use a "
+                             f"number up to {tokens}, or None for all of them")
         if self.causal is not None:
             check_bool("causal", self.causal)
         kind = get_attention(self._attention_kind())
@@ -196,9 +201,9 @@ class TransformerForecaster(NeuralForecaster):
         )
 
     def _readout_tokens(self) -> int | None:
-        """The streaming head's reach, resolved (saved with the network: None for fixed windows)."""
+        """The head's reach, resolved (saved with the network; None: a fixed window's every token)."""
         if not self.stream:
-            return None
+            return None if self.readout_tokens is None else int(self.readout_tokens)
         return int(self.readout_tokens) if self.readout_tokens is not None else self._input_size // int(self.patch_len)
 
     def _covariate_layout(self) -> dict:

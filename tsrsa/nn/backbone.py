@@ -46,17 +46,22 @@ class PatchEmbedding(nn.Module):
 
 
 class FlattenHead(nn.Module):
-    """Direct multi-horizon head: all token vectors at once to every horizon step."""
+    """Direct multi-horizon head: the latest ``reads`` token vectors (None: all of them) at once to
+    every horizon step."""
 
-    def __init__(self, n_tokens: int, d_model: int, h: int, n_outputs: int, dropout: float):
+    def __init__(self, n_tokens: int, d_model: int, h: int, n_outputs: int, dropout: float,
+                 reads: int | None = None):
         super().__init__()
         self.h, self.n_outputs = h, n_outputs
+        self.reads = n_tokens if reads is None else int(reads)
+        if not 1 <= self.reads <= n_tokens:
+            raise ValueError(f"readout_tokens={reads} must be between 1 and the sequence's {n_tokens} tokens")
         self.dropout = nn.Dropout(dropout)
-        self.linear = nn.Linear(n_tokens * d_model, h * n_outputs)
+        self.linear = nn.Linear(self.reads * d_model, h * n_outputs)
 
     def forward(self, z: torch.Tensor) -> torch.Tensor:
         B = z.size(0)
-        out = self.linear(self.dropout(z.reshape(B, -1)))  # (B, h * Q)
+        out = self.linear(self.dropout(z[:, -self.reads:].reshape(B, -1)))  # (B, h * Q)
         return out.view(B, self.h, self.n_outputs)  # (B, h, Q)
 
 
@@ -82,7 +87,8 @@ class ForecastingTransformer(nn.Module):
                                              n_outputs=config.n_outputs)
             if self.covariates.future_embed is not None:  # decoder tokens after the look-back's
                 n_tokens += self.covariates.n_future_tokens
-        self.head = FlattenHead(n_tokens, config.d_model, config.h, config.n_outputs, config.dropout)
+        self.head = FlattenHead(n_tokens, config.d_model, config.h, config.n_outputs, config.dropout,
+                                config.readout_tokens)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
