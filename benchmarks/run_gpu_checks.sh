@@ -10,6 +10,9 @@
 #
 #   OUT=gpu-checks TSRSA_DATA_DIR=/path/to/datasets benchmarks/run_gpu_checks.sh 540 [DATASETS] [JOBS]
 # Narrower runs: BENCH_ARGS (bench_gpu.py's arguments), TESTS (pytest -k expression), SEEDS (of the suite).
+# Wheels in .whl/ (benchmarks/gpu_wheels.sh) are installed first; with them PEERS=1 also times
+# pytorch-forecasting beside the library (bench_training.py --accelerator gpu, into training_speed.csv),
+# and the `fla` kernel tests run instead of skipping.
 set -u
 budget=${1:-540}
 datasets=${2:-ETTh1,ETTh2}
@@ -21,6 +24,10 @@ PY=${PYTHON:-python3}
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 elapsed() { echo $(( $(date +%s) - start )); }
 
+if ls .whl/*.whl > /dev/null 2>&1; then
+  $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl \
+    && export PYTHONPATH="$PYTHONPATH:/tmp/site"
+fi
 {
   nvidia-smi -L
   $PY -c "import sys, torch, numpy, pandas, scipy, sklearn, statsmodels; print(sys.version.split()[0], 'torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.get_device_name(0), 'numpy', numpy.__version__, 'pandas', pandas.__version__, 'statsmodels', statsmodels.__version__)"
@@ -33,6 +40,12 @@ cat "$OUT/environment.txt"
 # 1. speed, with nothing else on the GPU
 timeout -k 15 -s INT 170 $PY benchmarks/bench_gpu.py ${BENCH_ARGS:---deadline 110} --out "$OUT/gpu_speed.csv" > "$OUT/bench_gpu.log" 2>&1
 echo "bench_gpu: exit $? at $(elapsed) s"
+if [ -n "${PEERS:-}" ]; then
+  timeout -k 15 -s INT 200 $PY benchmarks/bench_training.py --only speed --accelerator gpu --dataset ETTm1 \
+    --models LSTM,Transformer,RSA --repeats 1 >> "$OUT/bench_gpu.log" 2>&1
+  echo "bench_training: exit $? at $(elapsed) s"
+  cp benchmarks/results/training_speed.csv "$OUT/" 2>/dev/null
+fi
 
 # 2. the tests and the suite, side by side, until the budget is spent
 left=$(( budget - $(elapsed) - 15 ))
