@@ -2,7 +2,8 @@
 number of steps in the window, and ``torch.compile`` against eager execution.
 
     python benchmarks/bench_gpu.py [--kinds softmax,rsa,...] [--inputs 96,720,2880] [--patches 1,4]
-                                   [--compile Transformer,RSA,LSTM] [--deadline SECONDS] [--out CSV]
+                                   [--compile softmax,rsa] [--compile-inputs 96,720] [--deadline SECONDS]
+                                   [--out CSV]
     python benchmarks/bench_gpu.py --tables-only
 
 One cell is a network at the library's default width (d_model 64, 4 heads, 2 layers, d_ff 128; the LSTM
@@ -11,9 +12,9 @@ with AdamW on random batches of 32 windows (the long-horizon benchmark's batch) 
 training windows per second over the timed steps (3 untimed steps first, then steps until 1 second or
 100 steps have passed, at least 3; the device synchronised before each clock reading); *peak MB*: the
 rise of ``torch.cuda.max_memory_allocated`` over the steps above what the model and the batch held.
-Compile rows run the cell at the ``--compile-inputs`` (patch 4) with the network wrapped in ``torch.compile``
-(default mode), each next to an eager row of the same run;
-*compile s* is the time of its first step. Past ``--deadline`` seconds the cells left are skipped.
+Compile rows run the cell at the ``--compile-inputs`` (patch 4) with the network wrapped in
+``torch.compile`` (default mode), each next to an eager row of the same run; *compile s* is the time
+of its first step. Past ``--deadline`` seconds the cells left are skipped.
 
 Rows go to ``benchmarks/results/gpu_speed.csv`` (or ``--out``), numbered by run within a date.
 ``--tables-only`` rewrites the RESULTS.md sections "gpu-speed" (from those rows) and "gpu-ltsf" (the
@@ -33,8 +34,7 @@ import pandas as pd
 HERE = Path(__file__).resolve().parent
 CSV = HERE / "results" / "gpu_speed.csv"
 COLUMNS = ("date", "run", "model", "mode", "input_size", "patch_len", "tokens", "batch_size", "windows_per_s",
-           "peak_mb",
-           "compile_s", "params", "device")
+           "peak_mb", "compile_s", "params", "device")
 KINDS = ("softmax", "rsa", "linear", "fast_weight", "block_recurrent", "t2r")
 INPUTS = (96, 720, 2880)
 PATCHES = (1, 4)
