@@ -116,17 +116,13 @@ def test_a_streaming_model_updates_on_cuda_as_it_recomputes_and_loads_on_the_cpu
 ONE_GPU = dict(**PATCHED, dropout=0.0, max_epochs=2, batch_size=64, val_size=H, accelerator="gpu", random_state=0)
 
 
-def _same_weights(a, b, atol=1e-5):
-    for (name, x), y in zip(a.network_.state_dict().items(), b.network_.state_dict().values()):
-        torch.testing.assert_close(x.cpu(), y.cpu(), rtol=0, atol=atol, msg=name)
-
-
 def test_ddp_spawn_on_one_gpu_runs_nccl_ddp_and_takes_the_steps_of_a_plain_fit():
     df = seasonal_panel()
     plain = TransformerForecaster(**ONE_GPU).fit(df)
     spawned = TransformerForecaster(**ONE_GPU, strategy="ddp_spawn").fit(df)  # a worker, nccl, DDP
     assert next(spawned.network_.parameters()).is_cuda
-    _same_weights(spawned, plain)
+    for name, value in plain.network_.state_dict().items():
+        torch.testing.assert_close(spawned.network_.state_dict()[name].cpu(), value.cpu(), rtol=0, atol=1e-5, msg=name)
     np.testing.assert_allclose(spawned.fit_history_["val_loss"], plain.fit_history_["val_loss"], rtol=1e-5)
 
 

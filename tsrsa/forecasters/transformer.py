@@ -1,6 +1,8 @@
 """TransformerForecaster: the patch transformer with any sequence-mixing kind, by name."""
 from __future__ import annotations
 
+import math
+
 import torch
 
 from tsrsa.data.windows import consecutive_validation_windows
@@ -156,7 +158,7 @@ class TransformerForecaster(NeuralForecaster):
             raise ValueError("known_future='tokens' puts the horizon's covariates in the sequence of a fixed "
                              "window; the streaming configuration reads them per token: use known_future='readout'")
         check_int("readout_tokens", self.readout_tokens, allow_none=True)
-        tokens = -(-self._input_size // int(self.patch_len))
+        tokens = math.ceil(self._input_size / int(self.patch_len))  # the fixed window's, as BackboneConfig.n_tokens
         if self.readout_tokens is not None and not self.stream and self.readout_tokens > tokens:
             raise ValueError(f"readout_tokens={self.readout_tokens}: the fixed-window head reads at most the window's "
                              f"{tokens} tokens (input_size={self._input_size}, patch_len={self.patch_len}); use a "
@@ -202,9 +204,9 @@ class TransformerForecaster(NeuralForecaster):
 
     def _readout_tokens(self) -> int | None:
         """The head's reach, resolved (saved with the network; None: a fixed window's every token)."""
-        if not self.stream:
-            return None if self.readout_tokens is None else int(self.readout_tokens)
-        return int(self.readout_tokens) if self.readout_tokens is not None else self._input_size // int(self.patch_len)
+        if self.readout_tokens is not None:
+            return int(self.readout_tokens)
+        return self._input_size // int(self.patch_len) if self.stream else None
 
     def _covariate_layout(self) -> dict:
         return {**super()._covariate_layout(), "future_tokens": self.known_future == "tokens"}
