@@ -121,9 +121,9 @@ def test_tables_only_renders_validation_and_test_per_model(tmp_path, capsys):
     out = capsys.readouterr().out
     lines = [line for line in out.splitlines() if line.startswith("| ")]
     assert lines[1].startswith("| SeasonalNaive | default | 1 |")  # references first
-    assert "| RSA | default | 2 | 14.000 | 1.300 | 12.500 ± 0.707 | 1.150 ± 0.071 | 0.500 ± 0.000 | 11 |" in out
-    assert "| RSA | lr=1e-4 | 1 | 15.000 | 1.400 |  |" in out
-    assert "| winner (Smyl, ES-RNN), published | | | | | 9.328 | 0.893 | 0.440 | |" in out
+    assert "| RSA | default | 2 | 14.000 | 1.300 | 0.500 | 12.500 ± 0.707 | 1.150 ± 0.071 | 0.500 ± 0.000 | 11 |" in out
+    assert "| RSA | lr=1e-4 | 1 | 15.000 | 1.400 | 0.500 |  |" in out
+    assert "| winner (Smyl, ES-RNN), published | | | | | | 9.328 | 0.893 | 0.440 | |" in out
     assert "**Weekly**" in out and "not quoted" in out
 
 
@@ -132,16 +132,20 @@ def test_a_row_made_at_an_earlier_default_keeps_what_it_ran(tmp_path, capsys):
     earlier = dict(_row("RSA", "test", 12.0, 1.1), params='{"h": 48, "batch_size": 64, "max_epochs": 10}')
     today = dict(_row("RSA", "test", 11.0, 1.0), params='{"h": 48, "batch_size": 32, "max_epochs": 10}')
     named = dict(_row("RSA", "test", 10.0, 0.9, label="batch_size=64"), params='{"h": 48, "batch_size": 64}')
-    for row in (earlier, today, named):
+    validation = [dict(_row("RSA", "validation", 13.0, 1.2), params=today["params"], owa=0.6),
+                  dict(_row("RSA", "validation", 12.0, 1.0, label="batch_size=64"), params=named["params"], owa=0.4),
+                  dict(_row("RSA", "validation", 9.0, 0.5, label="lr=1"), owa=0.3)]  # no test: not chosen
+    for row in (earlier, today, named, *validation):
         m4.append(row, path)
     assert m4.earlier_defaults("RSA", "default", earlier["params"]) == "batch_size=64"
     assert m4.earlier_defaults("RSA", "default", today["params"]) == ""  # max_epochs is the protocol's
     assert m4.earlier_defaults("RSA", "batch_size=64", named["params"]) == ""  # the label names it
     assert m4.earlier_defaults("NHITS", "default", '{"batch_size": 64}') == ""  # not a tsrsa model
-    assert len(m4.read_rows(path)) == 3  # the run at today's defaults does not replace the earlier one
+    assert len(m4.read_rows(path)) == 6  # the run at today's defaults does not replace the earlier one
     assert m4.main(["--tables-only", "--results", str(path)]) == 0
     out = capsys.readouterr().out
-    assert "| RSA | default | 1 |  |  | 11.000 | 1.000 |" in out
-    assert "| RSA | default (ran at batch_size=64) | 1 |  |  | 12.000 | 1.100 |" in out
-    assert "| RSA | batch_size=64 | 1 |  |  | 10.000 | 0.900 |" in out
-    assert "Gap of RSA (default) to the winner on the test: sMAPE +1.672" in out
+    assert "| RSA | default | 1 | 13.000 | 1.200 | 0.600 | 11.000 | 1.000 |" in out
+    assert "| RSA | default (ran at batch_size=64) | 1 |  |  |  | 12.000 | 1.100 |" in out
+    assert "| RSA | batch_size=64 | 1 | 12.000 | 1.000 | 0.400 | 10.000 | 0.900 |" in out
+    assert "Gap of RSA (batch_size=64: the lowest validation OWA of its rows with a test) to the winner on the test: " \
+        "sMAPE +0.672, MASE +0.007" in out
