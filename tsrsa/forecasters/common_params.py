@@ -12,7 +12,9 @@ COMMON_PARAMS_DOC = """
         more accurate than 8 or 16 there, 5x the windows/s of per-step tokens) and 8 for the
         LSTM (as accurate as per-step, 7x faster).
     loss : {"mse", "mae", "huber", "quantile"}, default "mse"
-        Training loss; "quantile" trains one output per level in ``quantiles``.
+        Training loss; "quantile" trains one output per level in ``quantiles``. Match it to how
+        the forecasts are judged: "mae" for absolute errors (sMAPE, MASE; on M4 it lowered OWA
+        by 7–14%, docs/benchmark_configuration.md), "mse" for squared ones.
     quantiles : list of float, optional
         Levels in (0, 1) for ``loss="quantile"`` (default 0.1, 0.5, 0.9; 0.5 is always
         added and becomes ``yhat``). Columns are named ``yhat_q10``, ``yhat_q2.5``, ...
