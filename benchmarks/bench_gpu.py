@@ -2,8 +2,8 @@
 number of steps in the window, and ``torch.compile`` against eager execution.
 
     python benchmarks/bench_gpu.py [--kinds softmax,rsa,...] [--inputs 96,720,2880] [--patches 1,4]
-                                   [--compile softmax,rsa] [--compile-inputs 96,720] [--deadline SECONDS]
-                                   [--out CSV]
+                                   [--compile softmax,rsa] [--compile-inputs 96,720] [--fla linear,fast_weight]
+                                   [--fla-inputs 96,720,2880] [--deadline SECONDS] [--out CSV]
     python benchmarks/bench_gpu.py --tables-only
 
 One cell is a network at the library's default width (d_model 64, 4 heads, 2 layers, d_ff 128; the LSTM
@@ -14,7 +14,10 @@ training windows per second over the timed steps (3 untimed steps first, then st
 rise of ``torch.cuda.max_memory_allocated`` over the steps above what the model and the batch held.
 Compile rows run the cell at the ``--compile-inputs`` (patch 4) with the network wrapped in
 ``torch.compile`` (default mode), each next to an eager row of the same run; *compile s* is the time
-of its first step. Past ``--deadline`` seconds the cells left are skipped.
+of its first step. Fla rows (where flash-linear-attention is installed) time the ``--fla`` kinds at
+one-step tokens with ``backend="fla"`` beside ``backend="torch"``, both under bf16 autocast, and record
+the relative difference of the two forwards on the same weights. Past ``--deadline`` seconds the cells
+left are skipped.
 
 Rows go to ``benchmarks/results/gpu_speed.csv`` (or ``--out``), numbered by run within a date.
 ``--tables-only`` rewrites the RESULTS.md sections "gpu-speed" (from those rows) and "gpu-ltsf" (the
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import sys
 import time
 from pathlib import Path
@@ -34,27 +38,50 @@ import pandas as pd
 HERE = Path(__file__).resolve().parent
 CSV = HERE / "results" / "gpu_speed.csv"
 COLUMNS = ("date", "run", "model", "mode", "input_size", "patch_len", "tokens", "batch_size", "windows_per_s",
-           "peak_mb", "compile_s", "params", "device")
+           "peak_mb", "compile_s", "params", "device", "rel_diff")
 KINDS = ("softmax", "rsa", "linear", "fast_weight", "block_recurrent", "t2r")
 INPUTS = (96, 720, 2880)
 PATCHES = (1, 4)
 BATCH, HORIZON = 32, 96
 
 
-def build(model: str, input_size: int, patch_len: int):
-    """The network of one cell: an attention kind in the backbone, or the LSTM."""
+FLA_KINDS = ("linear", "fast_weight")  # the kinds with a flash-linear-attention backend
+
+
+def build(model: str, input_size: int, patch_len: int, backend: str | None = None):
+    """The network of one cell: an attention kind in the backbone (with ``backend`` if given), or the LSTM."""
     from tsrsa.nn.backbone import BackboneConfig, build_transformer
     from tsrsa.nn.lstm import LSTMConfig, LSTMNetwork
 
     if model == "LSTM":
         return LSTMNetwork(LSTMConfig(input_size=input_size, h=HORIZON, patch_len=patch_len))
     options = {"rem_mask": "causal"} if model == "rsa" else {}
+    if backend is not None:
+        options["backend"] = backend
     return build_transformer(BackboneConfig(input_size=input_size, h=HORIZON, patch_len=patch_len, attention=model,
                                             causal=True, attention_options=options))
 
 
-def cell(model: str, input_size: int, patch_len: int, compiled: bool = False, device: str = "cuda") -> dict:
-    """Measure one cell on ``device`` (peak memory only on a CUDA device)."""
+def relative_difference(network, reference, x) -> float:
+    """‖network(x) − reference(x)‖ / ‖reference(x)‖ under bf16 autocast, in eval mode, ``reference``
+    holding ``network``'s weights."""
+    import torch
+
+    reference.load_state_dict(network.state_dict())
+    network.eval(), reference.eval()
+    with torch.no_grad(), torch.autocast(x.device.type, dtype=torch.bfloat16):
+        got, want = network(x).float(), reference(x).float()
+    network.train()
+    return float((got - want).norm() / want.norm())
+
+
+def cell(model: str, input_size: int, patch_len: int, compiled: bool = False, device: str = "cuda",
+         backend: str | None = None) -> dict:
+    """Measure one cell on ``device`` (peak memory only on a CUDA device). With ``backend`` ("torch" or
+    "fla") the steps run under bf16 autocast with that backend of the kind, and an "fla" cell records
+    its forward's relative difference from the torch backend's on the same weights and batch."""
+    import contextlib
+
     import torch
 
     torch.manual_seed(0)
@@ -65,16 +92,23 @@ def cell(model: str, input_size: int, patch_len: int, compiled: bool = False, de
         if cuda:
             torch.cuda.synchronize()
 
-    network = build(model, input_size, patch_len).to(device)
+    network = build(model, input_size, patch_len, backend).to(device)
     params = sum(p.numel() for p in network.parameters())
     run = torch.compile(network) if compiled else network
     optimizer = torch.optim.AdamW(network.parameters(), lr=1e-4)
     x = torch.randn(BATCH, input_size, device=device)
     y = torch.randn(BATCH, HORIZON, 1, device=device)
+    rel_diff = None
+    if backend == "fla":
+        rel_diff = relative_difference(network, build(model, input_size, patch_len, "torch").to(device), x)
+    autocast = (functools.partial(torch.autocast, device.type, dtype=torch.bfloat16) if backend is not None
+                else contextlib.nullcontext)
 
     def step():
         optimizer.zero_grad(set_to_none=True)
-        torch.nn.functional.mse_loss(run(x), y).backward()
+        with autocast():
+            loss = torch.nn.functional.mse_loss(run(x).float(), y)
+        loss.backward()
         optimizer.step()
 
     sync()
@@ -98,11 +132,12 @@ def cell(model: str, input_size: int, patch_len: int, compiled: bool = False, de
     seconds = time.perf_counter() - began
     peak = (torch.cuda.max_memory_allocated() - held) / 2**20 if cuda else float("nan")
     tokens = input_size // patch_len
-    return {"model": model, "mode": "compile" if compiled else "eager", "input_size": input_size,
+    mode = "compile" if compiled else "eager" if backend is None else f"bf16 {backend}"
+    return {"model": model, "mode": mode, "input_size": input_size,
             "patch_len": patch_len, "tokens": tokens, "batch_size": BATCH,
             "windows_per_s": round(steps * BATCH / seconds, 1),
             "peak_mb": round(peak, 1),
-            "compile_s": round(first, 1) if compiled else None, "params": params}
+            "compile_s": round(first, 1) if compiled else None, "params": params, "rel_diff": rel_diff}
 
 
 def _speed(value: float) -> str:
@@ -145,6 +180,25 @@ def speed_section(df: pd.DataFrame) -> str:
             lines.append(f"| {row['model']} | {row['input_size']} | {row['date']} #{row['run']} | "
                          f"{_speed(base['windows_per_s'])} | {_speed(row['windows_per_s'])} | "
                          f"{row['windows_per_s'] / base['windows_per_s']:.2f} | {row['compile_s']:.0f} |")
+        lines.append("")
+    fla = df[df["mode"] == "bf16 fla"] if "rel_diff" in df else df.iloc[:0]
+    if not fla.empty:
+        lines += ["**flash-linear-attention kernels** (`backend=\"fla\"`) against the torch form, both under bf16 "
+                  "autocast, the same cell in the same run (patch 1; *rel. diff*: ‖fla − torch‖ / ‖torch‖ of the "
+                  "forward on the same weights and batch)", "",
+                  "| model | input (tokens) | device | torch windows/s, peak MB | fla windows/s, peak MB | fla ÷ torch "
+                  "| rel. diff |", "|---|---|---|---|---|---|---|"]
+        for _, row in fla.sort_values(["model", "input_size", "date", "run"]).iterrows():
+            base = df[(df["mode"] == "bf16 torch") & (df["date"] == row["date"]) & (df["run"] == row["run"])
+                      & (df["model"] == row["model"]) & (df["input_size"] == row["input_size"])
+                      & (df["patch_len"] == row["patch_len"])]
+            if base.empty:
+                continue
+            base = base.iloc[-1]
+            lines.append(f"| {row['model']} | {row['input_size']} ({row['tokens']}) | "
+                         f"{row['device'].split(',')[0]} | {_speed(base['windows_per_s'])}, {base['peak_mb']:,.0f} | "
+                         f"{_speed(row['windows_per_s'])}, {row['peak_mb']:,.0f} | "
+                         f"{row['windows_per_s'] / base['windows_per_s']:.2f} | {row['rel_diff']:.1e} |")
         lines.append("")
     return (
         "Training windows per second (batch 32, forward, backward and an AdamW step) and the rise of peak GPU memory "
@@ -215,6 +269,14 @@ def write_results(results_md: Path = HERE / "RESULTS.md") -> None:
                                                           pd.read_csv(HERE / "results" / "ltsf.csv"), runs))
 
 
+def _names(text: str) -> list[str]:
+    return [v for v in text.split(",") if v]
+
+
+def _ints(text: str) -> list[int]:
+    return [int(v) for v in _names(text)]
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--kinds", default=",".join(KINDS))
@@ -223,6 +285,10 @@ def main(argv=None) -> int:
     parser.add_argument("--compile", default="softmax,rsa",
                         help="models (kinds or LSTM) also timed under torch.compile; '' for none")
     parser.add_argument("--compile-inputs", default="96", help="input lengths of the compile rows (patch 4)")
+    parser.add_argument("--fla", default=",".join(FLA_KINDS),
+                        help="kinds also timed with the flash-linear-attention backend against the torch one, both "
+                             "under bf16 autocast (when the fla package imports); '' for none")
+    parser.add_argument("--fla-inputs", default="96,720,2880", help="input lengths of the fla rows (patch 1)")
     parser.add_argument("--deadline", type=float, default=600.0, help="seconds after which the cells left are skipped")
     parser.add_argument("--out", type=Path, default=CSV)
     parser.add_argument("--tables-only", action="store_true",
@@ -240,28 +306,41 @@ def main(argv=None) -> int:
     date = datetime.date.today().isoformat()
     earlier = pd.read_csv(args.out) if args.out.exists() else pd.DataFrame(columns=COLUMNS)
     run = int(earlier.loc[earlier["date"] == date, "run"].max()) + 1 if (earlier["date"] == date).any() else 1
-    models = [m for m in args.kinds.split(",") if m] + ["LSTM"]
-    patches = sorted(map(int, args.patches.split(",")), reverse=True)  # the cheap cells (fewer tokens) first
-    grid = {p: [(m, i, p, False) for m in models for i in map(int, args.inputs.split(","))] for p in patches}
-    compiled = [(m, i, 4, flag) for m in args.compile.split(",") if m for i in map(int, args.compile_inputs.split(","))
+    models = _names(args.kinds) + ["LSTM"]
+    patches = sorted(_ints(args.patches), reverse=True)  # the cheap cells (fewer tokens) first
+    grid = {p: [(m, i, p, False, None) for m in models for i in _ints(args.inputs)] for p in patches}
+    compiled = [(m, i, 4, flag, None) for m in _names(args.compile) for i in _ints(args.compile_inputs)
                 for flag in (False, True)]
-    cells = grid[patches[0]] + [c for c in compiled if c not in grid[patches[0]]]
-    cells += [c for p in patches[1:] for c in grid[p]]
+    first = grid[patches[0]] if patches else []
+    cells = first + [c for c in compiled if c not in first] + [c for p in patches[1:] for c in grid[p]]
+    fla_cells = [(m, i, 1, False, b) for m in _names(args.fla) for i in _ints(args.fla_inputs) for b in ("torch", "fla")]
+    if fla_cells:
+        try:
+            import fla.ops  # noqa: F401
+            cells += fla_cells
+        except ImportError:
+            print("bench_gpu: flash-linear-attention is not installed; its rows are skipped", flush=True)
     skipped = []
-    for model, input_size, patch_len, compiled in cells:
+    for model, input_size, patch_len, compiled, backend in cells:
         if time.perf_counter() - started > args.deadline:
-            skipped.append(f"{model}/{input_size}/{patch_len}{'/compile' if compiled else ''}")
+            skipped.append(f"{model}/{input_size}/{patch_len}{'/compile' if compiled else ''}{'/' + backend if backend else ''}")
             continue
         try:
-            row = cell(model, input_size, patch_len, compiled)
+            row = cell(model, input_size, patch_len, compiled, backend=backend)
         except torch.cuda.OutOfMemoryError:
             print(f"{model} input {input_size} patch {patch_len}: out of GPU memory", flush=True)
             torch.cuda.empty_cache()
             continue
+        except Exception as error:  # an optional kernel that fails on this device is reported, not fatal
+            if backend != "fla":
+                raise
+            print(f"{model} input {input_size} fla backend failed: {type(error).__name__}: {error}", flush=True)
+            continue
         row = {"date": date, "run": run, **row, "device": device}
         pd.DataFrame([row], columns=COLUMNS).to_csv(args.out, mode="a", header=not args.out.exists(), index=False)
-        print(f"{model:16s} {row['mode']:7s} L={input_size:5d} P={patch_len} {row['windows_per_s']:>10,.1f} w/s "
-              f"{row['peak_mb']:>9,.1f} MB" + (f" compile {row['compile_s']} s" if compiled else ""), flush=True)
+        print(f"{model:16s} {row['mode']:10s} L={input_size:5d} P={patch_len} {row['windows_per_s']:>10,.1f} w/s "
+              f"{row['peak_mb']:>9,.1f} MB" + (f" compile {row['compile_s']} s" if compiled else "")
+              + (f" rel. diff {row['rel_diff']:.2e}" if row["rel_diff"] is not None else ""), flush=True)
     if skipped:
         print("skipped past the deadline: " + ", ".join(skipped), flush=True)
     return 0

@@ -22,6 +22,7 @@ Time it on a quiet machine: other processes on the cores distort every figure. T
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import resource
@@ -126,25 +127,29 @@ def speed(args) -> pd.DataFrame:
     n = n_windows(y)
     best: dict[tuple, dict] = {}
 
-    def keep(library, model, seconds, windows, params, pair):
+    def keep(library, model, seconds, windows, params, pair, peak=float("nan")):
         row = {"dataset": args.dataset, "library": library, "model": model, "parameters": params,
                "windows": windows, "seconds": seconds, "windows_per_s": windows / seconds, "pair": pair,
-               "device": _device_label(args.accelerator)}
+               "device": _device_label(args.accelerator), "peak_gpu_mb": peak}
         if (library, model) not in best or seconds < best[(library, model)]["seconds"]:
             best[(library, model)] = row
 
+    def measured(fn, *a, **kw):
+        return gpu_peak(args.accelerator, functools.partial(fn, *a, **kw))
+
     for repeat in range(args.repeats):
         for name in args.models:
-            seconds, params = ours_epoch(name, y, args.accelerator, repeat)
-            keep("tsrsa", OURS[name], seconds, n, params, name)
+            (seconds, params), peak = measured(ours_epoch, name, y, args.accelerator, repeat)
+            keep("tsrsa", OURS[name], seconds, n, params, name, peak)
             if not args.no_bare:
-                keep("bare PyTorch loop", OURS[name], bare_epoch(name, y, args.accelerator, repeat), n, params, name)
+                seconds, peak = measured(bare_epoch, name, y, args.accelerator, repeat)
+                keep("bare PyTorch loop", OURS[name], seconds, n, params, name, peak)
             for variant in VARIANTS.get(name, []) if args.variants else []:
-                seconds, params = ours_epoch(name, y, args.accelerator, repeat, **variant)
-                keep("tsrsa", _label(name, variant), seconds, n, params, name)
+                (seconds, params), peak = measured(ours_epoch, name, y, args.accelerator, repeat, **variant)
+                keep("tsrsa", _label(name, variant), seconds, n, params, name, peak)
             if not args.no_peers and name in PEERS:
-                seconds, windows, params = peer_epoch(PEERS[name], y, args.accelerator, repeat)
-                keep("pytorch-forecasting", PEERS[name], seconds, windows, params, name)
+                (seconds, windows, params), peak = measured(peer_epoch, PEERS[name], y, args.accelerator, repeat)
+                keep("pytorch-forecasting", PEERS[name], seconds, windows, params, name, peak)
             if args.neuralforecast_python and name == "LSTM":
                 seconds, windows, params = nf_epoch(args.neuralforecast_python, args.dataset, repeat)
                 keep("neuralforecast", "LSTM", seconds, windows, params, name)
@@ -152,6 +157,21 @@ def speed(args) -> pd.DataFrame:
     table = pd.DataFrame(best.values())
     _append_csv(RESULTS / "training_speed.csv", table)
     return table
+
+
+def gpu_peak(accelerator: str, fn):
+    """``fn()``'s result and the most CUDA memory allocated while it ran, above what was held before,
+    in MB (NaN off a CUDA device): the peak of an epoch, its model and data included."""
+    import torch
+
+    if accelerator not in ("gpu", "cuda") or not torch.cuda.is_available():
+        return fn(), float("nan")
+    torch.cuda.synchronize()
+    held = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    out = fn()
+    torch.cuda.synchronize()
+    return out, (torch.cuda.max_memory_allocated() - held) / 2**20
 
 
 def _device_label(accelerator: str) -> str:
@@ -254,9 +274,13 @@ def patch_speed(args) -> pd.DataFrame:
 
 # ---------------------------------------------------------------------- writing
 def _append_csv(path: Path, table: pd.DataFrame) -> None:
+    """Append ``table``'s rows, dated; a file with other columns is rewritten with the union of both."""
     path.parent.mkdir(parents=True, exist_ok=True)
     table = table.assign(date=time.strftime("%Y-%m-%d %H:%M"), machine=_machine())
-    table.to_csv(path, mode="a", header=not path.exists(), index=False)
+    if path.exists() and list(pd.read_csv(path, nrows=0).columns) != list(table.columns):
+        pd.concat([pd.read_csv(path), table], ignore_index=True).to_csv(path, index=False)
+    else:
+        table.to_csv(path, mode="a", header=not path.exists(), index=False)
 
 
 def _machine() -> str:
@@ -266,16 +290,19 @@ def _machine() -> str:
 
 
 def speed_section(table: pd.DataFrame, command: str) -> str:
+    """The speed table of one run (its rows' own machine where they record it, else this one's)."""
+    machine = table["machine"].iloc[0] if "machine" in table else _machine()
     lines = [
         f"{table['dataset'].iloc[0]} OT (training rows), input {INPUT}, horizon {H}, batch {BATCH}, one epoch "
-        f"(best of the repeats); {table['device'].iloc[0]}; {_machine()}. tsrsa's forecasters with default "
+        f"(best of the repeats); {table['device'].iloc[0]}; {machine}. tsrsa's forecasters with default "
         "settings (and, below each, the per-step forms); the bare loop trains the same network with the same "
         "optimiser (fused AdamW, clipping at 1) gathering batches from one tensor; pytorch-forecasting 1.8 "
         "through a lightning Trainer on a TimeSeriesDataSet of the same windows, neuralforecast 3.3 (in its own "
         "environment) with 64 windows per step; peers' epochs are timed by a callback, set-up excluded.\n",
-        "| library | model | parameters | windows/s | ÷ pytorch-forecasting | ÷ neuralforecast | loop overhead vs bare |",
-        "|---|---|---|---|---|---|---|",
     ]
+    gpu = "peak_gpu_mb" in table and table["peak_gpu_mb"].notna().any()
+    lines += ["| library | model | parameters | windows/s | ÷ pytorch-forecasting | ÷ neuralforecast | loop overhead vs bare |"
+              + (" peak GPU MB |" if gpu else ""), "|---|---|---|---|---|---|---|" + ("---|" if gpu else "")]
     rate = {(r.library, r.model): r.windows_per_s for r in table.itertuples()}
     order = {"tsrsa": 0, "bare PyTorch loop": 1, "pytorch-forecasting": 2, "neuralforecast": 3}
     rows = sorted(table.itertuples(), key=lambda r: (list(OURS).index(r.pair), order[r.library], "(" in r.model))
@@ -289,10 +316,14 @@ def speed_section(table: pd.DataFrame, command: str) -> str:
             f"{r.windows_per_s / ptf:.1f}×" if ours and ptf else "",
             f"{r.windows_per_s / nf:.1f}×" if ours and nf else "",
             f"{bare / r.windows_per_s - 1:+.1%}" if ours and bare else "",
+            *([f"{r.peak_gpu_mb:,.0f}" if r.peak_gpu_mb == r.peak_gpu_mb else ""] if gpu else []),
         ]) + " |")
-    lines.append(f"\nCommand: `{command}`, where NF_ENV is a separate environment for the neuralforecast "
-                 "peer (`python -m venv NF_ENV && NF_ENV/bin/pip install torch==2.13.0 neuralforecast==3.3.0`: "
-                 "it pulls ray and pyarrow, which would change pandas' string dtype in tsrsa's own).\n")
+    where = (", where NF_ENV is a separate environment for the neuralforecast peer (`python -m venv NF_ENV && "
+             "NF_ENV/bin/pip install torch==2.13.0 neuralforecast==3.3.0`: it pulls ray and pyarrow, which would "
+             "change pandas' string dtype in tsrsa's own)") if "neuralforecast" in set(table["library"]) else ""
+    peak = (" *Peak GPU MB*: the most CUDA memory allocated during the call (network, data and one epoch) above "
+            "what was held before it.") if gpu else ""
+    lines.append(f"\nCommand: `{command}`{where}.{peak}\n")
     return "\n".join(lines)
 
 

@@ -41,7 +41,7 @@ cat "$OUT/environment.txt"
 timeout -k 15 -s INT 170 $PY benchmarks/bench_gpu.py ${BENCH_ARGS:---deadline 110} --out "$OUT/gpu_speed.csv" > "$OUT/bench_gpu.log" 2>&1
 echo "bench_gpu: exit $? at $(elapsed) s"
 if [ -n "${PEERS:-}" ]; then
-  timeout -k 15 -s INT 200 $PY benchmarks/bench_training.py --only speed --accelerator gpu --dataset ETTm1 \
+  timeout -k 15 -s INT 180 $PY benchmarks/bench_training.py --only speed --accelerator gpu --dataset ETTm1 \
     --models LSTM,Transformer,RSA --repeats 1 >> "$OUT/bench_gpu.log" 2>&1
   echo "bench_training: exit $? at $(elapsed) s"
   cp benchmarks/results/training_speed.csv "$OUT/" 2>/dev/null

@@ -55,3 +55,20 @@ def test_the_suite_section_pairs_seeds_and_sets_the_cpu_mean_beside():
 def test_a_cell_measures_a_training_step_on_any_device():
     row = bench_gpu.cell("linear", 16, 4, device="cpu")
     assert row["tokens"] == 4 and row["windows_per_s"] > 0 and np.isnan(row["peak_mb"]) and row["params"] > 0
+
+
+def test_the_fla_rows_are_set_against_the_torch_backend_of_their_own_run():
+    def row(run, mode, w, rel=None):
+        return {"date": "2024-01-02", "run": run, "model": "linear", "mode": mode, "input_size": 720, "patch_len": 1,
+                "tokens": 720, "batch_size": 32, "windows_per_s": w, "peak_mb": 100.0, "compile_s": None,
+                "params": 1, "device": "test GPU, torch 0", "rel_diff": rel}
+
+    rows = pd.DataFrame([row(1, "eager", 500.0), row(1, "bf16 torch", 400.0), row(2, "bf16 torch", 1000.0),
+                         row(2, "bf16 fla", 3000.0, 2e-3)])
+    lines = bench_gpu.speed_section(rows).splitlines()
+    assert "| linear | 720 (720) | test GPU | 1,000, 100 | 3,000, 100 | 3.00 | 2.0e-03 |" in lines  # run 2's torch row
+
+
+def test_a_cell_with_a_backend_trains_under_bf16_autocast():
+    row = bench_gpu.cell("fast_weight", 16, 1, device="cpu", backend="torch")
+    assert row["mode"] == "bf16 torch" and row["windows_per_s"] > 0 and row["rel_diff"] is None

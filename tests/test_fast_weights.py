@@ -4,6 +4,7 @@ and the forecasters that reach them by name."""
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -221,16 +222,52 @@ def test_the_time_series_library_adapter_takes_the_kinds():
 
 
 # ---------------------------------------------------------------------- the GPU kernels
-@pytest.mark.gpu
-@pytest.mark.parametrize("kind,options", [("linear", {}), ("fast_weight", {"update": "delta"}),
-                                          ("fast_weight", {"update": "delta", "feature_map": "elu"})])
-def test_flash_linear_attention_kernels_agree_with_the_torch_form(kind, options):
+FLA_CASES = [("linear", {}), ("fast_weight", {"update": "delta"}),
+             ("fast_weight", {"update": "delta", "feature_map": "elu"})]
+
+
+def _fla_pair(kind, options):
     pytest.importorskip("fla")
     torch.manual_seed(0)
-    reference = build_attention(kind, 64, 4, causal=True, **options).cuda().eval()
-    fast = build_attention(kind, 64, 4, causal=True, backend="fla", **options).cuda().eval()
+    reference = build_attention(kind, 64, 4, causal=True, **options).cuda()
+    fast = build_attention(kind, 64, 4, causal=True, backend="fla", **options).cuda()
     fast.load_state_dict(reference.state_dict())
+    return reference, fast
+
+
+def _counting_kernel_calls(monkeypatch, kind) -> list:
+    module = sys.modules[build_attention(kind, 8, 2, causal=True).__module__]
+    name = "fla_causal_linear_attention" if kind == "linear" else "fla_delta_rule"
+    calls, kernel = [], getattr(module, name)
+    monkeypatch.setattr(module, name, lambda *a, **kw: calls.append(1) or kernel(*a, **kw))
+    return calls
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kind,options", FLA_CASES)
+def test_flash_linear_attention_kernels_agree_with_the_torch_form(kind, options, monkeypatch):
+    reference, fast = _fla_pair(kind, options)
+    calls = _counting_kernel_calls(monkeypatch, kind)
     x = torch.randn(4, 200, 64, device="cuda")
-    with torch.autocast("cuda", dtype=torch.bfloat16):
-        want, got = reference(x).float(), fast(x).float()
+    with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
+        want, got = reference.eval()(x).float(), fast.eval()(x).float()
+    assert calls  # the kernel ran
     assert (got - want).norm() <= 0.02 * want.norm()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kind,options", FLA_CASES)
+def test_a_training_step_with_the_fla_backend_follows_the_torch_form(kind, options, monkeypatch):
+    """The delta rule trains through its kernel; linear attention trains in the torch form (the
+    kernel's backward needs an even value width) and only predicts through its kernel."""
+    reference, fast = _fla_pair(kind, options)
+    calls = _counting_kernel_calls(monkeypatch, kind)
+    x = torch.randn(4, 200, 64, device="cuda")
+    grads = []
+    for layer in (reference, fast):
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            layer(x).float().square().mean().backward()
+        grads.append(torch.cat([p.grad.flatten() for p in layer.parameters()]))
+    assert bool(calls) == (kind == "fast_weight")
+    assert torch.isfinite(grads[1]).all()
+    assert (grads[1] - grads[0]).norm() <= 0.1 * grads[0].norm()  # bf16 kernel inputs

@@ -223,7 +223,9 @@ class LinearAttention(MultiHeadAttention):
         Tokens per chunk of the causal parallel form (the result does not depend on it).
     backend : {"torch", "fla"}, default "torch"
         "fla": flash-linear-attention's chunk kernel for the causal form on a GPU in half precision
-        (autocast), when the package is installed; the torch form otherwise and when streaming.
+        (autocast), when the package is installed, in forwards without gradients (prediction); the
+        torch form otherwise, when streaming and in training (the kernel's half-precision backward
+        needs an even value width, which the denominator's column of ones makes odd).
     """
 
     recurrent = True
@@ -245,7 +247,7 @@ class LinearAttention(MultiHeadAttention):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         q, k, v = self.project(x)  # (B, H, T, d)
-        if self.causal and fla_applies(self.backend, q):
+        if self.causal and not (torch.is_grad_enabled() and q.requires_grad) and fla_applies(self.backend, q):
             return self.output(fla_causal_linear_attention(*self.features(q, k, v), dtype=q.dtype))
         with torch.autocast(x.device.type, enabled=False):
             phi_q, phi_k, v = self.features(q, k, v)  # (B, H, T, d)
