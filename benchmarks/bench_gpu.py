@@ -144,6 +144,16 @@ def _speed(value: float) -> str:
     return f"{value:.1f}" if value < 10 else f"{value:,.0f}"
 
 
+def _paired(df: pd.DataFrame, rows: pd.DataFrame, mode: str):
+    """Each of ``rows`` (sorted) with the last row of ``mode`` of the same cell in the same run, where
+    there is one."""
+    cell = ["date", "run", "model", "input_size", "patch_len"]
+    for _, row in rows.sort_values(["model", "input_size", "date", "run"]).iterrows():
+        base = df[(df["mode"] == mode) & (df[cell] == row[cell]).all(axis=1)]
+        if not base.empty:
+            yield row, base.iloc[-1]
+
+
 def speed_section(df: pd.DataFrame) -> str:
     """The scaling tables from the run with the most eager cells; each compile row against the eager row
     of its own run."""
@@ -170,13 +180,7 @@ def speed_section(df: pd.DataFrame) -> str:
         lines += ["**torch.compile** (default mode) against eager, the same cell in the same run", "",
                   "| model | input (patch 4) | run | eager windows/s | compiled windows/s | compiled ÷ eager | "
                   "first step, s |", "|---|---|---|---|---|---|---|"]
-        for _, row in compiled.sort_values(["model", "input_size", "date", "run"]).iterrows():
-            base = df[(df["mode"] == "eager") & (df["date"] == row["date"]) & (df["run"] == row["run"])
-                      & (df["model"] == row["model"]) & (df["input_size"] == row["input_size"])
-                      & (df["patch_len"] == row["patch_len"])]
-            if base.empty:
-                continue
-            base = base.iloc[-1]
+        for row, base in _paired(df, compiled, "eager"):
             lines.append(f"| {row['model']} | {row['input_size']} | {row['date']} #{row['run']} | "
                          f"{_speed(base['windows_per_s'])} | {_speed(row['windows_per_s'])} | "
                          f"{row['windows_per_s'] / base['windows_per_s']:.2f} | {row['compile_s']:.0f} |")
@@ -188,13 +192,7 @@ def speed_section(df: pd.DataFrame) -> str:
                   "forward on the same weights and batch)", "",
                   "| model | input (tokens) | device | torch windows/s, peak MB | fla windows/s, peak MB | fla ÷ torch "
                   "| rel. diff |", "|---|---|---|---|---|---|---|"]
-        for _, row in fla.sort_values(["model", "input_size", "date", "run"]).iterrows():
-            base = df[(df["mode"] == "bf16 torch") & (df["date"] == row["date"]) & (df["run"] == row["run"])
-                      & (df["model"] == row["model"]) & (df["input_size"] == row["input_size"])
-                      & (df["patch_len"] == row["patch_len"])]
-            if base.empty:
-                continue
-            base = base.iloc[-1]
+        for row, base in _paired(df, fla, "bf16 torch"):
             lines.append(f"| {row['model']} | {row['input_size']} ({row['tokens']}) | "
                          f"{row['device'].split(',')[0]} | {_speed(base['windows_per_s'])}, {base['peak_mb']:,.0f} | "
                          f"{_speed(row['windows_per_s'])}, {row['peak_mb']:,.0f} | "
