@@ -68,7 +68,8 @@ def relative_difference(network, reference, x) -> float:
     import torch
 
     reference.load_state_dict(network.state_dict())
-    network.eval(), reference.eval()
+    network.eval()
+    reference.eval()
     with torch.no_grad(), torch.autocast(x.device.type, dtype=torch.bfloat16):
         got, want = network(x).float(), reference(x).float()
     network.train()
