@@ -130,9 +130,13 @@ def test_plan_errors():
 
 
 @pytest.mark.parametrize("causal", [False, True])
-def test_gate_limits(causal):
+@pytest.mark.parametrize("n_dilated_regular", [0, 1])  # one plain softmax head, or REM on every head
+def test_gate_limits(causal, n_dilated_regular):
     torch.manual_seed(0)
-    rsa = RSAAttention(16, 4, causal=causal, n_regular=1, n_cyclic=1, n_dilated_regular=0).double().eval()
+    rsa = RSAAttention(16, 4, causal=causal, n_regular=1, n_cyclic=1, n_dilated_regular=n_dilated_regular,
+                       dilations=2).double().eval()
+    R = rsa.n_rem
+    assert R == 3 + n_dilated_regular
     vanilla = SoftmaxAttention(16, 4, causal=causal).double().eval()
     vanilla.load_state_dict({k: v for k, v in rsa.state_dict().items() if k.split(".")[0] in ("qkv", "proj")})
     x = torch.randn(3, 10, 16, dtype=torch.float64)
@@ -140,12 +144,15 @@ def test_gate_limits(causal):
     torch.testing.assert_close(rsa(x), vanilla(x))  # gate 0: softmax attention
     rsa.gate_override = 1.0
     v = split_heads(rsa.qkv(x).split(16, dim=2)[2], 4)  # (B, H, T, hs)
-    y = v.clone()  # the 4th head has no REM: it stays a softmax head
-    y[:, :3] = rsa.rem_matrices(10) @ v[:, :3]
+    y = v.clone()
+    P = rsa.rem_matrices(10)
+    for b in range(3):
+        for h in range(R):
+            y[b, h] = P[h] @ v[b, h]
     soft = torch.softmax(
         split_heads(rsa.qkv(x).split(16, 2)[0], 4) @ split_heads(rsa.qkv(x).split(16, 2)[1], 4).mT / 2.0
         + (torch.full((10, 10), -torch.inf, dtype=torch.float64).triu(1) if causal else 0.0), -1) @ v
-    y[:, 3] = soft[:, 3]
+    y[:, R:] = soft[:, R:]  # heads without a REM stay softmax heads
     expected = rsa.proj(y.transpose(1, 2).reshape(3, 10, 16))
     torch.testing.assert_close(rsa(x), expected)  # gate 1: P @ V (REM heads)
 

@@ -54,13 +54,14 @@ def rem_value(code: torch.Tensor, radius: torch.Tensor, theta: torch.Tensor, m: 
     return torch.where(c == 0, power, power * trig)
 
 
-def _lag_grid(length: int, mask: str, device=None) -> torch.Tensor:
-    """Lags l (T, T): i - j for the causal mask (negative above the diagonal), |i - j| otherwise."""
+def _toeplitz_index(length: int, mask: str, device=None) -> torch.Tensor:
+    """Where P[i, j] reads its kernel k (T, T): the lag i - j, or 0 (k[0] = 0) above the diagonal
+    of the causal mask; |i - j| for the bidirectional one."""
     if mask not in REM_MASKS:
         raise ValueError(f"mask={mask!r} is not one of {REM_MASKS}")
     idx = torch.arange(length, device=device)
     lag = idx[:, None] - idx[None, :]  # (T, T)
-    return lag if mask == "causal" else lag.abs()
+    return lag.clamp(min=0) if mask == "causal" else lag.abs()
 
 
 def _lattice(lag: torch.Tensor, dilation: torch.Tensor, max_lag: int | None):
@@ -79,11 +80,13 @@ def _lattice(lag: torch.Tensor, dilation: torch.Tensor, max_lag: int | None):
 
 def rem_matrices(code, radius, theta, dilation, length: int, *, mask: str = "causal",
                  max_lag: int | None = None) -> torch.Tensor:
-    """P of every head: (H, T, T). ``dilation`` is an integer tensor (H,)."""
-    lag = _lag_grid(length, mask, radius.device)  # (T, T)
-    valid, m = _lattice(lag, dilation.to(lag.device), max_lag)  # (H, T, T)
-    values = rem_value(code.to(lag.device), radius, theta, m.to(radius.dtype))  # (H, T, T)
-    return torch.where(valid, values, torch.zeros((), dtype=values.dtype, device=values.device))
+    """P of every head: (H, T, T). ``dilation`` is an integer tensor (H,).
+
+    P is Toeplitz: its entries are the causal kernels of ``rem_kernels`` (H, T) read at each
+    entry's lag, so the powers and angles are taken T times per head, not T² times.
+    """
+    index = _toeplitz_index(length, mask, radius.device)  # (T, T)
+    return rem_kernels(code, radius, theta, dilation, length, max_lag=max_lag)[:, index]  # (H, T, T)
 
 
 def rem_kernels(code, radius, theta, dilation, length: int, *, max_lag: int | None = None) -> torch.Tensor:
@@ -95,8 +98,9 @@ def rem_kernels(code, radius, theta, dilation, length: int, *, max_lag: int | No
 
 
 def rem_apply_dense(P: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    """P (H, T, T) @ v (B, H, T, hs) -> (B, H, T, hs)."""
-    return P.to(v.dtype) @ v
+    """P (H, T, T) @ v (B, H, T, hs) -> (B, H, T, hs), one product per head over the whole batch
+    (not P broadcast to every window)."""
+    return torch.einsum("hij,bhjd->bhid", P.to(v.dtype), v)
 
 
 def causal_conv_fft(k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:

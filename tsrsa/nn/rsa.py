@@ -281,7 +281,7 @@ class RSAAttention(MultiHeadAttention):
         R = self.n_rem
         g = self.gate().to(y.dtype).view(1, -1, 1, 1)  # (1, 1 or R, 1, 1)
         mixed = (1 - g) * y[:, :R] + g * rem.to(y.dtype)  # (B, R, T, hs)
-        return torch.cat([mixed, y[:, R:]], dim=1)  # (B, H, T, hs)
+        return mixed if R == y.size(1) else torch.cat([mixed, y[:, R:]], dim=1)  # (B, H, T, hs)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         q, k, v = self.project(x)  # (B, H, T, hs)
