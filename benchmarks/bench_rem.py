@@ -1,6 +1,6 @@
 """Dense versus FFT computation of the REM branch P @ V, at growing token counts.
 
-    python benchmarks/bench_rem.py [--tokens 96 336 720 1440] [--repeats 5] [--from-csv]
+    python benchmarks/bench_rem.py [--threads 1] [--tokens 96 336 720 1440] [--repeats 5] [--from-csv]
 
 Times one RSAAttention's REM branch (building P or its kernels, then applying them) forward and
 forward+backward, batch 32, 4 REM heads (regular, cyclic pair, dilated regular) of width 16,
@@ -23,7 +23,7 @@ from tsrsa.nn.rsa import FFT_FROM_TOKENS, RSAAttention
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "rem_speed.csv"
-COMMAND = "python benchmarks/bench_rem.py --repeats 5"
+COMMAND = "python benchmarks/bench_rem.py --threads 1 --repeats 5 --tokens 24 96 192 336 720 1440 2880"
 
 
 def _time(fn, repeats: int) -> float:

@@ -41,8 +41,9 @@ from tsrsa.nn.t2r import T2RFeatureMap, check_feature_size, t2r_empty_state, t2r
 
 GATES = ("layer", "head")
 METHODS = ("auto", "dense", "fft")
-#: token counts above which the FFT form of P @ V replaces the dense one (benchmarks/bench_rem.py)
-FFT_FROM_TOKENS = 128
+#: token counts above which the FFT form of P @ V replaces the dense one: training (forward and backward)
+#: is faster dense up to 1,440 tokens on the CPU, the FFT at 2,880 (benchmarks/bench_rem.py)
+FFT_FROM_TOKENS = 1440
 
 
 @dataclass(frozen=True)
