@@ -274,13 +274,16 @@ def _constructor_defaults(model: str) -> dict:
 
 
 def _base_params(params: str, option_keys, defaults: dict | None = None) -> str:
-    """A row's parameters without the option's own keys, the seed, and those at None or at today's
-    constructor default (``defaults``), as sorted JSON: a parameter added to the estimators later is
-    missing from older rows, which ran as its default does."""
+    """A row's parameters without the option's own keys, the seed, and those at today's constructor
+    default (``defaults``) or at None where today's default is None too, as sorted JSON: a parameter
+    added to the estimators later is missing from older rows, which ran as its default does; a None
+    that was the default then and is not now (``readout_tokens``) stays, so that such a row is set
+    against the defaults of its own day."""
     values = json.loads(params) if isinstance(params, str) and params else {}
     defaults = defaults or {}
     return json.dumps({k: v for k, v in values.items()
-                       if k not in option_keys and k != "random_state" and v is not None
+                       if k not in option_keys and k != "random_state"
+                       and not (v is None and defaults.get(k) is None)
                        and not (k in defaults and defaults[k] == v)}, sort_keys=True)
 
 
@@ -310,6 +313,8 @@ def _options(options: pd.DataFrame, default: pd.DataFrame) -> list[str]:
                           .groupby(level=0).unique().items())
         budget = json.loads(base.loc[common[-1], "params"])
         at = ", ".join(f"{k} {budget.get(k)}" for k in ("batch_size", "max_epochs", "early_stopping_patience"))
+        if budget.get("readout_tokens") is not None:
+            at += f", readout_tokens {budget['readout_tokens']}"
         rows.append((np.exp(val.mean()), model.removesuffix("Forecaster"), label, len(common),
                      f"{(val < 0).mean():.0%}", np.exp(test.mean()), f"{(test < 0).mean():.0%}", where, at))
     lines = ["", "**Options against the default** (ablation): each option of a model run on some cells and set "

@@ -215,3 +215,42 @@ def test_a_fixed_window_forecaster_takes_readout_tokens_and_keeps_them_when_save
     with pytest.raises(ValueError, match="reads at most the window's 4 tokens"):
         too_far.fit(df)
     assert not hasattr(too_far, "network_")
+
+
+def test_readout_tokens_auto_reads_one_horizon_of_tokens_only_when_the_windows_are_few(monkeypatch):
+    from sklearn.exceptions import NotFittedError
+
+    import tsrsa.forecasters.transformer as transformer
+    from tsrsa import RSAForecaster, TransformerForecaster
+
+    from conftest import make_panel
+
+    df = make_panel(n_series=2, length=60)  # 2 x (60 - 24 - 6 + 1) = 62 training windows
+    small = dict(h=6, input_size=24, patch_len=4, d_model=8, n_heads=4, n_layers=1, d_ff=8, max_epochs=1,
+                 random_state=0)
+    for cls in (TransformerForecaster, RSAForecaster):
+        model = cls(**small)
+        assert model.get_params()["readout_tokens"] == "auto"
+        with pytest.raises(NotFittedError):
+            model.readout_tokens_
+        model.fit(df)
+        assert model.readout_tokens_ == 2  # ceil(h 6 / patch_len 4) of the window's 6 tokens
+        assert model.network_.head.linear.in_features == 2 * 8
+        assert model.get_params()["readout_tokens"] == "auto"  # the parameter is not rewritten
+    assert TransformerForecaster(**{**small, "h": 24, "input_size": 24}).fit(make_panel(length=80)) \
+        .readout_tokens_ == 6  # a horizon of every token: the full head
+    assert TransformerForecaster(**small, readout_tokens=None).fit(df).readout_tokens_ == 6
+    assert TransformerForecaster(**small, readout_tokens=3).fit(df).readout_tokens_ == 3
+    monkeypatch.setattr(transformer, "READOUT_WINDOWS", 62)  # 62 windows are no longer few
+    assert TransformerForecaster(**small).fit(df).readout_tokens_ == 6
+    monkeypatch.setattr(transformer, "READOUT_WINDOWS", 63)
+    assert TransformerForecaster(**small).fit(df).readout_tokens_ == 2
+    assert TransformerForecaster(**small, stream=True).fit(df).readout_tokens_ == 6  # streaming: every token
+    with pytest.raises(ValueError, match='use "auto", None'):
+        TransformerForecaster(**small, readout_tokens="all").fit(df)
+    for bad in (2.5, True):
+        with pytest.raises(TypeError, match='readout_tokens must be "auto", None or an int'):
+            TransformerForecaster(**small, readout_tokens=bad).fit(df)
+    with pytest.raises(ValueError, match="readout_tokens=0 must be >= 1"):
+        TransformerForecaster(**small, readout_tokens=0).fit(df)
+    assert TransformerForecaster(**small, readout_tokens=np.int64(3)).fit(df).readout_tokens_ == 3

@@ -71,6 +71,8 @@ def _converted_params(model, feature_size: int, finetune_epochs, params: dict) -
         new.update(attention="t2r", attention_options=options)
     if finetune_epochs is not None:
         new["max_epochs"] = finetune_epochs
+    if new.get("readout_tokens") == "auto":  # the reach the original resolved, whatever df's number of windows
+        new["readout_tokens"] = model.network_.config.readout_tokens
     unknown = sorted(set(params) - set(new))
     if unknown:
         raise TypeError(f"to_recurrent got parameter(s) {unknown} that {type(model).__name__} does not take")

@@ -172,6 +172,7 @@ class NeuralForecaster(BaseForecaster):
         self.max_epochs_, self.early_stopping_patience_ = resolve_budget(
             self.max_epochs, self.early_stopping_patience, len(train), int(self.batch_size), val is not None,
             self.batches_per_epoch)
+        self._fit_windows = len(train)  # what rules that scale with the data read (readout_tokens="auto")
         self._prepare_fit(panel, fit_lengths)
         config = self._network_config()
         if self.covariates_ is not None:

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import math
+import numbers
 
+import numpy as np
 import torch
 
 from tsrsa.data.windows import consecutive_validation_windows
@@ -18,6 +20,11 @@ from tsrsa.nn.registry import build_attention, get_attention
 
 #: how known-future covariates reach a transformer's forecast
 KNOWN_FUTURE = ("readout", "tokens")
+AUTO = "auto"
+#: ``readout_tokens="auto"`` shortens the head's reach in fits on fewer training windows than this: the
+#: short series where it was measured have up to 1,700 windows, national_illness (4,300) and the other
+#: long-horizon data sets, where the full head was kept, more (docs/benchmark_configuration.md)
+READOUT_WINDOWS = 2000
 
 
 class TransformerForecaster(NeuralForecaster):
@@ -61,12 +68,18 @@ class TransformerForecaster(NeuralForecaster):
         running normalisation, and a recurrent state per series that ``update`` advances over new
         steps only and that ``predict(df=...)`` and cross-validation advance over the whole frame
         given. Needs a kind with a recurrent form and ``input_size`` a multiple of ``patch_len``.
-    readout_tokens : int, optional
+    readout_tokens : int, "auto" or None, default "auto"
         How many of the latest token vectors the head reads to forecast. None: the window's token
         count ``input_size / patch_len``; 1: the latest token alone (a head of ``d_model`` inputs
-        instead of ``d_model`` times the tokens). In the streaming configuration the state keeps
-        them; for fixed windows it is at most the window's token count (with decoder tokens of
-        ``known_future="tokens"``, the latest of the whole sequence).
+        instead of ``d_model`` times the tokens). "auto": all of them, except in a fit on fewer
+        than 2,000 training windows (``READOUT_WINDOWS``: a series of up to about two thousand
+        steps), where the head reads the latest ``ceil(h / patch_len)`` tokens, as many steps as it
+        forecasts: a head of all the tokens has more weights than a few hundred windows can fit
+        (docs/benchmark_configuration.md, "The library's defaults"); the streaming configuration and
+        decoder tokens read all of them. ``readout_tokens_`` says how many a fitted model reads. In
+        the streaming configuration the state keeps them; for fixed windows it is at most the
+        window's token count (with decoder tokens of ``known_future="tokens"``, the latest of the
+        whole sequence).
     known_future : {"readout", "tokens"}, default "readout"
         How known-future covariates (``future_covariates``, ``calendar``, ``holidays``) reach the
         forecast (docs/covariates.md): "readout", a term added to each horizon step from that step's
@@ -90,7 +103,7 @@ class TransformerForecaster(NeuralForecaster):
 
     def __init__(
         self, h, *, input_size=None, d_model=64, n_heads=4, n_layers=2, d_ff=128, dropout=0.1,
-        attention="softmax", attention_options=None, causal=None, revin=True, stream=False, readout_tokens=None,
+        attention="softmax", attention_options=None, causal=None, revin=True, stream=False, readout_tokens="auto",
         known_future="readout", patch_len=4,
         loss="mse", quantiles=None, scaler="standard", fill=None, freq=None, max_epochs="auto", batch_size=32,
         batches_per_epoch=None, inference_batch_size=1024, learning_rate=1e-3, weight_decay=1e-4, lr_schedule=None,
@@ -157,9 +170,18 @@ class TransformerForecaster(NeuralForecaster):
         if self.known_future == "tokens" and self.stream:
             raise ValueError("known_future='tokens' puts the horizon's covariates in the sequence of a fixed "
                              "window; the streaming configuration reads them per token: use known_future='readout'")
-        check_int("readout_tokens", self.readout_tokens, allow_none=True)
+        reach = self.readout_tokens
+        if isinstance(reach, str) and reach != AUTO:
+            raise ValueError(f'readout_tokens={reach!r}: use "auto", None (every token of the window) or a number '
+                             f'of tokens >= 1')
+        if not (reach is None or isinstance(reach, str) or isinstance(reach, numbers.Integral)) \
+                or isinstance(reach, (bool, np.bool_)):
+            raise TypeError(f'readout_tokens must be "auto", None or an int >= 1, got {reach!r} '
+                            f'({type(reach).__name__})')
+        if isinstance(reach, numbers.Integral):
+            check_int("readout_tokens", reach)
         tokens = math.ceil(self._input_size / int(self.patch_len))  # the fixed window's, as BackboneConfig.n_tokens
-        if self.readout_tokens is not None and not self.stream and self.readout_tokens > tokens:
+        if isinstance(reach, numbers.Integral) and not self.stream and reach > tokens:
             raise ValueError(f"readout_tokens={self.readout_tokens}: the fixed-window head reads at most the window's "
                              f"{tokens} tokens (input_size={self._input_size}, patch_len={self.patch_len}); use a "
                              f"number up to {tokens}, or None for all of them")
@@ -203,10 +225,26 @@ class TransformerForecaster(NeuralForecaster):
         )
 
     def _readout_tokens(self) -> int | None:
-        """The head's reach, resolved (saved with the network; None: a fixed window's every token)."""
-        if self.readout_tokens is not None:
+        """The head's reach, resolved (saved with the network; None: a fixed window's every token).
+        "auto" reads the fit's number of training windows, which ``fit`` records before it builds the
+        network (a network built without a fit, as the integrations do, reads every token)."""
+        if self.readout_tokens == AUTO and not self.stream:
+            windows = getattr(self, "_fit_windows", None)
+            if windows is None or windows >= READOUT_WINDOWS or self.known_future == "tokens":
+                return None
+            reach = math.ceil(int(self.h) / int(self.patch_len))
+            return reach if reach < math.ceil(self._input_size / int(self.patch_len)) else None
+        if self.readout_tokens not in (None, AUTO):
             return int(self.readout_tokens)
         return self._input_size // int(self.patch_len) if self.stream else None
+
+    @property
+    def readout_tokens_(self) -> int:
+        """How many of the latest token vectors the fitted head reads (``readout_tokens`` resolved)."""
+        self._check_is_fitted()
+        network = self.network_
+        streaming = getattr(network, "readout_tokens", None)  # the streaming network keeps it; a fixed window's head
+        return int(streaming if streaming is not None else network.head.reads)
 
     def _covariate_layout(self) -> dict:
         return {**super()._covariate_layout(), "future_tokens": self.known_future == "tokens"}
