@@ -171,16 +171,16 @@ class TransformerForecaster(NeuralForecaster):
             raise ValueError("known_future='tokens' puts the horizon's covariates in the sequence of a fixed "
                              "window; the streaming configuration reads them per token: use known_future='readout'")
         reach = self.readout_tokens
-        if isinstance(reach, str) and reach != AUTO:
-            raise ValueError(f'readout_tokens={reach!r}: use "auto", None (every token of the window) or a number '
-                             f'of tokens >= 1')
-        if not (reach is None or isinstance(reach, str) or isinstance(reach, numbers.Integral)) \
-                or isinstance(reach, (bool, np.bool_)):
-            raise TypeError(f'readout_tokens must be "auto", None or an int >= 1, got {reach!r} '
-                            f'({type(reach).__name__})')
-        if isinstance(reach, numbers.Integral):
+        if isinstance(reach, str):
+            if reach != AUTO:
+                raise ValueError(f'readout_tokens={reach!r}: use "auto", None (every token of the window) or a '
+                                 f'number of tokens >= 1')
+        elif reach is not None:
+            if isinstance(reach, (bool, np.bool_)) or not isinstance(reach, numbers.Integral):
+                raise TypeError(f'readout_tokens must be "auto", None or an int >= 1, got {reach!r} '
+                                f'({type(reach).__name__})')
             check_int("readout_tokens", reach)
-        tokens = math.ceil(self._input_size / int(self.patch_len))  # the fixed window's, as BackboneConfig.n_tokens
+        tokens = self._window_tokens()
         if isinstance(reach, numbers.Integral) and not self.stream and reach > tokens:
             raise ValueError(f"readout_tokens={self.readout_tokens}: the fixed-window head reads at most the window's "
                              f"{tokens} tokens (input_size={self._input_size}, patch_len={self.patch_len}); use a "
@@ -224,6 +224,10 @@ class TransformerForecaster(NeuralForecaster):
             readout_tokens=self._readout_tokens(),
         )
 
+    def _window_tokens(self) -> int:
+        """Tokens of a fixed window, as ``BackboneConfig.n_tokens``."""
+        return math.ceil(self._input_size / int(self.patch_len))
+
     def _readout_tokens(self) -> int | None:
         """The head's reach, resolved (saved with the network; None: a fixed window's every token).
         "auto" reads the fit's number of training windows, which ``fit`` records before it builds the
@@ -233,7 +237,7 @@ class TransformerForecaster(NeuralForecaster):
             if windows is None or windows >= READOUT_WINDOWS or self.known_future == "tokens":
                 return None
             reach = math.ceil(int(self.h) / int(self.patch_len))
-            return reach if reach < math.ceil(self._input_size / int(self.patch_len)) else None
+            return reach if reach < self._window_tokens() else None
         if self.readout_tokens not in (None, AUTO):
             return int(self.readout_tokens)
         return self._input_size // int(self.patch_len) if self.stream else None
