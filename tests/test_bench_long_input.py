@@ -52,3 +52,40 @@ def test_the_plot_draws_the_long_input_runs_and_links_from_the_table(tmp_path):
     assert (tmp_path / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert bench_long_input.table(path, "results/long_input.png").endswith("(results/long_input.png)")
     assert "![" not in bench_long_input.table(path)
+
+
+def speed_row(model, input_size, seconds_per_batch, peak_mb=100.0):
+    return {"date": "2026-11-26", "dataset": "ETTh1", "model": model, "input_size": input_size, "horizon": 96,
+            "batch_size": 32, "batches_timed": 10, "seconds_per_batch": seconds_per_batch, "windows_per_epoch": 3200,
+            "seconds_per_epoch": seconds_per_batch * 100, "peak_mb": peak_mb, "params": "{}", "machine": "test"}
+
+
+def test_the_speed_table_tells_a_linear_model_from_a_quadratic_one():
+    import pandas as pd
+
+    df = pd.DataFrame([
+        speed_row("Block-recurrent", 96, 0.1), speed_row("Block-recurrent", 960, 1.0, 900.0),
+        speed_row("Transformer", 96, 0.1), speed_row("Transformer", 960, 10.0),
+        speed_row("Transformer", 960, 8.0),  # a later measurement of the same cell replaces the earlier
+        speed_row("DLinear", 96, 0.01),
+    ])
+    lines = bench_long_input.speed_table(df).splitlines()
+    assert "| model | input 96 | input 960 | time per input step, last ÷ first |" in lines
+    assert "| Block-recurrent | 10, 100 | 100, 900 | 1.00 (96 → 960) |" in lines
+    assert "| Transformer | 10, 100 | 800, 100 | 8.00 (96 → 960) |" in lines
+    assert "| DLinear | 1, 100 |  | 1.00 (96 → 96) |" in lines
+
+
+def test_a_speed_cell_times_the_configured_model_and_scales_to_a_full_epoch():
+    import os
+
+    import pytest
+
+    if not os.environ.get("TSRSA_DATA_DIR") or not (Path(os.environ["TSRSA_DATA_DIR"]) / "ETTh1.csv").is_file():
+        pytest.skip("needs ETTh1.csv in $TSRSA_DATA_DIR")
+    got = bench_long_input.speed_cell("ETTh1", "DLinear", 96, 24, batches=2)
+    assert got["windows_per_epoch"] == 7 * (8640 - 96 - 24 + 1)  # every channel's training windows
+    full_epoch = got["seconds_per_batch"] * -(-got["windows_per_epoch"] // 32)  # batches of 32
+    assert got["seconds_per_epoch"] == pytest.approx(full_epoch, rel=1e-3, abs=0.05)
+    assert got["seconds_per_batch"] > 0 and got["batches_timed"] == 2
+    assert '"batches_per_epoch": 2' in got["params"] and '"input_size": 96' in got["params"]
