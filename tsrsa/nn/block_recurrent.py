@@ -233,9 +233,11 @@ class BlockRecurrentAttention(Attention):
         q, k, v = (split_heads(t, H) for t in self.token_qkv(x_pad).split(D, dim=-1))  # (B, H, nb·W, d)
         kb, vb = (t.reshape(B, H, nb, W, d) for t in (k, v))
         carried = [self.init_state(B, device=x.device, dtype=x.dtype)["c"]]  # c entering each block
-        for b in range(nb - 1):
+        # one unbind, not a slice per block: a slice's backward writes into a zero tensor of the
+        # whole sequence, which made the backward pass quadratic in the number of blocks
+        for block_k, block_v in zip(kb.unbind(2)[:-1], vb.unbind(2)[:-1]):
             c = carried[-1]
-            carried.append(self._next_state(c, kb[:, :, b], vb[:, :, b], self._state_keys(c)))
+            carried.append(self._next_state(c, block_k, block_v, self._state_keys(c)))
         C = torch.stack(carried, dim=1)  # (B, nb, S, D)
         # the tokens' own attention: block b's queries over blocks b - 1 and b (2W keys)
         before = F.pad(kb, (0, 0, 0, 0, 1, 0))[:, :, :-1], F.pad(vb, (0, 0, 0, 0, 1, 0))[:, :, :-1]
