@@ -82,7 +82,7 @@ def main(argv=None):
         print(model.fit_history_.to_string(index=False))
         print(f"fit in {seconds:.1f} s on {args.devices or 'torchrun'} device(s)")
         if args.output_dir is not None:
-            model.save(args.output_dir)
+            model.save(args.output_dir, overwrite=True)  # a second run replaces the model it saved
     return model
 
 

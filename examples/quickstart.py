@@ -58,7 +58,7 @@ def main(argv=None) -> dict:
     # 4. save and load: a folder of plain files, read back on the CPU
     with tempfile.TemporaryDirectory() as scratch:
         folder = args.output_dir / "model" if args.output_dir is not None else Path(scratch) / "model"
-        model.save(folder)
+        model.save(folder, overwrite=True)  # a second run replaces the model the first one saved
         loaded = tsrsa.load(folder)
     np.testing.assert_allclose(loaded.predict()["yhat"], forecast["yhat"])
     print(f"saved and loaded {loaded!r}: same forecast")

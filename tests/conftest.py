@@ -12,6 +12,15 @@ SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 if SHARED_DATA.is_dir() and "TSRSA_DATA_DIR" not in os.environ:
     os.environ["TSRSA_DATA_DIR"] = str(SHARED_DATA)
 
+try:  # the fuzz tests' profiles: "ci" (make test: a fixed seed, bounded examples) or TSRSA_FUZZ=long
+    from hypothesis import settings
+
+    settings.register_profile("ci", derandomize=True, database=None, deadline=None, max_examples=40)
+    settings.register_profile("long", database=None, deadline=None, max_examples=2000)
+    settings.load_profile(os.environ.get("TSRSA_FUZZ", "ci"))
+except ImportError:  # pragma: no cover - hypothesis comes with the dev extra
+    pass
+
 if os.environ.get("PYTEST_XDIST_WORKER"):  # `make test` runs files on one worker per core
     import torch
 

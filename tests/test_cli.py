@@ -210,17 +210,6 @@ def test_bad_flags_are_named(tmp_path, capsys, long_csv, argv, says):
     assert not (tmp_path / "m").exists()
 
 
-def test_output_folder_is_not_overwritten_unless_asked(tmp_path, capsys, long_csv):
-    out = tmp_path / "m"
-    out.mkdir()
-    (out / "notes.txt").write_text("mine")
-    argv = ["fit", "--model", "SeasonalNaive", "--h", 4, "--input", long_csv, "--output", out, "--quiet"]
-    status, _, err = run(capsys, *argv)
-    assert status == 2 and "not empty" in err and "--overwrite" in err and sorted(os.listdir(out)) == ["notes.txt"]
-    assert run(capsys, *argv, "--overwrite")[0] == 0
-    assert (out / "notes.txt").read_text() == "mine" and (out / "config.json").is_file()
-
-
 def test_predict_errors(tmp_path, capsys, long_csv):
     status, _, err = run(capsys, "predict", "--model-dir", tmp_path / "nowhere")
     assert status == 2 and "is not a directory holding a saved tsrsa model" in err

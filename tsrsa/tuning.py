@@ -102,9 +102,10 @@ def _space(estimator, search_space) -> Callable:
 
 @contextlib.contextmanager
 def _quiet_optuna(optuna, verbose: int):
-    """Silence Optuna's log and warnings at verbose=0; restore its verbosity afterwards."""
+    """Silence Optuna's log and warnings at verbose=0 (a failed trial is reported by ``tune`` itself
+    when no trial completes); restore its verbosity afterwards."""
     before = optuna.logging.get_verbosity()
-    optuna.logging.set_verbosity(logging.INFO if verbose >= 2 else logging.WARNING)
+    optuna.logging.set_verbosity({0: logging.ERROR, 1: logging.WARNING}.get(verbose, logging.INFO))
     try:
         with warnings.catch_warnings():
             if not verbose:
@@ -183,8 +184,18 @@ def tune(estimator, df, *, n_trials: int | None = 20, timeout: float | None = No
     space = _space(estimator, search_space)
     spec = estimator._spec
     panel = estimator._panel(df)
+    failures: list[BaseException] = []  # why trials of this call failed, in order
 
     def objective(trial) -> float:
+        try:
+            return score(trial)
+        except optuna.TrialPruned:
+            raise
+        except (ValueError, FloatingPointError) as error:
+            failures.append(error)
+            raise
+
+    def score(trial) -> float:
         params = space(trial)
         model = estimator._clone().set_params(**params)
         options = {}
@@ -210,6 +221,10 @@ def tune(estimator, df, *, n_trials: int | None = 20, timeout: float | None = No
         )
         study.optimize(objective, n_trials=n_trials, timeout=timeout, n_jobs=n_jobs,
                        catch=(ValueError, FloatingPointError), show_progress_bar=verbose >= 1)
+        complete = optuna.trial.TrialState.COMPLETE
+        if failures and not any(t.state == complete for t in study.get_trials(deepcopy=False)):
+            first = failures[0]
+            raise type(first)(f"every trial failed ({len(failures)} of them); the first with: {first}") from first
         best_params = dict(study.best_params)
         best = estimator._clone().set_params(**best_params)
         if refit:

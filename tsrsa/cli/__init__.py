@@ -7,8 +7,10 @@
 Input files are CSV, long (columns ``unique_id``, ``ds``, ``y``; rename them with ``--id-col``,
 ``--time-col``, ``--target-col``) or wide (a time column and one numeric column per series,
 such as the ETT files with ``--time-col date``). Forecasts are written as a long CSV in the
-same column names. A problem with the user's files or flags ends the command with a one-line
-message on stderr and exit status 2, never a traceback.
+same column names. A problem with the user's files or flags, or a saved model that is edited or
+inconsistent, ends the command with a one-line message on stderr and exit status 2, never a
+traceback; a write the system refuses (no space, no permission) gives one line and status 1. Files
+are written all or nothing: a command that fails leaves no partial model folder or forecast file.
 
 Only the standard library is imported here; pandas, torch and the forecasters load when a
 command runs, so ``tsrsa --help`` is instant and ``import tsrsa.cli`` stays light.
@@ -23,7 +25,7 @@ import time
 from pathlib import Path
 
 from tsrsa._version import __version__
-from tsrsa.cli.files import CommandError, check_output_folder, read_csv, read_future
+from tsrsa.cli.files import CommandError, check_output_folder, read_csv, read_future, write_csv
 
 #: short model names of the command line -> forecaster class names
 MODELS = {
@@ -117,7 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="any other constructor argument, e.g. -p patch_len=8 -p loss=quantile "
                           "-p quantiles=[0.1,0.9] (repeatable; values read as JSON)")
     fit.add_argument("--overwrite", action="store_true",
-                     help="write into --output even when it is a folder that is not empty")
+                     help="replace the model saved in --output (a folder that holds other files is never "
+                          "written into)")
     fit.add_argument("--verbose", action="store_true", help="show a training progress bar")
     fit.add_argument("--quiet", action="store_true", help="print nothing on success")
     _data_flags(fit)
@@ -147,6 +150,9 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument("--update", action="store_true",
                          help="--input holds new observations after each series' saved end: take them in and "
                               "save the model back to --model-dir")
+    predict.add_argument("--new-ids", choices=("raise", "add"),
+                         help="with --update, ids of --input the model has not seen: an error (raise, the default) "
+                              "or new series whose whole history is in --input (add)")
     predict.set_defaults(run=_run_predict)
 
     bench = commands.add_parser(
@@ -194,7 +200,7 @@ def _run_fit(args) -> int:
     began = time.perf_counter()
     model.fit(df)
     seconds = time.perf_counter() - began
-    model.save(args.output)
+    model.save(args.output, overwrite=args.overwrite)
     if not args.quiet:
         n_series = len(model.memory_.ids)
         print(f"{cls.__name__} fitted on {n_series} series from {args.input} in {seconds:.1f} s; "
@@ -205,6 +211,9 @@ def _run_fit(args) -> int:
 def _run_predict(args) -> int:
     import tsrsa
 
+    if args.new_ids is not None and not args.update:
+        raise CommandError("--new-ids says what --update does with ids the model has not seen; add --update, "
+                           "or leave --new-ids out (a forecast from --input takes unseen ids as they are)")
     model = tsrsa.load(args.model_dir, device=args.device)
     df = None
     if args.input is not None:
@@ -224,15 +233,33 @@ def _run_predict(args) -> int:
         if not out.parent.is_dir():
             raise CommandError(f"the folder {out.parent} of --output does not exist")
     if args.update:
-        forecast = model.update(df).predict(args.h, future_df=future)
-        model.save(args.model_dir)
+        try:
+            model.update(df, new_ids=args.new_ids or "raise")
+        except ValueError as err:  # the library's advice, in the command line's spelling
+            raise CommandError(str(err).replace("pass new_ids='add'", "pass --new-ids add")) from None
+        forecast = model.predict(args.h, future_df=future)
+        _save_and_write(model, args.model_dir, forecast, args.output)
     else:
         forecast = model.predict(args.h, df=df, future_df=future)
-    if args.output == "-":
+        _write_forecast(forecast, args.output)
+    return 0
+
+
+def _write_forecast(forecast, output: str) -> None:
+    if output == "-":
         forecast.to_csv(sys.stdout, index=False)
     else:
-        forecast.to_csv(args.output, index=False)
-    return 0
+        write_csv(forecast, Path(output))
+
+
+def _save_and_write(model, model_dir: Path, forecast, output: str) -> None:
+    """Save the updated model back to ``model_dir`` and write its forecast, together: the forecast file is
+    put in place only once the model is saved, so that a failure of either leaves both as they were."""
+    if output == "-":
+        model.save(model_dir, overwrite=True)
+        _write_forecast(forecast, output)
+    else:
+        write_csv(forecast, Path(output), before_replace=lambda: model.save(model_dir, overwrite=True))
 
 
 def _run_benchmark(args) -> int:
@@ -265,7 +292,8 @@ def _run_benchmark(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Run the ``tsrsa`` command with ``argv`` (default ``sys.argv[1:]``); returns the exit status.
 
-    Errors in the flags or files print one line on stderr and return 2; ``--help`` returns 0.
+    Errors in the flags, files or saved model print one line on stderr and return 2 (1 for a write
+    the system refuses); ``--help`` returns 0.
 
     Examples
     --------
@@ -299,6 +327,10 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # stdout closed early (tsrsa predict | head): not an error of ours
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # no second error when Python flushes stdout at exit
+        return 1
+    except OSError as err:  # the disk or the system refused a read or a write; nothing half-written is left
+        message = " ".join(str(err).split())
+        print(f"{where}: error: {message}", file=sys.stderr)
         return 1
     return USAGE_ERROR
 

@@ -1,10 +1,14 @@
-"""The files of the ``tsrsa`` command: the user's CSVs read into frames, the output folder checked.
+"""The files of the ``tsrsa`` command: the user's CSVs read into frames, the output folder checked,
+forecasts written all or nothing.
 
 Every problem is a :class:`CommandError` naming the file and what to change; pandas loads only
 when a file is read.
 """
 from __future__ import annotations
 
+import contextlib
+import os
+import secrets
 import warnings
 from pathlib import Path
 
@@ -85,12 +89,37 @@ def _shown(items: list, limit: int = 8) -> str:
 
 
 def check_output_folder(path: Path, overwrite: bool) -> None:
+    """Refuse an --output folder the model may not be saved in (before a fit spends any time): a
+    file, a folder that holds anything but a saved tsrsa model, or a saved model without --overwrite."""
+    from tsrsa.forecasters.model_folder import check_destination
+
+    path = Path(path)
     if path.exists() and not path.is_dir():
         raise CommandError(f"--output {path} is a file; give a folder to save the model in")
-    if path.is_dir() and any(path.iterdir()) and not overwrite:
-        raise CommandError(f"--output {path} is a folder that is not empty; choose a new folder or pass --overwrite")
-    if not path.parent.is_dir():
+    if not path.exists() and not path.parent.is_dir():
         raise CommandError(f"the folder {path.parent} of --output does not exist")
+    try:
+        check_destination(path, overwrite=overwrite)
+    except ValueError as err:
+        raise CommandError(f"--output {str(err).replace('overwrite=True', '--overwrite')}") from None
+
+
+def write_csv(frame, path: Path, *, before_replace=None) -> None:
+    """Write ``frame`` to the CSV file ``path`` all or nothing: into a hidden file beside it, renamed over
+    ``path`` at the end, so that a write that fails leaves ``path`` as it was and nothing else behind.
+    ``before_replace()``, when given, runs once the file is written and before it is put in place (the
+    model an update saves): when it raises, ``path`` is left as it was too."""
+    path = Path(path)
+    staging = path.with_name(f".{path.name}.tsrsa-{secrets.token_hex(4)}")
+    try:
+        frame.to_csv(staging, index=False)
+        if before_replace is not None:
+            before_replace()
+        os.replace(staging, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            staging.unlink()
+        raise
 
 
 def read_future(path: Path, model):

@@ -14,7 +14,9 @@ import numpy as np
 import pandas as pd
 
 from tsrsa.data.calendar import calendar_features
-from tsrsa.data.covariates import CovariateSpec, _is_categorical, panel_stamps, static_frame
+from tsrsa.data.covariates import CovariateSpec, _is_categorical, panel_stamps, row_place, static_frame
+from tsrsa.data.scalers import MAX_SCALED, mean_and_spread
+from tsrsa.data.validation import format_id
 
 __all__ = ["CovariateEncoder"]
 
@@ -95,13 +97,25 @@ class CovariateEncoder:
         return out
 
     # ------------------------------------------------------------------ encoding
-    def _column(self, name: str, values: pd.Series) -> np.ndarray:
-        """(n, width) float32 of one time-varying column."""
+    def _column(self, name: str, values: pd.Series, where=None) -> np.ndarray:
+        """(n, width) float32 of one time-varying column; ``where(row)`` names a row's series and time
+        in the ValueError raised for a standardised value beyond ``MAX_SCALED``."""
         if name in self.numeric:
             if _is_categorical(values):
                 raise TypeError(f"covariate {name!r} was numeric in fit but holds {values.dtype} now")
             mean, spread = self.numeric[name]
-            return ((values.to_numpy(np.float64) - mean) / spread).astype(np.float32)[:, None]
+            raw = values.to_numpy(np.float64)
+            with np.errstate(over="ignore", invalid="ignore"):
+                z = (raw - mean) / spread
+            wrong = np.flatnonzero(~(np.abs(z) <= MAX_SCALED))
+            if wrong.size:
+                row = int(wrong[0])
+                place = where(row) if where is not None else f"in row {row}"
+                raise ValueError(
+                    f"covariate {name!r} {place}: the value {raw[row]:.6g}, standardised by the mean {mean:.6g} and "
+                    f"spread {spread:.6g} fitted on the training part, lies beyond the +-{MAX_SCALED:.0e} a float32 "
+                    f"network computes with; check the value, or divide the column by a constant and refit")
+            return z.astype(np.float32)[:, None]
         codes = self._codes(name, values)  # (n,) -1 for the unknown bucket
         out = np.zeros((len(values), len(self.categories[name])), dtype=np.float32)
         seen = codes >= 0
@@ -126,26 +140,25 @@ class CovariateEncoder:
                                      list(spec.calendar or ()), country=spec.country)
         return features[self.calendar].to_numpy(np.float32)
 
-    def encode_time(self, frame: pd.DataFrame, stamps) -> np.ndarray:
+    def encode_time(self, frame: pd.DataFrame, stamps, where=None) -> np.ndarray:
         """Look-back channels (n, C) of the rows ``frame`` (the declared time-varying columns) at ``stamps``."""
-        parts = [self._column(n, frame[n]) for n in self.spec.past + self.spec.future]
+        parts = [self._column(n, frame[n], where) for n in self.spec.past + self.spec.future]
         parts.append(self._calendar(stamps))
         return np.concatenate(parts, axis=1) if parts else np.zeros((len(stamps), 0), np.float32)
 
-    def encode_future(self, frame: pd.DataFrame | None, stamps) -> np.ndarray:
+    def encode_future(self, frame: pd.DataFrame | None, stamps, where=None) -> np.ndarray:
         """Horizon channels (n, F) of the rows ``frame`` (the known-future columns) at ``stamps``."""
-        parts = [self._column(n, frame[n]) for n in self.spec.future]
+        parts = [self._column(n, frame[n], where) for n in self.spec.future]
         parts.append(self._calendar(stamps))
         return np.concatenate(parts, axis=1)
 
-    def encode_static(self, statics: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    def encode_static(self, statics: pd.DataFrame, where=None) -> tuple[np.ndarray, np.ndarray]:
         """(numeric (S, S_n) float32, codes (S, S_c) int64; code 0 is the unknown bucket)."""
         numeric = [n for n in self.spec.static if n in self.numeric]
         cats = [n for n in self.spec.static if n in self.categories]
         num = np.zeros((len(statics), len(numeric)), dtype=np.float32)
         for j, name in enumerate(numeric):
-            mean, spread = self.numeric[name]
-            num[:, j] = (statics[name].to_numpy(np.float64) - mean) / spread
+            num[:, j] = self._column(name, statics[name], where)[:, 0]
         codes = np.zeros((len(statics), len(cats)), dtype=np.int64)
         for j, name in enumerate(cats):
             codes[:, j] = self._codes(name, statics[name]) + 1
@@ -155,8 +168,30 @@ class CovariateEncoder:
         """(time (N, C), static numeric (S, S_n), static codes (S, S_c)) of a checked panel."""
         frame = panel.covariates if panel.covariates is not None else pd.DataFrame(index=pd.RangeIndex(len(panel.values)))
         stamps = panel_stamps(panel) if self.calendar else np.zeros(len(panel.values))
-        num, codes = self.encode_static(static_frame(panel, self.spec))
-        return self.encode_time(frame, stamps), num, codes
+        num, codes = self.encode_static(static_frame(panel, self.spec),
+                                        lambda i: f"of series {format_id(panel.ids[i])} (static)")
+        return self.encode_time(frame, stamps, lambda row: row_place(panel, row)), num, codes
+
+    def check_statics_unchanged(self, panel, encoded, known: np.ndarray, static_num: np.ndarray,
+                                static_cat: np.ndarray) -> None:
+        """ValueError when a series of ``panel`` the model knows (``known[j]``: its row in the fitted
+        ``static_num``/``static_cat``, -1 for a new one) carries a static value other than the fitted one."""
+        seen = np.flatnonzero(known >= 0)
+        numeric = [n for n in self.spec.static if n in self.numeric]
+        cats = [n for n in self.spec.static if n in self.categories]
+        changed = [(name, j, f"{old * self.numeric[name][1] + self.numeric[name][0]:.6g}")
+                   for c, name in enumerate(numeric) for j, old in
+                   zip(seen, static_num[known[seen], c]) if encoded.static_num[j, c] != old]
+        changed += [(name, j, repr(_plain(self.categories[name][old - 1])) if old else "a category not seen in fit")
+                    for c, name in enumerate(cats) if name != self.spec.id_col for j, old in
+                    zip(seen, static_cat[known[seen], c]) if encoded.static_cat[j, c] != old]
+        if changed:
+            name, j, old = changed[0]
+            new = _plain(static_frame(panel, self.spec)[name].iloc[int(j)])
+            raise ValueError(
+                f"static covariate {name!r} of series {format_id(panel.ids[int(j)])} was {old} in fit, but this "
+                f"frame gives {f'{new:.6g}' if name in self.numeric else repr(new)}: a static covariate holds one "
+                f"value per series for good; pass the fitted value, or refit with the new one")
 
     # ------------------------------------------------------------------ saving
     def to_json(self) -> dict:
@@ -190,7 +225,7 @@ def _category_list(values: pd.Series) -> list:
 def _moments(values: np.ndarray) -> tuple[float, float]:
     if values.size == 0:
         return 0.0, 1.0
-    mean, spread = float(np.mean(values)), float(np.std(values))
+    mean, spread = mean_and_spread(values)  # finite for any finite values
     return mean, spread if spread > 1e-12 else 1.0
 
 

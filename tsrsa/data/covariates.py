@@ -23,6 +23,7 @@ import pandas as pd
 
 from tsrsa.data.calendar import CALENDAR_FEATURES
 from tsrsa.data.fill import fill_missing
+from tsrsa.data.validation import format_id
 
 UNKNOWN_POLICIES = ("raise", "unknown")
 
@@ -117,16 +118,25 @@ def _check_dtype(name: str, values: pd.Series) -> None:
                     f"'category' or strings); convert it, e.g. with .astype('category') or pd.to_numeric")
 
 
-def _stamps(panel, positions: np.ndarray):
-    """Timestamps of the given absolute positions of ``panel``."""
-    series = np.searchsorted(panel.offsets, positions, side="right") - 1
-    local = positions - panel.offsets[series]
-    return panel.freq.shift(pd.Index(panel.first).take(series), local), series
+def _where(panel, rows: np.ndarray) -> tuple[str, str]:
+    """("'s0'", "t1, t2, t3 (and n more)"): the first series among ``rows`` (positions of ``panel``,
+    ascending) and its first three timestamps among them."""
+    _, first = panel.stamps_at(rows[:1])
+    own = rows[(rows >= panel.offsets[first[0]]) & (rows < panel.offsets[first[0] + 1])]  # its series'
+    stamps, _ = panel.stamps_at(own[:3])
+    more = f" (and {rows.size - len(stamps)} more)" if rows.size > len(stamps) else ""
+    return format_id(panel.ids[int(first[0])]), ", ".join(str(t) for t in stamps) + more
+
+
+def row_place(panel, row: int) -> str:
+    """'of series X at t': the series and timestamp of position ``row`` of ``panel``."""
+    stamps, series = panel.stamps_at(np.array([row]))
+    return f"of series {format_id(panel.ids[int(series[0])])} at {stamps[0]}"
 
 
 def panel_stamps(panel):
     """Every timestamp of ``panel``, aligned with its values (N,)."""
-    return _stamps(panel, np.arange(int(panel.offsets[-1])))[0]
+    return panel.stamps_at(np.arange(int(panel.offsets[-1])))[0]
 
 
 def check_covariate_frame(panel, spec: CovariateSpec, fill: str | None):
@@ -139,19 +149,19 @@ def check_covariate_frame(panel, spec: CovariateSpec, fill: str | None):
     for name in frame.columns:
         values = frame[name]
         _check_dtype(name, values)
+        if not _is_categorical(values):
+            infinite = np.flatnonzero(np.isinf(values.to_numpy(np.float64, na_value=np.nan)))
+            if infinite.size:
+                series, times = _where(panel, infinite)
+                raise ValueError(f"covariate {name!r} of series {series} is infinite at {times}; replace it with a "
+                                 f"finite value, or with NaN and a fill= (or drop those rows)")
         missing = values.isna().to_numpy()
         if missing.any() and name not in spec.static:
             if fill is None:
-                rows = np.flatnonzero(missing)
-                _, first = _stamps(panel, rows[:1])
-                own = rows[(rows >= panel.offsets[first[0]]) & (rows < panel.offsets[first[0] + 1])]  # its series'
-                stamps, _ = _stamps(panel, own[:3])
-                where = ", ".join(str(t) for t in stamps)
-                more = f" (and {rows.size - len(stamps)} more)" if rows.size > len(stamps) else ""
+                series, times = _where(panel, np.flatnonzero(missing))
                 raise ValueError(
-                    f"covariate {name!r} of series {panel.ids[int(first[0])]!r} is missing (NaN or a missing row) at "
-                    f"{where}{more}; fill the column, or pass fill='ffill', 'interpolate' or 'zero' to fill "
-                    f"covariates as the target")
+                    f"covariate {name!r} of series {series} is missing (NaN or a missing row) at {times}; fill the "
+                    f"column, or pass fill='ffill', 'interpolate' or 'zero' to fill covariates as the target")
             if _is_categorical(values):  # categories: the last earlier one, else the first later one
                 group = np.repeat(np.arange(panel.n_series), panel.lengths)
                 values = values.groupby(group).ffill().groupby(group).bfill()
@@ -160,7 +170,7 @@ def check_covariate_frame(panel, spec: CovariateSpec, fill: str | None):
                                    index=values.index)
             if values.isna().any():
                 row = int(np.flatnonzero(values.isna().to_numpy())[0])
-                _, series = _stamps(panel, np.array([row]))
+                _, series = panel.stamps_at(np.array([row]))
                 raise ValueError(f"covariate {name!r} of series {panel.ids[int(series[0])]!r} has no value at all; "
                                  f"nothing can fill it: give it values or drop the series")
         out[name] = values
@@ -225,8 +235,15 @@ def future_rows(future_df, ids: pd.Index, stamps, h: int, spec: CovariateSpec, i
         _check_dtype(name, rows[name])
         if rows[name].isna().any():
             bad = int(np.flatnonzero(rows[name].isna().to_numpy())[0])
-            raise ValueError(f"future_df's covariate {name!r} is missing for series {wanted[bad][0]!r} at "
+            raise ValueError(f"future_df's covariate {name!r} is missing for series {format_id(wanted[bad][0])} at "
                              f"{wanted[bad][1]}; give every forecast step its value")
+        if not _is_categorical(rows[name]):
+            infinite = np.flatnonzero(np.isinf(rows[name].to_numpy(np.float64)))
+            if infinite.size:
+                bad = int(infinite[0])
+                raise ValueError(f"future_df's covariate {name!r} is infinite for series "
+                                 f"{format_id(wanted[bad][0])} at {wanted[bad][1]}; give every forecast step a "
+                                 f"finite value")
     return rows
 
 

@@ -133,6 +133,7 @@ def _long_rows(df: pd.DataFrame, spec: FrameSpec, require_target: bool) -> Rows:
             f"the long frame is missing column(s) {missing}; it has {list(df.columns)[:10]}. "
             f"Name yours with id_col=, time_col=, target_col="
         )
+    check_unique_columns(df, (spec.id_col, spec.time_col, spec.target_col))
     ids = df[spec.id_col].reset_index(drop=True)
     if ids.isna().any():
         row = int(np.flatnonzero(ids.isna().to_numpy())[0])
@@ -143,6 +144,15 @@ def _long_rows(df: pd.DataFrame, spec: FrameSpec, require_target: bool) -> Rows:
     else:
         values = np.full(len(df), np.nan)
     return Rows(ids=ids, times=times, values=values, layout="long")
+
+
+def check_unique_columns(df: pd.DataFrame, names) -> None:
+    """ValueError when one of ``names`` labels more than one column of ``df``."""
+    counts = pd.Series(df.columns).value_counts()
+    twice = [name for name in names if counts.get(name, 0) > 1]
+    if twice:
+        raise ValueError(f"the frame has {int(counts[twice[0]])} columns named {twice[0]!r}; keep one (e.g. "
+                         f"df.loc[:, ~df.columns.duplicated()]) or rename the others")
 
 
 def _wide_rows(df: pd.DataFrame, spec: FrameSpec) -> Rows:

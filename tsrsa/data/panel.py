@@ -47,6 +47,12 @@ class Panel:
         """Timestamps of series i."""
         return self.freq.range(self.first[i], int(self.lengths[i]))
 
+    def stamps_at(self, positions: np.ndarray) -> tuple[pd.Index, np.ndarray]:
+        """The timestamps of absolute positions ``positions`` (n,) of ``values``, and their series (n,)."""
+        positions = np.asarray(positions, dtype=np.int64)
+        series = np.searchsorted(self.offsets, positions, side="right") - 1
+        return self.freq.shift(pd.Index(self.first).take(series), positions - self.offsets[series]), series
+
     def tails(self, n: int) -> np.ndarray:
         """The last ``n`` values of every series, shape (S, n); needs every length >= n."""
         index = self.offsets[1:, None] - n + np.arange(n)[None, :]  # (S, n)

@@ -10,7 +10,7 @@ import pandas as pd
 from pandas.tseries.frequencies import to_offset
 
 from tsrsa.data.fill import FILL_METHODS, fill_missing
-from tsrsa.data.frames import FrameSpec, to_rows
+from tsrsa.data.frames import FrameSpec, check_unique_columns, to_rows
 from tsrsa.data.frequency import Frequency, parse_freq
 from tsrsa.data.panel import Panel
 
@@ -96,6 +96,7 @@ def build_panel(
         if absent:
             raise ValueError(f"the frame is missing the declared covariate column(s) {absent}; it has "
                              f"{list(data.columns)[:12]}: add them or change the estimator's covariate lists")
+        check_unique_columns(data, columns)
     codes, uniques = _factorize(rows.ids)
     is_datetime = not pd.api.types.is_integer_dtype(rows.times.dtype)
     times = pd.DatetimeIndex(rows.times) if is_datetime else rows.times.to_numpy(dtype=np.int64)
@@ -302,3 +303,30 @@ def check_continuation(panel: Panel, last: pd.Index, known: np.ndarray, *, new_i
             f"is {was}, so the next one is {pd.Index(expected)[j]}){more}; pass only the observations after "
             f"each series' last one, with no missing steps"
         )
+
+
+def check_time_zone(panel: Panel, fitted_last: pd.Index) -> None:
+    """ValueError unless ``panel``'s timestamps carry the time zone the model was fitted with."""
+    if not (isinstance(fitted_last, pd.DatetimeIndex) and isinstance(panel.first, pd.DatetimeIndex)):
+        return
+    fitted, new = fitted_last.tz, panel.first.tz
+    if str(fitted) == str(new):
+        return
+    if fitted is None:
+        fix = "drop the zone with .dt.tz_convert(None) (times in UTC) or .dt.tz_localize(None) (local times)"
+    else:
+        fix = f"give them in that zone, with .dt.tz_localize({str(fitted)!r}) or .dt.tz_convert({str(fitted)!r})"
+    raise ValueError(
+        f"the model was fitted on timestamps {'without a time zone' if fitted is None else f'in {fitted}'}, but "
+        f"this frame's are {'without one' if new is None else f'in {new}'}; {fix}")
+
+
+def check_finite_forecast(columns: dict, ids: pd.Index) -> None:
+    """FloatingPointError naming the first series whose forecast ``columns[name]`` (S, h) is not finite."""
+    for name, block in columns.items():
+        rows = np.flatnonzero(~np.isfinite(block).all(axis=1))
+        if rows.size:
+            more = f" ({rows.size - 1} other series too)" if rows.size > 1 else ""
+            raise FloatingPointError(
+                f"the forecast {name!r} of series {format_id(ids[int(rows[0])])} is not finite{more}, although every "
+                f"input was checked: the network overflowed; refit with a lower learning_rate, or rescale the data")

@@ -28,7 +28,9 @@ from tsrsa.data.covariate_encoding import CovariateEncoder
 from tsrsa.data.covariates import CovariateSpec, check_covariate_frame, covariate_spec, future_rows
 from tsrsa.data.frames import FrameSpec, forecast_frame
 from tsrsa.data.memory import EncodedCovariates, SeriesMemory, WindowCovariates
-from tsrsa.data.validation import build_panel, check_continuation, check_fill, check_min_length
+from tsrsa.data.validation import (
+    build_panel, check_continuation, check_fill, check_finite_forecast, check_min_length, check_time_zone, format_id,
+)
 from tsrsa.data.frequency import Frequency, parse_freq
 from tsrsa.forecasters.estimator import Estimator
 from tsrsa.forecasters.params import check_choice, check_int, check_str
@@ -80,11 +82,18 @@ class BaseForecaster(Estimator):
 
     def _panel(self, df, *, fitted: bool = False):
         """``df`` validated as a Panel with its declared covariate columns checked (and filled by
-        ``fill``); ``fitted``: new data for a fitted model (its frequency is required)."""
+        ``fill``); ``fitted``: new data for a fitted model (its frequency and time zone are required)."""
         spec = self._covariate_spec()
         panel = build_panel(df, self._spec, freq=self.freq, fill=self.fill,
                             expected_freq=self.freq_ if fitted else None, columns=spec.columns)
+        if fitted:
+            check_time_zone(panel, self.memory_.last)
         return check_covariate_frame(panel, spec, self.fill) if spec.active else panel
+
+    def _check_scaled(self, panel, loc: np.ndarray, scale: np.ndarray, statistics: str) -> None:
+        """A ValueError when a value of ``panel`` scaled by ``loc``/``scale`` (S,) is beyond what the
+        model computes with (``tsrsa.data.scalers.check_scaled``); a model that reads raw values
+        (this base) checks nothing."""
 
     def _encoded(self, panel) -> EncodedCovariates | None:
         """``panel``'s covariates encoded as the fitted model reads them (None without covariates)."""
@@ -111,7 +120,8 @@ class BaseForecaster(Estimator):
             h = int(self.h)
         stamps = self.freq_.future(last, h)
         frame = future_rows(future_df, ids, stamps, h, spec, self.id_col, self.time_col) if spec.future else None
-        block = encoder.encode_future(frame, stamps).reshape(len(ids), h, -1)  # (S, h, F)
+        block = encoder.encode_future(frame, stamps, lambda row: f"in future_df for series "
+                                      f"{format_id(ids[row // h])} at {stamps[row]}").reshape(len(ids), h, -1)
         out = np.zeros((len(ids), int(self.h), block.shape[2]), dtype=np.float32)
         out[:, :h] = block
         return out
@@ -195,13 +205,28 @@ class BaseForecaster(Estimator):
         return self._fit_validated(self._panel(df))
 
     def _fit_validated(self, panel, **fit_options):
-        """Fit on a validated panel (``fit`` after validation; cross-validation and tuning)."""
+        """Fit on a validated panel (``fit`` after validation; cross-validation and tuning).
+
+        All or nothing: when training raises (a NaN loss, an interrupt, bad data found late), the
+        estimator is left exactly as it was before the call, fitted or not. A ``FloatingPointError``
+        carries the model trained up to its best epoch as ``error.estimator``.
+        """
         need, why = self._min_length(panel)
         check_min_length(panel, need, why)
+        before = dict(vars(self))
         for name in [a for a in vars(self) if a.endswith("_") and not a.startswith("_")]:
             delattr(self, name)  # a refit starts from nothing
-        self._fit_panel(panel, **fit_options)
-        self.freq_ = panel.freq
+        try:
+            self._fit_panel(panel, **fit_options)
+            self.freq_ = panel.freq
+        except BaseException as error:
+            if isinstance(error, FloatingPointError) and hasattr(self, "memory_"):
+                error.estimator = copy.copy(self)  # the best weights so far, never lost
+                error.args = (f"{error.args[0] if error.args else error}; this {type(self).__name__} is left as it "
+                              f"was before fit, and error.estimator holds the model with those weights",)
+            vars(self).clear()
+            vars(self).update(before)
+            raise
         return self
 
     def _clone(self):
@@ -261,6 +286,7 @@ class BaseForecaster(Estimator):
         with quiet(getattr(self, "verbose", 0)):
             memory = self.memory_ if df is None else self._memory_for(self._predict_panel(df))
             columns = self._forecast_memory(memory, h, future_df)
+        check_finite_forecast(columns, memory.ids)
         times = self.freq_.future(memory.last, h)
         return forecast_frame(memory.ids, times, columns, self._spec)
 
@@ -289,11 +315,18 @@ class BaseForecaster(Estimator):
         self._check_is_fitted()
         check_choice("new_ids", new_ids, ("raise", "add"))
         panel = self._panel(df, fitted=True)
-        known = self.memory_.ids.get_indexer(panel.ids)  # (S_panel,) position in the memory, -1 if new
-        check_continuation(panel, self.memory_.last, known, new_ids=new_ids)
+        memory = self.memory_
+        known = memory.ids.get_indexer(panel.ids)  # (S_panel,) position in the memory, -1 if new
+        check_continuation(panel, memory.last, known, new_ids=new_ids)
         if (known < 0).any():
-            check_min_length(panel.take(np.flatnonzero(known < 0)), self.memory_.tails.shape[1],
+            check_min_length(panel.take(np.flatnonzero(known < 0)), memory.tails.shape[1],
                              "the model's look-back, for a new series")
+        seen = np.flatnonzero(known >= 0)
+        self._check_scaled(panel.take(seen), memory.loc[known[seen]], memory.scale[known[seen]],
+                           "the statistics the model fitted for it")
+        encoded = self._encoded(panel)
+        if encoded is not None:
+            self.covariates_.check_statics_unchanged(panel, encoded, known, memory.static_num, memory.static_cat)
         with quiet(getattr(self, "verbose", 0)):
             memory = self._updated_memory(panel, known)
         self.memory_ = memory
@@ -354,11 +387,14 @@ class BaseForecaster(Estimator):
             history=history if history is not None else 3 * int(self.h),
         )
 
-    def save(self, path) -> None:
-        """Write the fitted model to the directory ``path`` (see :func:`tsrsa.load`)."""
+    def save(self, path, *, overwrite: bool = False) -> None:
+        """Write the fitted model to the folder ``path`` (new or empty), all or nothing (see :func:`tsrsa.load`).
+
+        ``overwrite=True`` replaces a model saved in ``path`` whole; a folder that holds anything else
+        is never written into. A save that is refused (ValueError) or fails leaves ``path`` as it was."""
         from tsrsa.forecasters.persistence import save
 
-        save(self, path)
+        save(self, path, overwrite=overwrite)
 
     def _fitted_state(self) -> tuple[dict, dict, dict | None]:
         """(JSON state, numpy arrays, torch weights or None) that ``predict`` needs."""

@@ -65,6 +65,8 @@ def cross_validate_panel(estimator, panel, *, n_windows: int = 3, step_size: int
     for first in range(0, n_windows, per_fit):
         windows = list(range(first, min(first + per_fit, n_windows)))
         model = estimator._clone()._fit_validated(panel.head(cutoffs[:, first] + 1), **fit_options)
+        model._check_scaled(panel, model.memory_.loc, model.memory_.scale,
+                            "the statistics of its training part (up to the cutoff the model was fitted at)")
         reps = len(windows)
         columns = model._forecast_cutoffs(panel, cutoffs[:, windows], h)  # (W_chunk * S, h), window-major
         for name, values in columns.items():

@@ -9,6 +9,12 @@ from tsrsa.forecasters.spaces import training_space
 from tsrsa.nn.dlinear import DLinearConfig, DLinearNetwork
 
 
+#: the moving-average window of the DLinear paper (Zeng et al. 2023), in steps
+PAPER_KERNEL = 25
+#: the windows ``tsrsa.tune`` searches by default
+KERNEL_SIZES = (13, 25, 49)
+
+
 class DLinearForecaster(NeuralForecaster):
     """DLinear (Zeng et al., AAAI 2023): a moving-average trend/remainder split of the look-back
     window and one linear map from each part to the horizon, shared by every series.
@@ -19,9 +25,10 @@ class DLinearForecaster(NeuralForecaster):
         Forecast horizon (steps).
     input_size : int, optional
         Look-back window in steps; None uses ``2 * h``.
-    kernel_size : int, default 25
-        Moving-average window of the trend, in steps; the window's ends are padded by
-        repeating its first and last values.
+    kernel_size : int, optional
+        Moving-average window of the trend, in steps, at most ``input_size``; the window's ends are
+        padded by repeating its first and last values. None: the paper's 25 steps, or the whole input
+        when it is shorter.
     {common}
     Examples
     --------
@@ -34,7 +41,7 @@ class DLinearForecaster(NeuralForecaster):
     """
 
     def __init__(
-        self, h, *, input_size=None, kernel_size=25, loss="mse", quantiles=None, scaler="standard",
+        self, h, *, input_size=None, kernel_size=None, loss="mse", quantiles=None, scaler="standard",
         fill=None, freq=None, max_epochs="auto", batch_size=32, batches_per_epoch=None, inference_batch_size=1024,
         learning_rate=1e-3, weight_decay=1e-4, lr_schedule=None, early_stopping_patience="auto",
         val_size=0, accelerator="auto", devices=None, strategy="auto", precision="32", compile=False,
@@ -46,17 +53,26 @@ class DLinearForecaster(NeuralForecaster):
 
     @classmethod
     def search_space(cls, trial, estimator=None) -> dict:
-        """Default space of ``tsrsa.tune``: optimiser settings and the trend's window."""
-        return {**training_space(trial),
-                "kernel_size": trial.suggest_categorical("kernel_size", [13, 25, 49])}
+        """Default space of ``tsrsa.tune``: optimiser settings and the trend's window (those up to the
+        estimator's input length)."""
+        windows = [k for k in KERNEL_SIZES if estimator is None or k <= estimator._input_size] or [None]
+        return {**training_space(trial), "kernel_size": trial.suggest_categorical("kernel_size", windows)}
 
     def _check_architecture(self) -> None:
-        check_int("kernel_size", self.kernel_size)
+        check_int("kernel_size", self.kernel_size, allow_none=True)
+        if self.kernel_size is not None and self.kernel_size > self._input_size:
+            raise ValueError(f"kernel_size={self.kernel_size} is longer than input_size={self._input_size}: the "
+                             f"trend would average mostly padding; use kernel_size <= input_size, or None (the "
+                             f"paper's 25, shortened to the input)")
+
+    def _kernel_size(self) -> int:
+        """``kernel_size`` resolved: None is the paper's window, at most the input's length."""
+        return int(self.kernel_size) if self.kernel_size is not None else min(PAPER_KERNEL, self._input_size)
 
     def _network_config(self) -> DLinearConfig:
         levels = self._quantile_levels()
         return DLinearConfig(
-            input_size=self._input_size, h=int(self.h), kernel_size=int(self.kernel_size),
+            input_size=self._input_size, h=int(self.h), kernel_size=self._kernel_size(),
             n_outputs=len(levels) if levels else 1,
         )
 

@@ -5,6 +5,7 @@ searches and pipelines see every option; ``repr`` shows the ones that differ fro
 """
 from __future__ import annotations
 
+import difflib
 import inspect
 
 import numpy as np
@@ -45,8 +46,19 @@ def specialised_init(base: type, *, drop=(), after: str, extra: dict):
     return __init__
 
 
+def _close_names(name: str, valid: list[str]) -> str:
+    """'did you mean 'input_size'?' for a misspelt parameter name, else the list of valid ones."""
+    close = difflib.get_close_matches(name, valid, n=3, cutoff=0.6)
+    return f"did you mean {' or '.join(repr(c) for c in close)}?" if close else f"valid parameters: {valid}"
+
+
 class Estimator:
     """The parameter protocol (see the module docstring); forecasters add fit and predict."""
+
+    def __new__(cls, *args, **kwargs):
+        if args or kwargs:  # a constructor call (copy and pickle create the object bare)
+            _check_arguments(cls, args, kwargs)
+        return super().__new__(cls)
 
     @classmethod
     def _get_param_names(cls) -> list[str]:
@@ -63,11 +75,11 @@ class Estimator:
     def set_params(self, **params):
         """Set constructor arguments by name (as sklearn's ``set_params``); returns self."""
         valid = self._get_param_names()
+        unknown = [name for name in params if name not in valid]
+        if unknown:
+            raise ValueError(f"{type(self).__name__} has no parameter {unknown[0]!r}; "
+                             f"{_close_names(unknown[0], valid)}")
         for name, value in params.items():
-            if name not in valid:
-                raise ValueError(
-                    f"{type(self).__name__} has no parameter {name!r}; valid parameters: {valid}"
-                )
             setattr(self, name, value)
         return self
 
@@ -86,6 +98,23 @@ class Estimator:
     def search_space(cls, trial, estimator=None) -> dict:
         """Parameters ``tsrsa.tune`` samples by default (none here: nothing to tune)."""
         return {}
+
+
+def _check_arguments(cls, args: tuple, kwargs: dict) -> None:
+    """The TypeError Python would raise for a bad constructor call, naming the estimator and, for a
+    misspelt keyword, the closest valid names (as ``set_params`` does)."""
+    valid = cls._get_param_names()
+    unknown = [name for name in kwargs if name not in valid]
+    if unknown:
+        raise TypeError(f"{cls.__name__} got an unexpected keyword argument {unknown[0]!r}; "
+                        f"{_close_names(unknown[0], valid)}")
+    try:
+        inspect.signature(cls.__init__).bind(None, *args, **kwargs)
+    except TypeError as err:
+        positional = [p.name for p in inspect.signature(cls.__init__).parameters.values()
+                      if p.kind == p.POSITIONAL_OR_KEYWORD and p.name != "self"]
+        raise TypeError(f"{cls.__name__}: {err}; pass {', '.join(positional) or 'nothing'} by position "
+                        f"and every other parameter by name") from None
 
 
 def _same(a, b) -> bool:

@@ -17,7 +17,7 @@ class LSTMForecaster(NeuralForecaster):
     h : int
         Forecast horizon (steps).
     input_size : int, optional
-        Look-back window in steps; None uses ``2 * h``.
+        Look-back window in steps; None uses ``2 * h`` (at least one patch, ``patch_len``).
     hidden_size : int, default 64
         LSTM state width.
     n_layers : int, default 2

@@ -11,6 +11,7 @@ The arguments they share are documented once, in :mod:`tsrsa.forecasters.common_
 from __future__ import annotations
 
 import dataclasses
+import numbers
 
 import numpy as np
 import pandas as pd
@@ -18,7 +19,7 @@ import torch
 
 from tsrsa.data.covariate_encoding import CovariateEncoder
 from tsrsa.data.memory import SeriesMemory
-from tsrsa.data.scalers import SCALERS, scale_values, series_statistics
+from tsrsa.data.scalers import SCALERS, check_scaled, series_statistics
 from tsrsa.data.windows import ConsecutiveWindows, WindowSource, training_windows, validation_windows
 from tsrsa.forecasters.base import BaseForecaster, quiet
 from tsrsa.forecasters.params import check_choice, check_float, check_int, quantile_column, quantile_levels
@@ -37,6 +38,8 @@ from tsrsa.training.loop import check_lr_schedule
 
 #: quantile levels used by loss="quantile" when none are given
 DEFAULT_QUANTILES = (0.1, 0.5, 0.9)
+#: what to do about a value too large for the network once scaled
+SCALED_FIX = "check the value (a unit or typing error?), or refit on data that include this level"
 
 
 class NeuralForecaster(BaseForecaster):
@@ -88,7 +91,11 @@ class NeuralForecaster(BaseForecaster):
     # ------------------------------------------------------------------ derived settings
     @property
     def _input_size(self) -> int:
-        return int(self.input_size) if self.input_size is not None else 2 * int(self.h)
+        """``input_size``, or by default two horizons and at least one patch."""
+        if self.input_size is not None:
+            return int(self.input_size)
+        patch = getattr(self, "patch_len", 1)
+        return max(2 * int(self.h), patch if isinstance(patch, numbers.Integral) else 1)
 
     def _quantile_levels(self) -> tuple[float, ...] | None:
         if self.loss != "quantile":
@@ -155,7 +162,8 @@ class NeuralForecaster(BaseForecaster):
         v = int(self.val_size)
         fit_lengths = panel.lengths - v
         loc, scale = series_statistics(panel.values, panel.offsets, fit_lengths, self.scaler)
-        scaled = scale_values(panel.values, panel.offsets, loc, scale)  # (N,) float32, built once
+        scaled = check_scaled(panel, loc, scale, statistics="the statistics of its training part",
+                              fix=SCALED_FIX)  # (N,) float32, built once
         placement = plan_placement(self.strategy, self.accelerator, self.devices)
         train = self._training_windows(scaled, panel.offsets, fit_lengths)  # lazy: index arithmetic
         val = self._validation_windows(scaled, panel.offsets, fit_lengths) if v else None
@@ -271,8 +279,13 @@ class NeuralForecaster(BaseForecaster):
         self.freq_ = panel.freq
 
     # ------------------------------------------------------------------ predict
+    def _check_scaled(self, panel, loc, scale, statistics: str) -> None:
+        check_scaled(panel, loc, scale, statistics=statistics, fix=SCALED_FIX)
+
     def _memory_for(self, panel) -> SeriesMemory:
-        return self.memory_.for_new_data(panel, self._input_size, self.scaler, self._encoded(panel))
+        memory = self.memory_.for_new_data(panel, self._input_size, self.scaler, self._encoded(panel))
+        self._check_scaled(panel, memory.loc, memory.scale, "its statistics (fitted, or its own for a new series)")
+        return memory
 
     @torch.no_grad()
     def _network_forecast(self, tails: np.ndarray, loc: np.ndarray, scale: np.ndarray, covariates=None) -> np.ndarray:

@@ -2,7 +2,8 @@
 
 Layout of a saved model::
 
-    config.json   format version, class name, get_params(), package versions, file checksums
+    config.json   format version, class name, get_params(), package versions, the checksums of
+                  the other files, and its own (of its content without that field)
     state.json    fitted state without data: frequency, ids, last timestamps, history, ...
     arrays.npz    the last values of each series and their scaling statistics, and in the streaming
                   configuration every series' recurrent state (no pickle)
@@ -11,26 +12,35 @@ Layout of a saved model::
 Format versions: 1, the first; 2 adds the streaming configuration (the state's "stream" entry
 and its arrays) and the network configuration's ``stream`` field; 3 adds covariates (the covariate
 parameters, the state's "covariates" encoder, the arrays "covariates", "static_num", "static_cat"
-and the network configuration's ``covariates`` layout). ``MIGRATIONS`` brings a file of
-an earlier version up to the current one as it is loaded.
+and the network configuration's ``covariates`` layout); 4 adds config.json's checksum of itself
+(``config_sha256``), so that every file of a model is covered. ``MIGRATIONS`` brings a file of an
+earlier version up to the current one as it is loaded.
 
-``load`` instantiates only tsrsa's own forecaster classes (a whitelist; no class path is
-ever read from the file), checks every file against its checksum and turns anything
-unreadable into a ``ValueError`` that names the file.
+``save`` writes the whole folder or nothing (:mod:`tsrsa.forecasters.model_folder`): into a new or
+empty folder, or over a saved tsrsa model with ``overwrite=True``, never into a folder that holds
+other files. ``load`` instantiates only tsrsa's own forecaster classes (a whitelist; no class path
+is ever read from the file), checks every file against its checksum and the parameters against
+what the other files record (:mod:`tsrsa.forecasters.saved_checks`; for files of formats 1 to 3,
+whose config.json has no checksum, this is what catches an edited one), and turns anything
+unreadable, edited or inconsistent into a ``ValueError`` that names the file.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import platform
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-FORMAT_VERSION = 3
-CONFIG, STATE, ARRAYS, WEIGHTS = "config.json", "state.json", "arrays.npz", "weights.pt"
+from tsrsa.forecasters.model_folder import ARRAYS, CONFIG, STATE, WEIGHTS, write_folder
+
+FORMAT_VERSION = 4
 _DATA_FILES = (STATE, ARRAYS, WEIGHTS)
+#: the field of config.json that holds the checksum of the rest of it (format 4 on)
+CONFIG_CHECKSUM = "config_sha256"
 
 
 def _whitelist() -> dict[str, type]:
@@ -104,31 +114,75 @@ def decode_times(data: dict) -> pd.Index:
     return times.as_unit(np.datetime_data(dtype)[0] if tz is None else dtype.unit)
 
 
-# ---------------------------------------------------------------------- save / load
-def save(estimator, path) -> None:
-    """Write ``estimator`` (fitted) to the directory ``path``, created if needed."""
+# ---------------------------------------------------------------------- save
+def config_checksum(config: dict) -> str:
+    """The SHA-256 of ``config`` without its own checksum field, written as canonical JSON (sorted
+    keys, no spaces): what ``save`` records in config.json's ``config_sha256``."""
+    content = {key: value for key, value in config.items() if key != CONFIG_CHECKSUM}
+    text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def save(estimator, path, *, overwrite: bool = False) -> None:
+    """Write ``estimator`` (fitted) to the folder ``path``, all or nothing.
+
+    ``path`` is a new folder (missing parent folders are created) or an empty one; a folder that
+    holds a saved tsrsa model is replaced whole with ``overwrite=True``; any other folder is refused
+    with a ValueError before anything is written. A save that raises leaves ``path`` as it was.
+    """
     import torch
 
+    from tsrsa.forecasters.params import check_bool
+
     estimator._check_is_fitted()
+    check_bool("overwrite", overwrite)
     params = {k: _jsonable(v, k) for k, v in estimator.get_params().items()}
     state, arrays, weights = estimator._fitted_state()
-    directory = Path(path)
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / STATE).write_text(json.dumps(state, indent=1))
-    with open(directory / ARRAYS, "wb") as handle:
-        np.savez(handle, **arrays)
-    files = [STATE, ARRAYS]
-    if weights is not None:
-        torch.save({k: v.detach().cpu().contiguous() for k, v in weights.items()}, directory / WEIGHTS)
-        files.append(WEIGHTS)
-    config = {
-        "format_version": FORMAT_VERSION,
-        "class": type(estimator).__name__,
-        "params": params,
-        "versions": _versions(),
-        "files": {name: _sha256(directory / name) for name in files},
-    }
-    (directory / CONFIG).write_text(json.dumps(config, indent=1))
+    config = {"format_version": FORMAT_VERSION, "class": type(estimator).__name__, "params": params,
+              "versions": _versions()}
+
+    def write(folder: Path) -> None:
+        (folder / STATE).write_text(json.dumps(state, indent=1))
+        with open(folder / ARRAYS, "wb") as handle:
+            np.savez(handle, **arrays)
+        files = [STATE, ARRAYS]
+        if weights is not None:
+            torch.save({k: v.detach().cpu().contiguous() for k, v in weights.items()}, folder / WEIGHTS)
+            files.append(WEIGHTS)
+        written = {**config, "files": {name: _sha256(folder / name) for name in files}}
+        written[CONFIG_CHECKSUM] = config_checksum(written)
+        (folder / CONFIG).write_text(json.dumps(written, indent=1))
+
+    write_folder(path, write, overwrite=overwrite)
+
+
+# ---------------------------------------------------------------------- load
+def check_device(device):
+    """The ``torch.device`` that ``device`` names when this machine has it; ValueError otherwise."""
+    import torch
+
+    try:
+        target = torch.device(device)
+    except (RuntimeError, TypeError, ValueError) as err:
+        raise ValueError(f"device={device!r} names no torch device ({err}); use 'cpu', 'cuda', 'cuda:N' or 'mps'") \
+            from None
+    if target.type == "cpu":
+        return target
+    if target.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ValueError(f"device {str(device)!r} is not available here: torch.cuda.is_available() is False; "
+                             f"load with device='cpu'")
+        count = torch.cuda.device_count()
+        if target.index is not None and target.index >= count:
+            raise ValueError(f"device {str(device)!r} is not available here: torch sees {count} CUDA device(s), "
+                             f"cuda:0 to cuda:{count - 1}; load with one of them or with device='cpu'")
+        return target
+    if target.type == "mps":
+        if not torch.backends.mps.is_available():
+            raise ValueError(f"device {str(device)!r} is not available here: torch.backends.mps.is_available() is "
+                             f"False; load with device='cpu'")
+        return target
+    raise ValueError(f"device {str(device)!r}: a model loads on 'cpu', 'cuda', 'cuda:N' or 'mps'")
 
 
 def _read_json(path: Path) -> dict:
@@ -155,8 +209,47 @@ def _from_v2(config: dict, state: dict) -> None:
     configuration's defaults (none declared, an empty layout) say exactly that, so nothing changes."""
 
 
+def _from_v3(config: dict, state: dict) -> None:
+    """Format 3 -> 4: format 4 adds config.json's checksum of itself, checked before any migration;
+    the content is the same, so nothing changes (a file of format 3 is checked by consistency alone)."""
+
+
 #: version -> the function that brings a file of that version to the next one (in place)
-MIGRATIONS = {1: _from_v1, 2: _from_v2}
+MIGRATIONS = {1: _from_v1, 2: _from_v2, 3: _from_v3}
+
+_RESTORE = "restore the files as they were saved, or fit and save the model again"
+
+
+def _check_files(directory: Path, config: dict, version: int, name: str, needs_weights: bool) -> dict:
+    """config.json's own checksum (format 4 on) and those of the other files; the checked file list."""
+    recorded = config.get(CONFIG_CHECKSUM)
+    if version >= 4 and recorded != config_checksum(config):
+        what = "has no checksum of its own" if recorded is None else "does not match the checksum recorded at saving"
+        raise ValueError(f"{directory / CONFIG} {what}: it was modified or corrupted; {_RESTORE}")
+    if version < 4 and recorded is not None:
+        raise ValueError(f"{directory / CONFIG} says format {version}, which has no {CONFIG_CHECKSUM}: it was "
+                         f"modified; {_RESTORE}")
+    files = config.get("files")
+    if not isinstance(files, dict) or STATE not in files or ARRAYS not in files:
+        raise ValueError(f"{directory / CONFIG} is corrupted: its file list is incomplete")
+    for file, digest in files.items():
+        if file not in _DATA_FILES:
+            raise ValueError(f"{directory / CONFIG} lists an unexpected file {file!r}")
+        target = directory / file
+        if not target.is_file():
+            raise ValueError(f"{target} is missing; {_RESTORE}")
+        if _sha256(target) != digest:
+            raise ValueError(f"{target} does not match the checksum recorded at saving: it was modified or "
+                             f"corrupted; {_RESTORE}")
+    if needs_weights != (WEIGHTS in files):
+        has = "has network weights" if needs_weights else "has no network"
+        raise ValueError(f"{directory / CONFIG} {'lists no' if needs_weights else 'lists'} {WEIGHTS}, but a {name} "
+                         f"{has}; {_RESTORE}")
+    for file in _DATA_FILES:
+        if file not in files and os.path.lexists(directory / file):
+            raise ValueError(f"{directory / file} is not part of the {name} saved in {directory} (a file left "
+                             f"from another model): remove it, or save the model again into a new folder")
+    return files
 
 
 def load(path, *, device: str = "cpu"):
@@ -165,17 +258,23 @@ def load(path, *, device: str = "cpu"):
     Raises
     ------
     ValueError
-        When the directory is not a saved tsrsa model, a file is missing, unreadable,
-        corrupted or modified after saving, or the class is not a tsrsa forecaster.
+        When ``device`` is not available here (before any file is read); when the directory is not a
+        saved tsrsa model, a file is missing, unreadable, corrupted, modified after saving or left
+        from another model, the parameters disagree with the saved network or state, or the class
+        is not a tsrsa forecaster. The message names the file.
     """
     import torch
 
+    from tsrsa.forecasters.neural import NeuralForecaster
+    from tsrsa.forecasters.saved_checks import check_consistent
+
+    target = check_device(device)
     directory = Path(path)
     if not directory.is_dir():
         raise ValueError(f"{directory} is not a directory holding a saved tsrsa model")
     config = _read_json(directory / CONFIG)
     version = config.get("format_version")
-    if not isinstance(version, int) or version < 1:
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise ValueError(f"{directory / CONFIG} is corrupted: no valid format_version")
     if version > FORMAT_VERSION:
         raise ValueError(
@@ -186,17 +285,7 @@ def load(path, *, device: str = "cpu"):
     cls = _whitelist().get(name) if isinstance(name, str) else None
     if cls is None:
         raise ValueError(f"{directory / CONFIG} names class {name!r}, which is not a tsrsa forecaster")
-    files = config.get("files")
-    if not isinstance(files, dict) or STATE not in files or ARRAYS not in files:
-        raise ValueError(f"{directory / CONFIG} is corrupted: its file list is incomplete")
-    for file, digest in files.items():
-        if file not in _DATA_FILES:
-            raise ValueError(f"{directory / CONFIG} lists an unexpected file {file!r}")
-        target = directory / file
-        if not target.is_file():
-            raise ValueError(f"{target} is missing")
-        if _sha256(target) != digest:
-            raise ValueError(f"{target} does not match the checksum recorded at saving: it was modified or corrupted")
+    files = _check_files(directory, config, version, name, issubclass(cls, NeuralForecaster))
     state = _read_json(directory / STATE)
     try:
         for old in range(version, FORMAT_VERSION):
@@ -212,11 +301,21 @@ def load(path, *, device: str = "cpu"):
     weights = None
     if WEIGHTS in files:
         try:
-            weights = torch.load(directory / WEIGHTS, map_location=device, weights_only=True)
+            weights = torch.load(directory / WEIGHTS, map_location=target, weights_only=True)
         except Exception as err:  # unpickling refuses anything but tensors
             raise ValueError(f"{directory / WEIGHTS} is unreadable or corrupted ({err})") from err
     try:
-        estimator._restore_fitted_state(state, arrays, weights, torch.device(device))
-    except (KeyError, TypeError, ValueError, RuntimeError) as err:
+        check_consistent(directory, estimator, state, arrays)
+    except (KeyError, TypeError, AttributeError, IndexError) as err:
+        raise ValueError(f"{directory / STATE} does not describe a fitted {name} ({err!r})") from err
+    try:
+        estimator._restore_fitted_state(state, arrays, weights, target)
+    except RuntimeError as err:
+        if weights is not None and "state_dict" in str(err):
+            reason = " ".join(str(err).split())[:300]
+            raise ValueError(f"{directory / WEIGHTS} does not match the network that {directory / STATE} "
+                             f"describes ({reason}); {_RESTORE}") from err
+        raise ValueError(f"{directory / STATE} does not describe a fitted {name} ({err})") from err
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
         raise ValueError(f"{directory / STATE} does not describe a fitted {name} ({err})") from err
     return estimator

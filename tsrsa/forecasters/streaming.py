@@ -316,9 +316,10 @@ def load_streams(memory: SeriesMemory, state: dict, arrays: dict) -> StreamMemor
                         context=np.asarray(arrays["stream.context"]) if "stream.context" in arrays else None)
 
 
-def kept_history(memory: StreamMemory, freq, patch_len: int) -> pd.DataFrame:
+def kept_history(memory: StreamMemory, freq, patch_len: int, id_col: str = "unique_id") -> pd.DataFrame:
     """What each bounded cache keeps: one row per (series, layer, kept token), or per head as well
-    where the heads of a layer keep different tokens (``h2o``); ``head`` is missing when shared."""
+    where the heads of a layer keep different tokens (``h2o``); ``head`` is missing when shared. The
+    series' ids are in the column ``id_col``."""
     frames = []
     for group in memory.groups:
         layers = sorted((int(name.split(".")[1]), value) for name, value in group.state.items()
@@ -332,8 +333,8 @@ def kept_history(memory: StreamMemory, freq, patch_len: int) -> pd.DataFrame:
                     first = tokens * patch_len - (group.steps - 1)  # steps before the last observation
                     n = len(tokens)
                     frames.append(pd.DataFrame({
-                        "unique_id": memory.ids[[row] * n], "layer": layer, "head": pd.array([head] * n, dtype="Int64"),
+                        id_col: memory.ids[[row] * n], "layer": layer, "head": pd.array([head] * n, dtype="Int64"),
                         "token": tokens, "start": freq.shift(memory.last[[row] * n], first),
                         "end": freq.shift(memory.last[[row] * n], first + patch_len - 1)}))
-    columns = ["unique_id", "layer", "head", "token", "start", "end"]
+    columns = [id_col, "layer", "head", "token", "start", "end"]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)

@@ -18,6 +18,8 @@ from tsrsa.nn.backbone import BackboneConfig, build_transformer
 from tsrsa.nn.registry import build_attention, get_attention
 
 
+#: the options of a kind that bound its key/value cache (they act in the streaming configuration only)
+CACHE_OPTIONS = ("cache_size", "cache_policy", "cache_sinks")
 #: how known-future covariates reach a transformer's forecast
 KNOWN_FUTURE = ("readout", "tokens")
 AUTO = "auto"
@@ -36,7 +38,7 @@ class TransformerForecaster(NeuralForecaster):
     h : int
         Forecast horizon (steps).
     input_size : int, optional
-        Look-back window in steps; None uses ``2 * h``.
+        Look-back window in steps; None uses ``2 * h`` (at least one patch, ``patch_len``).
     d_model : int, default 64
         Token width.
     n_heads : int, default 4
@@ -189,6 +191,13 @@ class TransformerForecaster(NeuralForecaster):
             check_bool("causal", self.causal)
         kind = get_attention(self._attention_kind())
         options = kind.check_options(self._kind_options())
+        defaults = kind.option_defaults()
+        cached = [f"{name}={options[name]!r}" for name in CACHE_OPTIONS if name in options
+                  and options[name] != defaults[name]]
+        if cached and not self.stream:
+            raise ValueError(f"{', '.join(cached)} bound the key/value cache of the streaming configuration; a "
+                             f"fixed-window model (stream=False) keeps no cache between forecasts: pass stream=True, "
+                             f"or leave the cache options out")
         if self.stream:
             if self.causal is False:
                 raise ValueError("stream=True reads each series as it arrives, so every layer must be causal; "
@@ -292,7 +301,7 @@ class TransformerForecaster(NeuralForecaster):
         if not self.stream or not any(name.endswith(".pos") for g in memory.groups for name in g.state):
             raise ValueError("kept_history() needs a fitted model with stream=True and a bounded cache: set "
                              "cache_size (RSAForecaster) or attention_options={'cache_size': k}")
-        return streaming.kept_history(memory, self.freq_, int(self.patch_len))
+        return streaming.kept_history(memory, self.freq_, int(self.patch_len), self.id_col)
 
     def _set_fitted(self, panel, network, history, loc, scale, encoded=None) -> None:
         super()._set_fitted(panel, network, history, loc, scale, encoded)

@@ -1,0 +1,125 @@
+"""Whether the files of a saved model agree with one another, before the model is rebuilt from them.
+
+The checksums of format 4 cover every file, config.json included; a file of an earlier format has
+none for config.json. For both, the parameters that config.json holds are compared with what the
+other files record: the network configuration that state.json saved (what the parameters would
+build, field by field), the look-back the arrays hold (``input_size``, a naive model's season),
+the series the arrays hold against the ids, and the declared covariates against the saved
+encoding. An edited ``d_model``, ``input_size``, ``h``, ``loss`` or covariate name is refused here,
+with the file and the fix, instead of loading with parameters that no longer match the network or
+failing inside numpy or torch at predict time.
+
+Some fields of the network configuration are chosen from the data by ``fit`` and have no
+parameter to compare with: the REM dilations of ``rem_init="data"``, ``readout_tokens="auto"``
+and the covariate layout (which the encoding check covers).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import numpy as np
+
+from tsrsa.forecasters.model_folder import ARRAYS, CONFIG, STATE, WEIGHTS
+
+#: attention options a fit chooses from the data (with rem_init="data")
+_FROM_DATA_OPTIONS = ("dilations",)
+
+
+def _plain(value):
+    """``value`` as JSON reads it back (tuples as lists), for comparison with a saved file."""
+    return json.loads(json.dumps(value))
+
+
+def _edited(directory: Path, what: str) -> ValueError:
+    return ValueError(
+        f"{directory / CONFIG} does not match the model saved beside it: {what}; config.json was edited after "
+        f"saving or belongs to another model: restore the config.json saved with the other files, or fit and "
+        f"save the model again")
+
+
+def _unreadable(directory: Path, err: Exception) -> ValueError:
+    return ValueError(f"{directory / CONFIG} holds parameters that describe no fitted model ({err}); restore the "
+                      f"config.json saved with the other files, or fit and save the model again")
+
+
+def check_consistent(directory: Path, estimator, state: dict, arrays: dict) -> None:
+    """ValueError naming the file when the parameters of ``estimator`` (from config.json) disagree with
+    ``state`` (state.json, migrated) or ``arrays`` (arrays.npz)."""
+    _check_arrays(directory, estimator, state, arrays)
+    _check_covariates(directory, estimator, state)
+    if "network" in state:
+        _check_network(directory, estimator, state["network"])
+
+
+def _check_arrays(directory: Path, estimator, state: dict, arrays: dict) -> None:
+    tails = arrays.get("tails")
+    if not isinstance(tails, np.ndarray) or tails.ndim != 2:
+        raise ValueError(f"{directory / ARRAYS} holds no 2-D 'tails' array: it does not describe a fitted model")
+    n_ids = len(state.get("ids", {}).get("values", ()))
+    for name in ("tails", "loc", "scale"):
+        if name not in arrays or len(arrays[name]) != n_ids:
+            raise ValueError(f"{directory / ARRAYS} holds {name!r} for a different number of series than the "
+                             f"{n_ids} ids of {directory / STATE}: the files do not belong together")
+    width = tails.shape[1]
+    if "network" in state:
+        try:
+            size = int(estimator._input_size)
+        except (TypeError, ValueError) as err:
+            raise _unreadable(directory, err) from err
+        if size != width:
+            given = f"input_size={size}" if estimator.input_size is not None else f"input_size=None ({size})"
+            raise _edited(directory, f"its parameters give a look-back of {given} steps, but the look-back saved in "
+                                     f"{ARRAYS} holds {width}")
+        return
+    season = getattr(estimator, "season_length", None)
+    if season is not None and season != width:
+        raise _edited(directory, f"season_length={season!r}, but the season saved in {ARRAYS} holds {width} steps")
+
+
+def _check_covariates(directory: Path, estimator, state: dict) -> None:
+    from tsrsa.data.covariate_encoding import CovariateEncoder
+
+    try:
+        declared = estimator._covariate_spec()
+    except (TypeError, ValueError) as err:
+        raise _unreadable(directory, err) from err
+    saved = state.get("covariates")
+    if saved is None:
+        if declared.active:
+            raise _edited(directory, "its parameters declare covariates, but the model was fitted without them "
+                                     f"({STATE} has no covariate encoding)")
+        return
+    try:
+        encoded = CovariateEncoder.from_json(saved).spec
+    except (KeyError, TypeError, ValueError, AttributeError) as err:
+        raise ValueError(f"{directory / STATE} holds a covariate encoding that cannot be read ({err})") from err
+    if encoded != declared:
+        changed = [f"{field.name}={getattr(declared, field.name)!r}" for field in dataclasses.fields(declared)
+                   if getattr(declared, field.name) != getattr(encoded, field.name)]
+        fitted = {field.name: getattr(encoded, field.name) for field in dataclasses.fields(encoded)}
+        raise _edited(directory, f"its parameters declare the covariates {', '.join(changed)}, but the model was "
+                                 f"fitted with {fitted}")
+
+
+def _check_network(directory: Path, estimator, saved: dict) -> None:
+    if not isinstance(saved, dict):
+        raise ValueError(f"{directory / STATE} holds no network configuration: it does not describe a fitted model")
+    try:
+        built = _plain(dataclasses.asdict(estimator._network_config()))
+    except (TypeError, ValueError, KeyError, AttributeError) as err:
+        raise _unreadable(directory, err) from err
+    skip = {"covariates"}
+    if getattr(estimator, "readout_tokens", None) == "auto":
+        skip.add("readout_tokens")
+    for field, value in saved.items():
+        if field in skip or field not in built:
+            continue
+        expected = built[field]
+        if field == "attention_options" and isinstance(value, dict) and isinstance(expected, dict):
+            value = {k: v for k, v in value.items() if k in expected and k not in _FROM_DATA_OPTIONS}
+            expected = {k: expected[k] for k in value}
+        if _plain(value) != expected:
+            raise _edited(directory, f"its parameters build a network with {field}={expected!r}, but the network "
+                                     f"saved in {STATE} and {WEIGHTS} has {field}={value!r}")
