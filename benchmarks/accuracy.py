@@ -32,7 +32,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from rem_init import _mean_std, _paired, markdown, twin_variants
+from rem_init import markdown, mean_std, paired_cells, twin_variants
 from tsrsa.benchmarking.configs import parse_variant_name
 from tsrsa.benchmarking.results import at_protocol_input, read_results, replace_section
 
@@ -114,7 +114,7 @@ def _step_row(cell: pd.DataFrame, model: str, dataset: str, before: str, after: 
     per_horizon, averages = [], {"after": [], "before": []}
     for h in sorted(cell["horizon"].unique()):
         at = cell[cell["horizon"] == h]
-        paired = _paired(at[at["variant"] == after].set_index("seed"),
+        paired = paired_cells(at[at["variant"] == after].set_index("seed"),
                          at[at["variant"] == before].set_index("seed"), ("after", "before"))
         if paired is None:
             continue
@@ -132,8 +132,8 @@ def _step_row(cell: pd.DataFrame, model: str, dataset: str, before: str, after: 
         seeds = new.index.intersection(old.index)
         if len(seeds):
             diff = new[seeds] - old[seeds]
-            row.update({"seeds": len(seeds), "after MSE (average)": _mean_std(new[seeds]),
-                        "before MSE (average)": _mean_std(old[seeds]), "after − before": _mean_std(diff),
+            row.update({"seeds": len(seeds), "after MSE (average)": mean_std(new[seeds]),
+                        "before MSE (average)": mean_std(old[seeds]), "after − before": mean_std(diff),
                         "after wins": f"{int((diff < 0).sum())}/{len(seeds)}"})
     row["per horizon: after − before (after wins)"] = "; ".join(per_horizon)
     return row

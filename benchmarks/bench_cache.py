@@ -2,6 +2,7 @@
 
     python benchmarks/bench_cache.py --dataset ETTh1,ETTm1 --models Transformer,RSA --seeds 0,1,2
     python benchmarks/bench_cache.py --tables-only
+    python benchmarks/bench_cache.py --dataset ETTh1 --seeds 0 --input-size 256 --max-epochs 4 --policies sinks
 
 A streaming forecaster (the model's benchmark configuration with ``stream=True``) is trained with
 windows of N tokens (``--input-size`` steps in patches of ``--patch-len``; default 512 steps in
@@ -49,16 +50,21 @@ def bound(model, size: int | None, policy: str = "window", sinks: int = 4) -> No
         block.attn.cache = spec
 
 
-def caches(n_tokens: int) -> list[tuple[str, int | None]]:
-    """(policy, k) of the grid: unbounded first, then each policy at N/16 ... N."""
+def caches(n_tokens: int, policies=("unbounded", *POLICIES)) -> list[tuple[str, int | None]]:
+    """(policy, k) of the grid: unbounded first, then each policy at N/16 ... N (only ``policies``)."""
+    unknown = set(policies) - {"unbounded", *POLICIES}
+    if unknown:
+        raise ValueError(f"unknown cache policies {sorted(unknown)}; choose from {('unbounded', *POLICIES)}")
     sizes = sorted({max(2, n_tokens // f) for f in FRACTIONS})
-    return [("unbounded", None)] + [(p, k) for p in POLICIES for k in sizes]
+    grid = [("unbounded", None)] + [(p, k) for p in POLICIES for k in sizes]
+    return [(p, k) for p, k in grid if p in policies]
 
 
 def run_model(data, model: str, h: int, seed: int, *, input_size: int, patch_len: int, num_threads: int | None = 1,
-              params: dict | None = None, configs=HERE / "configs", write=None, max_windows: int | None = None):
-    """Fit once, then score the streamed test windows under every cache of the grid; ``write(row)``
-    sees each row as it is made. Returns the rows."""
+              params: dict | None = None, configs=HERE / "configs", write=None, max_windows: int | None = None,
+              policies=("unbounded", *POLICIES)):
+    """Fit once, then score the streamed test windows under every cache of the grid (of ``policies``);
+    ``write(row)`` sees each row as it is made. Returns the rows."""
     from tsrsa.benchmarking.configs import load_config
     from tsrsa.benchmarking.protocol import fit_frame, validation_size
     from tsrsa.benchmarking.results import explicit_params
@@ -73,7 +79,7 @@ def run_model(data, model: str, h: int, seed: int, *, input_size: int, patch_len
     estimator.fit(fit_frame(data, 0, data.borders.train_end + v))
     n_tokens = input_size // patch_len
     rows = []
-    for policy, size in caches(n_tokens):
+    for policy, size in caches(n_tokens, policies):
         bound(estimator, size, "window" if size is None else policy)
         began = time.perf_counter()
         score = score_streamed(estimator, data, h, max_windows=max_windows)
@@ -143,6 +149,8 @@ def main(argv=None) -> int:
     parser.add_argument("--num-threads", type=int, default=1)
     parser.add_argument("--max-epochs", type=int, default=None,
                         help="cap the configuration's epochs (a shorter budget for a CPU; recorded in each row)")
+    parser.add_argument("--policies", default=",".join(("unbounded", *POLICIES)),
+                        help="the rows of the grid to stream (a fit's other rows are left as they are in the csv)")
     parser.add_argument("--tables-only", action="store_true")
     args = parser.parse_args(argv)
     if args.input_size % args.patch_len:
@@ -161,7 +169,7 @@ def main(argv=None) -> int:
                 for seed in (int(x) for x in args.seeds.split(",")):
                     for model in args.models.split(","):
                         run_model(data, model, h, seed, input_size=args.input_size, patch_len=args.patch_len,
-                                  num_threads=args.num_threads, write=write,
+                                  num_threads=args.num_threads, write=write, policies=args.policies.split(","),
                                   params=None if args.max_epochs is None else {"max_epochs": args.max_epochs})
     if CSV.exists():
         replace_section(HERE / "RESULTS.md", "kv-cache", table(CSV),

@@ -58,7 +58,7 @@ def coverage_row(name: str, data, h: int, seed: int, num_threads: int | None) ->
     for c, i in enumerate(where):
         x, y = window_views(data, c, h, lookback=memory.tails.shape[1])
         n = len(x)
-        cols = model._forecast_windows(x, np.full(n, memory.loc[i]), np.full(n, memory.scale[i]), h)
+        cols = model.forecast_windows(x, np.full(n, memory.loc[i]), np.full(n, memory.scale[i]), h)
         parts.append([y.ravel(), *(np.ravel(cols[quantile_column(q)]) for q in LEVELS)])
     y, lo, mid, hi = (np.concatenate(column) for column in zip(*parts))
     return {"dataset": data.name, "horizon": h, "model": type(model).__name__, "seed": seed,
@@ -86,7 +86,7 @@ def cv_speed_row(data, h: int, n_windows: int, num_threads: int | None, repeats:
     model.fit(frame)
 
     # one validation pass as the training loop runs it, on the fitted network
-    panel = build_panel(frame, model._spec)
+    panel = build_panel(frame, model.frame_spec)
     memory = model.memory_
     scaled = scale_values(panel.values, panel.offsets, memory.loc, memory.scale)
     windows = validation_windows(scaled, panel.offsets, panel.lengths - v, data.input_size, h)
@@ -102,9 +102,9 @@ def cv_speed_row(data, h: int, n_windows: int, num_threads: int | None, repeats:
             evaluate_loss(model.network_, loss, loader, cpu, "32")
             val_seconds.append(time.perf_counter() - began)
 
-    # cross-validation: time its fit separately (the clone's _fit_validated) and the rest
+    # cross-validation: time its fit separately (the clone's fit_panel) and the rest
     fit_seconds: list[float] = []
-    original = type(model)._fit_validated
+    original = type(model).fit_panel
 
     def timed_fit(self, panel, **options):
         began = time.perf_counter()
@@ -114,14 +114,14 @@ def cv_speed_row(data, h: int, n_windows: int, num_threads: int | None, repeats:
             fit_seconds.append(time.perf_counter() - began)
 
     cv_seconds = []
-    type(model)._fit_validated = timed_fit
+    type(model).fit_panel = timed_fit
     try:
         for _ in range(repeats):
             began = time.perf_counter()
             cv = model.cross_validate(frame, n_windows=n_windows, step_size=1)
             cv_seconds.append(time.perf_counter() - began)
     finally:
-        type(model)._fit_validated = original
+        type(model).fit_panel = original
     scoring = min(total - fit for total, fit in zip(cv_seconds, fit_seconds))
     best_val = min(val_seconds)
     return {"dataset": data.name, "horizon": h, "model": "TransformerForecaster", "channels": len(data.channels),

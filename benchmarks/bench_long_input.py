@@ -152,7 +152,7 @@ def speed_cell(dataset: str, name: str, input_size: int, h: int, batches: int) -
     before = peak_mb()
     model.fit(frame)
     per_batch = float(model.fit_history_["seconds"].iloc[-1]) / batches
-    windows = int(model._fit_windows)  # every training window: what a full epoch reads
+    windows = int(model.n_train_windows_)  # every training window: what a full epoch reads
     return {"batch_size": model.batch_size, "batches_timed": batches, "seconds_per_batch": round(per_batch, 6),
             "windows_per_epoch": windows,
             "seconds_per_epoch": round(per_batch * math.ceil(windows / model.batch_size), 1),

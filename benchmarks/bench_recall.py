@@ -85,7 +85,7 @@ class RecallNetwork(nn.Module):
         B, Q = queries.shape
         writes = torch.cat([self.key(keys), self.value(values)], dim=-1)  # (B, L, WIDTH)
         _, state = self.layer.stream(writes, self.layer.init_state(B))
-        state = {name: s.repeat_interleave(Q, dim=0) for name, s in state.items()}  # (B * Q, ...)
+        state = state.map(lambda s: s.repeat_interleave(Q, dim=0))  # (B * Q, ...)
         blank = torch.full_like(queries, N_VALUES)
         asks = torch.cat([self.key(queries), self.value(blank)], dim=-1).reshape(B * Q, 1, WIDTH)
         y, _ = self.layer.stream(asks, state)  # (B * Q, 1, WIDTH)

@@ -42,6 +42,21 @@ def series(start: int, n: int) -> pd.DataFrame:
     return pd.DataFrame({"unique_id": "s", "ds": t, "y": y})
 
 
+def nbytes(tensors) -> int:
+    return sum(t.numel() * t.element_size() for t in tensors)
+
+
+def cache_bytes(layer) -> int:
+    """Bytes of the softmax key/value cache in a layer's state (RSA: its softmax branch's), with a bounded
+    cache's positions and scores."""
+    from tsrsa.nn import BoundedCacheState, KeyValueState, RSAState
+
+    cache = layer.branch if isinstance(layer, RSAState) else layer
+    if not isinstance(cache, KeyValueState):
+        return 0
+    return nbytes([cache.k, cache.v] + ([cache.pos, cache.score] if isinstance(cache, BoundedCacheState) else []))
+
+
 def measure(kind: str, history: int, cache: tuple[int, str] | None = None) -> dict:
     from tsrsa import TransformerForecaster
 
@@ -49,10 +64,9 @@ def measure(kind: str, history: int, cache: tuple[int, str] | None = None) -> di
     model = TransformerForecaster(h=24, input_size=96, patch_len=4, attention=kind, attention_options=options,
                                   stream=True, max_epochs=1, num_threads=1, random_state=0).fit(series(0, 400))
     model.update(series(400, history - 400))
-    state = {k: v for g in model.memory_.groups for k, v in g.state.items()}
-    state_mb = sum(v.numel() * v.element_size() for v in state.values()) / 2**20  # complex: 8 bytes per number
-    cached = (".k", ".v", ".pos", ".score")  # a softmax cache, and a bounded one's positions and scores
-    cache_mb = sum(v.numel() * v.element_size() for k, v in state.items() if k.endswith(cached)) / 2**20
+    states = [g.state for g in model.memory_.groups]
+    state_mb = sum(nbytes(s.tensors().values()) for s in states) / 2**20  # complex: 8 bytes per number
+    cache_mb = sum(cache_bytes(layer) for s in states for layer in s.blocks) / 2**20
     update_ms = []
     for i in range(32):
         row = series(history + i, 1)

@@ -148,7 +148,7 @@ def table(path: Path) -> str:
             "configuration's budget (at most 10 epochs, patience 3); *scratch*: the same T2R architecture trained "
             "from its initialisation for as many epochs as original and finetuning together. *T2R positions*: "
             "`ALiBi decay`, the original's ALiBi slopes m carried over as a decay of the T2R state by exp(−m) per "
-            "token (the default since 2026-11-26); `none`, causal order alone (T2R as first written). Every row's "
+            "token (the default); `none`, causal order alone. Every row's "
             "parameters are in `benchmarks/results/t2r.csv`.\n\n" + "\n".join(lines) + "\n\n"
             f"Made by `python benchmarks/bench_t2r.py` on {dates}. Update cost and memory against the history's "
             f"length: the section \"streaming-speed\" (kinds `softmax` and `t2r`).")

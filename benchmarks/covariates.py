@@ -61,12 +61,12 @@ def ett_frame(data, setting: str) -> pd.DataFrame:
 def score(model, frame: pd.DataFrame, first: int, n: int, h: int, chunk: int = 512) -> tuple[float, float, int]:
     """MSE and MAE of forecasts from cutoffs ``first - 1 .. first + n - 2`` (the windows whose targets start at
     row ``first`` ... ``first + n - 1``) against the frame's target, in the frame's units."""
-    panel = model._panel(frame.iloc[: first + n - 1 + h], fitted=True)
+    panel = model.to_panel(frame.iloc[: first + n - 1 + h], fitted=True)
     y = panel.values
     squares, absolutes = 0.0, 0.0
     for a in range(0, n, chunk):
         cut = first - 1 + np.arange(a, min(a + chunk, n))  # (c,)
-        yhat = model._forecast_cutoffs(panel, cut[None, :], h)["yhat"]  # (c, h)
+        yhat = model.forecast_cutoffs(panel, cut[None, :], h)["yhat"]  # (c, h)
         truth = y[cut[:, None] + 1 + np.arange(h)[None, :]]
         squares += float(np.square(yhat - truth).sum())
         absolutes += float(np.abs(yhat - truth).sum())
@@ -78,7 +78,7 @@ def _row(part, dataset, h, model, setting, seed, estimator, mse, mae, n, seconds
     from tsrsa.benchmarking.runner import best_val_loss
 
     return {"date": datetime.date.today().isoformat(), "part": part, "dataset": dataset, "horizon": h,
-            "input_size": estimator._input_size, "model": type(estimator).__name__, "setting": setting,
+            "input_size": estimator.resolved_input_size, "model": type(estimator).__name__, "setting": setting,
             "seed": seed, "mse": round(mse, 6), "mae": round(mae, 6), "n_windows": n,
             "val_loss": best_val_loss(estimator), "epochs": len(estimator.fit_history_),
             "fit_seconds": round(seconds, 1), "params": explicit_params(estimator)}
@@ -159,8 +159,8 @@ def table(path: Path) -> str:
             "ratio is the geometric mean over the paired seeds (below 1: the covariates help). ETT: OT at input "
             "96 on the long-horizon protocol, *S* = OT alone, *MS* = OT with the six load columns as past "
             "covariates normalised per window (`covariate_norm=\"window\"`, the default), *MS/fit* = the same "
-            "scaled by the training part's statistics alone (`covariate_norm=\"fit\"`; rows dated before the "
-            "option existed ran this way), each model's benchmark configuration. Taxi: horizon 48, input 336, the library's "
+            "scaled by the training part's statistics alone (`covariate_norm=\"fit\"`; rows whose parameters do not "
+            "name the option ran this way), each model's benchmark configuration. Taxi: horizon 48, input 336, the library's "
             "defaults; *calendar* = `calendar=\"auto\"` (hour of day, day of week, day of month, week and month "
             "of year, as sine/cosine pairs), *+holidays* adds the US public-holiday flag, */tokens* feeds these "
             "known-future features as decoder tokens (`known_future=\"tokens\"`) instead of the readout term. "

@@ -30,7 +30,7 @@ from tsrsa.benchmarking.results import at_protocol_input, read_results, replace_
 HERE = Path(__file__).resolve().parent
 
 
-def _mean_std(values: pd.Series, digits: int = 3) -> str:
+def mean_std(values: pd.Series, digits: int = 3) -> str:
     values = values.dropna()
     if values.empty:
         return ""
@@ -45,7 +45,7 @@ def _epochs(runs: pd.DataFrame) -> str:
     return f"{epochs.mean():.1f}" if len(epochs) else "–"
 
 
-def _paired(a: pd.DataFrame, b: pd.DataFrame, names: tuple[str, str]):
+def paired_cells(a: pd.DataFrame, b: pd.DataFrame, names: tuple[str, str]):
     """Rows of ``a`` and ``b`` (indexed by seed) on their common seeds, and the cells comparing their
     MSE: each mean ± std, the difference a − b and how many seeds ``a`` wins; None without common seeds."""
     seeds = a.index.intersection(b.index)
@@ -55,8 +55,8 @@ def _paired(a: pd.DataFrame, b: pd.DataFrame, names: tuple[str, str]):
     diff = a["mse"] - b["mse"]
     first, second = names
     return a, b, {
-        "seeds": len(seeds), f"{first} MSE": _mean_std(a["mse"]), f"{second} MSE": _mean_std(b["mse"]),
-        f"{first} − {second}": _mean_std(diff), f"{first} wins": f"{int((diff < 0).sum())}/{len(seeds)}",
+        "seeds": len(seeds), f"{first} MSE": mean_std(a["mse"]), f"{second} MSE": mean_std(b["mse"]),
+        f"{first} − {second}": mean_std(diff), f"{first} wins": f"{int((diff < 0).sum())}/{len(seeds)}",
     }
 
 
@@ -77,7 +77,7 @@ def twin_variants(config_dir=HERE / "configs") -> dict[str, str]:
     from tsrsa import RSAForecaster, TransformerForecaster
     from tsrsa.benchmarking.configs import load_config
 
-    own = set(RSAForecaster._get_param_names()) - set(TransformerForecaster._get_param_names())
+    own = set(RSAForecaster.param_names()) - set(TransformerForecaster.param_names())
     rsa, transformer = load_config("RSA", config_dir), load_config("Transformer", config_dir)
 
     def shared(config, variant):
@@ -103,7 +103,7 @@ def comparison(df: pd.DataFrame, twin_of: dict | None = None) -> pd.DataFrame:
     for variant in starts:
         twin = df[(df["model"] == "TransformerForecaster") & (df["variant"] == twin_of.get(variant, variant))]
         for (dataset, h, fraction), cell in rsa.groupby(["dataset", "horizon", "train_fraction"]):
-            paired = _paired(cell[cell["variant"] == variant].set_index("seed"),
+            paired = paired_cells(cell[cell["variant"] == variant].set_index("seed"),
                              cell[cell["variant"] == paper_variant(variant)].set_index("seed"),
                              ("data start", "paper start"))
             if paired is None:
@@ -113,7 +113,7 @@ def comparison(df: pd.DataFrame, twin_of: dict | None = None) -> pd.DataFrame:
             rows.append({
                 "variant": variant, "dataset": dataset, "horizon": int(h), "train fraction": f"{fraction:g}",
                 **cells, "best epoch (data / paper)": f"{_epochs(data)} / {_epochs(paper)}",
-                "Transformer MSE": _mean_std(ref["mse"]),
+                "Transformer MSE": mean_std(ref["mse"]),
             })
     return pd.DataFrame(rows)
 
@@ -130,7 +130,7 @@ def twin_comparison(df: pd.DataFrame, twin_of: dict | None = None) -> pd.DataFra
         twin = twin_of.get(variant, variant)
         runs = pd.concat([rsa[rsa["variant"] == variant], transformer[transformer["variant"] == twin]])
         for (dataset, h, fraction), cell in runs.groupby(["dataset", "horizon", "train_fraction"]):
-            paired = _paired(cell[cell["model"] == "RSAForecaster"].set_index("seed"),
+            paired = paired_cells(cell[cell["model"] == "RSAForecaster"].set_index("seed"),
                              cell[cell["model"] == "TransformerForecaster"].set_index("seed"), ("RSA", "Transformer"))
             if paired is not None:
                 rows.append({"variant": variant if twin == variant else f"{variant} (Transformer: {twin})",

@@ -5,118 +5,51 @@
     python benchmarks/short_series.py --models RSA --params '{"gate_init": -2}' --label gate_init=-2
     python benchmarks/short_series.py --tables-only          # RESULTS.md section and plot from the CSV
 
-The protocol is ``INTRO`` below (data, split rule, models, scoring; details in
-``short_series_data``). Classic series are read from ``<data dir>/classic``: ``--data-dir``, else
-``TSRSA_DATA_DIR``, else ``../shared/datasets`` beside the checkout; skipped when absent. Each
-finished run appends a row to ``results/short_series.csv`` with the explicit parameters it ran
-(``get_params()`` of a tsrsa forecaster, the chosen form and estimates of a statistical model);
-``val_mse`` is scored on the protocol's validation windows. A (dataset, train_length, model,
-label, seed) that has a row is skipped unless ``--force``.
+The protocol is ``short_series_tables.INTRO`` (data, split rule, models, scoring); its pieces are
+the library's: the cells, the split rule and the runs in ``tsrsa.benchmarking.short_series``, the
+processes in ``tsrsa.benchmarking.simulated``, the classic series in ``tsrsa.benchmarking.classic``,
+the statistical anchors in ``tsrsa.benchmarking.statistical_anchors``. Classic series are read from
+``<data dir>/classic``: ``--data-dir``, else ``TSRSA_DATA_DIR``, else ``../shared/datasets`` beside
+the checkout; skipped when absent. Each finished run appends a row to ``results/short_series.csv``
+with the explicit parameters it ran (``get_params()`` of a tsrsa forecaster, the chosen form and
+estimates of a statistical model); ``val_mse`` is scored on the protocol's validation windows. A
+(dataset, train_length, model, label, seed) that has a row is skipped unless ``--force``.
 """
 from __future__ import annotations
 
 import argparse
 import csv
 import datetime
-import inspect
 import json
-import os
 import sys
-import time
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
 import tsrsa
-from tsrsa.benchmarking.results import machine_description, replace_section
+from short_series_tables import KEY, write_outputs
+from tsrsa.benchmarking.classic import CLASSIC
+from tsrsa.benchmarking.folders import data_folder
+from tsrsa.benchmarking.results import machine_description
+from tsrsa.benchmarking.short_series import (
+    ANCHORS, FORECASTERS, LENGTHS, Cell, make_cell, reached_lengths, run_anchor, run_forecaster,
+)
+from tsrsa.benchmarking.simulated import PROCESSES
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import short_series_data as ssd  # noqa: E402
 
-NEURAL = {"RSA": "RSAForecaster", "Transformer": "TransformerForecaster", "LSTM": "LSTMForecaster",
-          "DLinear": "DLinearForecaster"}
-MODELS = (*NEURAL, "SeasonalNaive", "ETS", "ARIMA", "TrueModel", "TrueParams")
-MODEL_NAMES = {**NEURAL, "SeasonalNaive": "SeasonalNaiveForecaster", "ETS": "ETS", "ARIMA": "ARIMA",
-               "TrueModel": "true model", "TrueParams": "true parameters"}
+NEURAL = {name: FORECASTERS[name] for name in ("RSA", "Transformer", "LSTM", "DLinear")}
+MODELS = (*NEURAL, "SeasonalNaive", *ANCHORS)
+MODEL_NAMES = {**FORECASTERS, "ETS": "ETS", "ARIMA": "ARIMA", "TrueModel": "true model",
+               "TrueParams": "true parameters"}
 COLUMNS = ("date", "dataset", "train_length", "horizon", "input_size", "val_size", "model", "label", "seed",
            "params", "val_mse", "test_mse", "test_mae", "test_windows", "train_seconds", "best_epoch", "machine")
-KEY = ("dataset", "train_length", "model", "label", "seed")
-INTRO = """Test error against training length on short series with strong autoregressive or seasonal \
-structure: three simulated processes with known roots, and the classic series of `shared/datasets/classic` \
-(each at the lengths it reaches). A cell is (series, training length n, seed): n training steps, then the test \
-part, of which every stride-1 window is scored (simulated: the 480 steps after the training part, the same for every \
-length of a path; classic: the end of the series). Errors are taken on the series scaled by the mean and standard \
-deviation of its n training steps (MSE 1 = forecasting the training mean).
-
-Split rule per length: validation = the last v = max(⌈1.5h⌉, ⌊n/10⌋) training steps; input L = the largest \
-multiple of g up to (n − v)/3, at least g and at most 96 (g = the season m when m ≤ 48, else 8); a season is \
-used only when n ≥ 2m. Neural models (tsrsa's defaults; the protocol sets h, input_size, val_size, \
-random_state = seed, num_threads=1; the default training budget scales with the data: 100 epochs with patience \
-20 at 200 and 500 steps, fewer above; earlier rows ran 20 epochs with patience 5 in batches of 64, as their params \
-column records) train on the \
-first n − v steps and keep the weights of their best validation epoch; seeds 0–2, on a simulated process each \
-seed also its own path. Seasonal naive repeats the last season (the last value without one). ETS: additive-error \
-state-space exponential smoothing (statsmodels), the form of lowest AIC among no / additive / damped trend × \
-without / with the season (initial states concentrated out; above a season of 24, heuristic starts). ARIMA: d and \
-D as auto.arima picks them (KPSS; STL seasonal strength > 0.64), then the lowest AIC over (p, q) ∈ {0,1,2}² × \
-(P, Q) ∈ {(0,0), (1,0), (0,1)}; a season above 24 enters instead as K ∈ {2, 4, 6} Fourier pairs (K by the AIC \
-of a least-squares harmonic fit) with ARMA errors. True model: the generating structure with its coefficients and \
-a constant estimated by maximum likelihood, the floor no learner beats on average; true parameters: the generating \
-model itself. The statistical models are fitted on all n training steps and filtered forward over the test part, \
-parameters fixed (no refit)."""
 
 
-# ---------------------------------------------------------------------- models
 def data_dir(given: str | None) -> Path:
     """``given``, else ``TSRSA_DATA_DIR``, else ``shared/datasets`` beside the checkout."""
-    return Path(given or os.environ.get("TSRSA_DATA_DIR") or HERE.parent.parent / "shared" / "datasets")
-
-
-def reached_lengths(dataset: str, lengths, folder: Path | None) -> list[int]:
-    """The lengths at which ``dataset`` has n training steps and its whole test part."""
-    if dataset in ssd.PROCESSES:
-        return list(lengths)
-    total = len(ssd.read_classic(dataset, folder))
-    return [n for n in lengths if n + ssd.CLASSIC[dataset].test <= total]
-
-
-def _tsrsa_forecasts(model, z: np.ndarray, origins: np.ndarray, h: int) -> np.ndarray:
-    memory = model.memory_
-    T = memory.tails.shape[1]
-    tails = z[origins[:, None] - T + np.arange(T)[None, :]]  # (n, T)
-    ones = np.ones(len(origins))
-    return model._forecast_windows(tails, memory.loc[0] * ones, memory.scale[0] * ones, h)["yhat"]  # (n, h)
-
-
-def build_tsrsa(name: str, cell: ssd.Cell, seed: int, params: dict):
-    cls = getattr(tsrsa, MODEL_NAMES[name])
-    s = cell.split
-    if name == "SeasonalNaive":
-        protocol = {"season_length": s.season or 1}
-    else:
-        protocol = {"input_size": s.input_size, "val_size": s.val_size,
-                    "random_state": int(seed), "num_threads": 1, "accelerator": "cpu", "verbose": 0}
-    return cls(h=s.h, **{**protocol, **params})
-
-
-def run_tsrsa(name: str, cell: ssd.Cell, seed: int, params: dict) -> dict:
-    from tsrsa.benchmarking.runner import best_epoch
-
-    model = build_tsrsa(name, cell, seed, params)
-    z, n = cell.z, cell.n
-    frame = pd.DataFrame({"unique_id": cell.dataset, "ds": cell.index[:n], "y": z[:n]})
-    began = time.perf_counter()
-    model.fit(frame)
-    seconds = time.perf_counter() - began
-    val, test = (ssd.score(_tsrsa_forecasts(model, z, o, model.h), z, o)
-                 for o in (cell.origins("val", model.h), cell.origins("test", model.h)))
-    explicit = {k: v for k, v in model.get_params().items() if k != "verbose"}
-    return {"params": explicit, "val_mse": val[0], "test": test, "seconds": seconds,
-            "best_epoch": best_epoch(model), "input_size": explicit.get("input_size", ""),
-            "val_size": explicit.get("val_size", "")}
+    return data_folder(given, HERE.parent.parent / "shared" / "datasets")
 
 
 # ---------------------------------------------------------------------- rows
@@ -137,7 +70,7 @@ def append_row(path: Path, row: dict) -> None:
         writer.writerows(([COLUMNS] if new else []) + [[row[c] for c in COLUMNS]])
 
 
-def make_row(cell: ssd.Cell, name: str, label: str, seed: int, result: dict, machine: str) -> dict:
+def make_row(cell: Cell, name: str, label: str, seed: int, result: dict, machine: str) -> dict:
     mse, mae = result["test"]
     rnd = lambda v: "" if v is None else round(float(v), 6)  # noqa: E731
     return {"date": datetime.datetime.now().isoformat(timespec="seconds"), "dataset": cell.dataset,
@@ -146,219 +79,6 @@ def make_row(cell: ssd.Cell, name: str, label: str, seed: int, result: dict, mac
             "params": json.dumps(result["params"], sort_keys=True, default=str), "val_mse": rnd(result["val_mse"]),
             "test_mse": rnd(mse), "test_mae": rnd(mae), "test_windows": len(cell.origins("test")),
             "train_seconds": round(result["seconds"], 2), "best_epoch": result["best_epoch"] or "", "machine": machine}
-
-
-# ---------------------------------------------------------------------- tables and plot
-ORDER = ("RSAForecaster", "TransformerForecaster", "LSTMForecaster", "DLinearForecaster", "SeasonalNaiveForecaster",
-         "ETS", "ARIMA", "true model", "true parameters")
-COMMANDS = ("python benchmarks/short_series.py --datasets simulated",
-            "python benchmarks/short_series.py --datasets classic")
-
-
-def _ms(v: pd.Series) -> str:
-    v = v.dropna()
-    return "" if v.empty else f"{v.mean():.3f}" if len(v) == 1 else f"{v.mean():.3f} ± {v.std(ddof=1):.3f}"
-
-
-def _ratio(a: pd.DataFrame, b: pd.DataFrame, paired: bool) -> tuple[float, str]:
-    """Mean test MSE of ``a`` over that of ``b`` on their common seeds (all of ``a``'s against the single
-    row of a deterministic model on a classic series), and the text "ratio (wins/seeds)"."""
-    if a.empty or b.empty:
-        return np.nan, ""
-    pa, pb = a.set_index("seed")["test_mse"], b.set_index("seed")["test_mse"]
-    if len(pb) == 1 and not paired:
-        return pa.mean() / pb.iloc[0], f"{pa.mean() / pb.iloc[0]:.2f}"
-    common = pa.index.intersection(pb.index)
-    if not len(common):
-        return np.nan, ""
-    value = pa[common].mean() / pb[common].mean()
-    wins = f" ({int((pa[common] <= pb[common]).sum())}/{len(common)})" if len(common) > 1 else ""
-    return value, f"{value:.2f}{wins}"
-
-
-def _latest(df: pd.DataFrame) -> pd.DataFrame:
-    df = df.drop_duplicates(subset=list(KEY), keep="last").copy()
-    df["rank"] = [ORDER.index(m) if m in ORDER else len(ORDER) for m in df["model"]]
-    return df
-
-
-def render(df: pd.DataFrame, plot_link: str = "results/short_series.png") -> str:
-    """The RESULTS.md section: protocol, the error tables and RSA's ratios, per dataset."""
-    if df.empty:
-        return "_No short-series results yet._\n"
-    every_default = df[df["label"] == "default"]  # earlier defaults too: an option is set against its own
-    df = _latest(df)
-    dates = sorted(set(df["date"].astype(str).str[:10]))  # the options' runs too
-    out = [INTRO, "", "| dataset | what | h | season | test windows | input / validation steps per length |",
-           "|---|---|---|---|---|---|"]
-    names = [d for d in [*ssd.PROCESSES, *ssd.CLASSIC] if d in set(df["dataset"])]
-    for d in names:
-        part = df[df["dataset"] == d]
-        spec, h = ssd.PROCESSES.get(d) or ssd.CLASSIC[d], int(part["horizon"].iloc[0])
-        season, text = spec.season, spec.text
-        rules = "; ".join(f"{n}: {s.input_size} / {s.val_size}" for n in sorted(part["train_length"].unique())
-                          for s in [ssd.split_rule(int(n), h, season)])
-        windows = ", ".join(str(w) for w in sorted(part["test_windows"].unique()))
-        out.append(f"| {d} | {text} | {h} | {season or '–'} | {windows} | {rules} |")
-    out.append(f"\n![test MSE against training length]({plot_link})\n")
-    summary = []
-    options, df = df[df["label"] != "default"], df[df["label"] == "default"]
-    for d in names:
-        part = df[df["dataset"] == d]
-        lengths = sorted(part["train_length"].unique())
-        out += [f"#### {d}\n", "| model | label | " + " | ".join(f"n={n}" for n in lengths)
-                + " | best epoch | fit seconds |", "|---|---|" + "---|" * (len(lengths) + 2)]
-        for (_, model, label), g in part.groupby(["rank", "model", "label"]):
-            cells = [_ms(g[g["train_length"] == n]["test_mse"]) for n in lengths]
-            epoch = pd.to_numeric(g["best_epoch"], errors="coerce").dropna()
-            cells += [f"{epoch.mean():.1f}" if len(epoch) else "–", f"{g['train_seconds'].mean():.1f}"]
-            out.append(f"| {model.removesuffix('Forecaster')} | {label} | " + " | ".join(cells) + " |")
-        out += ["", "| n | RSA / Transformer | RSA / LSTM | RSA / DLinear | best anchor | RSA / anchor | "
-                "RSA / true model | best |", "|---|---|---|---|---|---|---|---|"]
-        for n in lengths:
-            cell = part[(part["train_length"] == n) & (part["label"] == "default")]
-            get = lambda m: cell[cell["model"] == m]  # noqa: E731
-            rsa = get("RSAForecaster")
-            anchors = {m: get(m)["test_mse"].mean() for m in ("ETS", "ARIMA") if len(get(m))}
-            anchor = min(anchors, key=anchors.get) if anchors else None
-            means = cell.groupby("model")["test_mse"].mean()
-            sim = d in ssd.PROCESSES
-            ratios = {m: _ratio(rsa, get(m), sim) for m in ("TransformerForecaster", "LSTMForecaster",
-                                                             "DLinearForecaster", "true model", anchor)}
-            out.append(f"| {n} | " + " | ".join(ratios[m][1] for m in ratios if m != "true model" and m != anchor)
-                       + f" | {anchor or ''} | {ratios[anchor][1]} | {ratios['true model'][1]} | "
-                       f"{means.idxmin().removesuffix('Forecaster') if len(means) else ''} |")
-            summary.append((sim, *(ratios[m][0] for m in ("TransformerForecaster", "LSTMForecaster",
-                                                          "DLinearForecaster", anchor))))
-        out.append("")
-    out.append(_summary(summary))
-    out += _options(options, every_default)
-    missing = [d for d in ("AirPassengers", "monthly_milk") if d not in names]
-    out.append(f"\n{' and '.join(missing)} (144 and 168 steps) reach no length of the grid. " if missing else "\n")
-    span = " to ".join(dict.fromkeys([dates[0], dates[-1]]))
-    out[-1] += (f"Runs: {span}, on {'; '.join(sorted(df['machine'].unique()))}, one process, one thread. Commands: "
-                + ", then ".join(f"`{c}`" for c in COMMANDS)
-                + "; `--tables-only` re-renders this section and the plot from the CSV.")
-    return "\n".join(out) + "\n"
-
-
-def _summary(cells) -> str:
-    """How often RSA (mean over seeds) is at or below the others, over the cells where both ran."""
-    def count(rows, j, factor=1.0):
-        ratios = [r[j] for r in rows if np.isfinite(r[j])]
-        return f"{sum(r <= factor for r in ratios)}/{len(ratios)}"
-    sim = [c for c in cells if c[0]]
-    classic = [c for c in cells if not c[0]]
-    return (f"Test MSE mean ± std over seeds (on a simulated process each seed is also a path); best epoch and "
-            f"fit seconds: means over every length and seed (fit seconds: wall time on a shared machine).\n\n"
-            f"RSA at or below its twin: {count(cells, 1)} cells; on the simulated processes below LSTM "
-            f"{count(sim, 2)} and DLinear {count(sim, 3)}; on the classic series within 5 % of the best "
-            f"anchor {count(classic, 4, 1.05)}. Ratios: mean test MSE over seeds; (k/s): seeds on which RSA is at "
-            f"or below. Anchor: ETS or ARIMA, whichever has the lower test MSE.")
-
-
-def parse_label(label: str) -> dict:
-    """The options a row's label names ("a=1,b=x" -> {"a": "1", "b": "x"}; "default" -> {})."""
-    if label == "default":
-        return {}
-    return dict(part.split("=", 1) for part in label.split(",") if "=" in part)
-
-
-def _constructor_defaults(model: str) -> dict:
-    """The constructor's defaults of the tsrsa estimator named ``model`` ({} for another name)."""
-    cls = getattr(tsrsa, model, None)
-    if cls is None:
-        return {}
-    return {name: p.default for name, p in inspect.signature(cls).parameters.items()
-            if p.default is not inspect.Parameter.empty}
-
-
-def _base_params(params: str, option_keys, defaults: dict | None = None) -> str:
-    """A row's parameters without the option's own keys, the seed, and those at today's constructor
-    default (``defaults``) or at None where today's default is None too, as sorted JSON: a parameter
-    added to the estimators later is missing from older rows, which ran as its default does; a None
-    that was the default then and is not now (``readout_tokens``) stays, so that such a row is set
-    against the defaults of its own day."""
-    values = json.loads(params) if isinstance(params, str) and params else {}
-    defaults = defaults or {}
-    return json.dumps({k: v for k, v in values.items()
-                       if k not in option_keys and k != "random_state"
-                       and not (v is None and defaults.get(k) is None)
-                       and not (k in defaults and defaults[k] == v)}, sort_keys=True)
-
-
-def _options(options: pd.DataFrame, default: pd.DataFrame) -> list[str]:
-    """Each option run against the same model's default on the cells (dataset, length, seed) where both
-    ran, the default being the one whose other parameters the option's run shares (defaults change:
-    an option run at an earlier default is set against that default): geometric means of the MSE
-    ratios, validation first (it decides), test after."""
-    if options.empty:
-        return []
-    key = ["dataset", "train_length", "seed"]
-    rows = []
-    for (model, label), g in options.groupby(["model", "label"]):
-        keys, defaults = set(parse_label(label)), _constructor_defaults(model)
-        base = default[default["model"] == model]
-        base = base.assign(_base=[_base_params(p, keys, defaults) for p in base["params"]])
-        g = g.assign(_base=[_base_params(p, keys, defaults) for p in g["params"]])
-        base = base.drop_duplicates(subset=[*key, "_base"], keep="last").set_index([*key, "_base"])
-        g = g.drop_duplicates(subset=[*key, "_base"], keep="last").set_index([*key, "_base"])
-        common = g.index.intersection(base.index)
-        if not len(common):
-            continue
-        val = np.log(g.loc[common, "val_mse"] / base.loc[common, "val_mse"])
-        test = np.log(g.loc[common, "test_mse"] / base.loc[common, "test_mse"])
-        where = ", ".join(f"{d} {'/'.join(str(n) for n in sorted(ns))}"
-                          for d, ns in pd.Series(common.get_level_values(1), index=common.get_level_values(0))
-                          .groupby(level=0).unique().items())
-        budget = json.loads(base.loc[common[-1], "params"])
-        at = ", ".join(f"{k} {budget.get(k)}" for k in ("batch_size", "max_epochs", "early_stopping_patience"))
-        if budget.get("readout_tokens") is not None:
-            at += f", readout_tokens {budget['readout_tokens']}"
-        rows.append((np.exp(val.mean()), model.removesuffix("Forecaster"), label, len(common),
-                     f"{(val < 0).mean():.0%}", np.exp(test.mean()), f"{(test < 0).mean():.0%}", where, at))
-    lines = ["", "**Options against the default** (ablation): each option of a model run on some cells and set "
-             "against the same model's default on the same (series, length, seed). Ratios are geometric means "
-             "of option ÷ default; validation decides, the test is reported beside it.", "",
-             "| model | option | the default it is set against | cells | validation MSE ÷ default "
-             "| better on validation | test MSE ÷ default | better on test | series and lengths |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for v, model, label, n, vw, te, tw, where, at in sorted(rows, key=lambda r: (r[1], r[0])):
-        lines.append(f"| {model} | `{label}` | {at} | {n} | {v:.3f} | {vw} | {te:.3f} | {tw} | {where} |")
-    return lines
-
-
-def plot(df: pd.DataFrame, path: Path) -> None:
-    """Test MSE against training length, one panel per series (log-log), a colour per model."""
-    from matplotlib.figure import Figure
-
-    df = _latest(df[df["label"] == "default"])
-    names = [d for d in [*ssd.PROCESSES, *ssd.CLASSIC] if d in set(df["dataset"])]
-    cols = min(4, len(names))
-    fig = Figure(figsize=(4 * cols, 3.2 * -(-len(names) // cols) + 0.6), layout="constrained")
-    axes = fig.subplots(-(-len(names) // cols), cols, squeeze=False).ravel()
-    for ax, d in zip(axes, names):
-        for (rank, model), g in df[df["dataset"] == d].groupby(["rank", "model"]):
-            stats = g.groupby("train_length")["test_mse"].agg(["mean", "std"]).fillna(0.0)
-            ax.errorbar(stats.index, stats["mean"], yerr=stats["std"], fmt="-o" if model.endswith("Forecaster")
-                        else "--s", ms=3, capsize=2, color=f"C{rank}", label=model.removesuffix("Forecaster"))
-        lengths = sorted(df[df["dataset"] == d]["train_length"].unique())
-        ax.set(xscale="log", yscale="log", title=d, xlabel="training steps", ylabel="test MSE (scaled)")
-        ax.set_xticks(lengths, [str(n) for n in lengths], minor=False), ax.set_xticks([], minor=True)
-    for ax in axes[len(names):]:
-        ax.axis("off")
-    handles = {h.get_label(): h for ax in axes for h in ax.get_legend_handles_labels()[0]}
-    fig.legend(handles.values(), handles.keys(), loc="outside lower center", ncols=min(2 * cols + 1, len(handles)),
-               fontsize=8)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-
-
-def write_outputs(df: pd.DataFrame, results_md: Path, plot_path: Path) -> None:
-    link = os.path.relpath(plot_path, results_md.parent)
-    replace_section(results_md, "short-series", render(df, link), title="Short series: error against training length")
-    if not df.empty:
-        plot(df, plot_path)
 
 
 # ---------------------------------------------------------------------- command line
@@ -397,18 +117,18 @@ def parse_params(text: str | None, models: list[str]) -> dict:
     if not targets:
         fail("--params applies to tsrsa forecasters; choose one with --models")
     for m in targets:
-        unknown = sorted(set(params) - set(getattr(tsrsa, MODEL_NAMES[m])._get_param_names()))
+        unknown = sorted(set(params) - set(getattr(tsrsa, MODEL_NAMES[m]).param_names()))
         if unknown:
             fail(f"{MODEL_NAMES[m]} has no parameter(s) {unknown}")
     return params
 
 
 def main(argv=None) -> None:
-    datasets_all = [*ssd.PROCESSES, *ssd.CLASSIC]
+    datasets_all = [*PROCESSES, *CLASSIC]
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--datasets", default="all",
                         help=f"comma-separated names, 'simulated', 'classic' or 'all' ({', '.join(datasets_all)})")
-    parser.add_argument("--lengths", default=",".join(map(str, ssd.LENGTHS)), help="training lengths in steps")
+    parser.add_argument("--lengths", default=",".join(map(str, LENGTHS)), help="training lengths in steps")
     parser.add_argument("--models", default=",".join(MODELS), help=f"comma-separated: {', '.join(MODELS)}")
     parser.add_argument("--seeds", default="0,1,2", help="seeds (simulated: also the path)")
     parser.add_argument("--params", help="JSON object of constructor arguments for the tsrsa forecasters")
@@ -424,7 +144,7 @@ def main(argv=None) -> None:
     if args.tables_only:
         write_outputs(read_rows(results), Path(args.results_md), Path(args.plot))
         return
-    groups = {"all": datasets_all, "simulated": list(ssd.PROCESSES), "classic": list(ssd.CLASSIC)}
+    groups = {"all": datasets_all, "simulated": list(PROCESSES), "classic": list(CLASSIC)}
     datasets = groups.get(args.datasets) or _list(args.datasets, datasets_all, "dataset(s)")
     lengths = _ints(args.lengths, "lengths", 2)
     seeds = _ints(args.seeds, "seeds", 0)
@@ -433,9 +153,9 @@ def main(argv=None) -> None:
     named = (f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in sorted(params.items()))
     label = (args.label or "").strip() or ",".join(named) or "default"
     folder = data_dir(args.data_dir) / "classic"
-    if any(d in ssd.CLASSIC for d in datasets) and not folder.is_dir():
+    if any(d in CLASSIC for d in datasets) and not folder.is_dir():
         print(f"note: {folder} not found; classic series skipped")
-        datasets = [d for d in datasets if d in ssd.PROCESSES]
+        datasets = [d for d in datasets if d in PROCESSES]
     threadpool_limits(1)  # one core: numpy/statsmodels as torch (num_threads=1)
     machine = machine_description()
     done = {tuple(str(v) for v in r) for r in read_rows(results)[list(KEY)].itertuples(index=False)}
@@ -450,7 +170,7 @@ def main(argv=None) -> None:
         for n in reached:
             for seed in seeds:
                 try:
-                    cell = ssd.make_cell(dataset, n, seed, folder)
+                    cell = make_cell(dataset, n, seed, folder)
                 except ValueError as exc:  # a length too short for the horizon
                     fail(f"{dataset}: {exc}")
                 for name in models:
@@ -462,7 +182,7 @@ def main(argv=None) -> None:
                     key = (dataset, str(n), MODEL_NAMES[name], row_label, str(row_seed))
                     if key in ran or (key in done and not args.force):
                         continue
-                    result = ssd.run_statistical(name, cell) if statistical else run_tsrsa(name, cell, seed, params)
+                    result = run_anchor(name, cell) if statistical else run_forecaster(name, cell, seed, params)
                     row = make_row(cell, name, row_label, row_seed, result, machine)
                     append_row(results, row)
                     ran.add(key)

@@ -39,7 +39,7 @@ def series(n: int, seed: int = 0) -> pd.Series:
 
 def state_numbers(model) -> int:
     """Numbers in the network's streaming state of the series (its layers' caches or sums)."""
-    return sum(v.numel() for g in model.memory_.groups for v in g.state.values())
+    return sum(v.numel() for g in model.memory_.groups for v in g.state.tensors().values())
 
 
 def stream_and_score(model, test: pd.Series, h: int) -> tuple[float, float]:

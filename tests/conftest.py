@@ -49,6 +49,27 @@ def panel_df() -> pd.DataFrame:
     return make_panel()
 
 
+#: the command line's smallest fit: DLinear on a 12-step input for one epoch
+TINY_DLINEAR = ["--model", "DLinear", "--input-size", "12", "--max-epochs", "1", "--random-state", "0"]
+
+
+@pytest.fixture
+def long_csv(tmp_path) -> Path:
+    """Two series of 48 hourly steps as a long CSV file."""
+    path = tmp_path / "train.csv"
+    make_panel(n_series=2, length=48).to_csv(path, index=False)
+    return path
+
+
+def run_cli(capsys, *argv) -> tuple[int, str, str]:
+    """The ``tsrsa`` command's exit status, standard output and standard error for ``argv``."""
+    from tsrsa.cli import main
+
+    status = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
 def has_cuda() -> bool:
     try:
         import torch

@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from tsrsa.benchmarking.protocol import prepare
 from tsrsa.benchmarking.results import append_rows
@@ -17,6 +18,9 @@ def test_the_grid_halves_the_tokens_and_starts_unbounded():
     assert bench_cache.caches(128)[0] == ("unbounded", None)
     assert sorted({k for p, k in bench_cache.caches(128) if p == "tova"}) == [8, 16, 32, 64, 128]
     assert {p for p, _ in bench_cache.caches(128)} == {"unbounded", "window", "sinks", "h2o", "tova"}
+    assert bench_cache.caches(64, ["sinks"]) == [("sinks", k) for k in (4, 8, 16, 32, 64)]  # some rows only
+    with pytest.raises(ValueError, match="unknown cache policies"):
+        bench_cache.caches(64, ["lru"])
 
 
 def test_one_fit_streams_under_each_cache_and_the_table_is_relative_to_the_trained_context(tmp_path):

@@ -34,8 +34,11 @@ def test_ms_and_s_cells_differ_in_the_covariates_alone_and_the_table_pairs_them(
     assert s["n_windows"] == ms["n_windows"] == 30 and all(np.isfinite(r["mse"]) for r in rows)
     path = tmp_path / "covariates.csv"
     append_rows(path, rows, columns=bench.COLUMNS)
-    line = next(x for x in bench.table(path).splitlines() if x.startswith("| weather | 6 | Transformer | MS |"))
+    text = bench.table(path)
+    line = next(x for x in text.splitlines() if x.startswith("| weather | 6 | Transformer | MS |"))
     assert f"| {ms['mse'] / s['mse']:.3f} (" in line
+    # rows are told apart by their parameters, not by their date
+    assert "rows whose parameters do not name the option ran this way" in text and "dated before" not in text
 
 
 def test_the_score_is_the_forecast_from_each_cutoff_against_the_next_steps():

@@ -15,25 +15,10 @@ import pytest
 import torch
 
 import tsrsa
-from tsrsa.cli import main
 
-from conftest import make_panel
+from conftest import TINY_DLINEAR, make_panel, run_cli as run
 
 ROOT = Path(__file__).resolve().parents[1]
-TINY_DLINEAR = ["--model", "DLinear", "--input-size", "12", "--max-epochs", "1", "--random-state", "0"]
-
-
-@pytest.fixture
-def long_csv(tmp_path) -> Path:
-    path = tmp_path / "train.csv"
-    make_panel(n_series=2, length=48).to_csv(path, index=False)
-    return path
-
-
-def run(capsys, *argv) -> tuple[int, str, str]:
-    status = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 def test_output_folder_is_not_overwritten_unless_asked(tmp_path, capsys, long_csv):

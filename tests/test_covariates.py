@@ -248,6 +248,8 @@ def test_streaming_state_carries_the_covariates_through_update(streaming, data):
     after = full.groupby("unique_id").nth(list(range(234, 246)))
     model.update(new)
     assert set(model.memory_.pending) == {2}
+    for group in model.memory_.groups:  # the partial patch's covariates wait in the typed state
+        assert group.state.pending_covariates.shape[:2] == (len(group.rows), 2)
     updated = model.predict(future_df=after)
     direct = model.predict(df=pd.concat([history, new]), future_df=after)  # streamed from the first step
     np.testing.assert_allclose(updated["yhat"], direct["yhat"], rtol=1e-4, atol=1e-5)
@@ -258,9 +260,9 @@ def test_streaming_state_carries_the_covariates_through_update(streaming, data):
 def test_streaming_forecasts_at_cutoffs_match_predict(streaming, data):
     history, future = data
     frame = pd.concat([history, future]).sort_values(["unique_id", "ds"]).reset_index(drop=True)
-    panel = streaming._panel(frame, fitted=True)
+    panel = streaming.to_panel(frame, fitted=True)
     ends = np.array([[len(history) // 2 - 1 - 2], [len(history) // 2 - 1 - 2]])  # a partial patch of 2 steps
-    at_cutoff = streaming._forecast_cutoffs(panel, ends, 12)["yhat"].ravel()
+    at_cutoff = streaming.forecast_cutoffs(panel, ends, 12)["yhat"].ravel()
     short = history.groupby("unique_id").head(len(history) // 2 - 2)
     ahead = frame.groupby("unique_id").nth(list(range(len(history) // 2 - 2, len(history) // 2 + 10)))
     direct = streaming.predict(df=short, future_df=ahead)
@@ -301,8 +303,8 @@ def test_update_carries_the_covariates_like_a_refit_window(fitted, data):
 def test_forecasts_at_cutoffs_read_future_covariates_from_the_frame(fitted, data):
     history, future = data
     frame = pd.concat([history, future]).sort_values(["unique_id", "ds"]).reset_index(drop=True)
-    panel = fitted._panel(frame, fitted=True)
-    at_end = fitted._forecast_cutoffs(panel, np.full((2, 1), len(history) // 2 - 1), 12)["yhat"]  # (2, 12)
+    panel = fitted.to_panel(frame, fitted=True)
+    at_end = fitted.forecast_cutoffs(panel, np.full((2, 1), len(history) // 2 - 1), 12)["yhat"]  # (2, 12)
     direct = fitted.predict(df=history, future_df=future)
     np.testing.assert_allclose(at_end.ravel(), direct["yhat"].to_numpy(), rtol=1e-5)
     cv = fitted.cross_validate(frame, n_windows=2, step_size=12)

@@ -52,7 +52,7 @@ def test_without_refit_one_model_scores_every_cutoff_like_predict():
     model = LSTMForecaster(h=4, input_size=8, hidden_size=8, n_layers=1, max_epochs=1, random_state=0)
     cv = model.cross_validate(df, n_windows=2, step_size=3)
     earliest = cv["cutoff"].min()
-    fitted = model._clone().fit(df[df["ds"] <= earliest])
+    fitted = model.clone().fit(df[df["ds"] <= earliest])
     later = cv[cv["cutoff"] == cv["cutoff"].max()]
     expected = fitted.predict(df=df[df["ds"] <= cv["cutoff"].max()])
     np.testing.assert_allclose(later["yhat"].to_numpy(), expected["yhat"].to_numpy(), rtol=1e-6)

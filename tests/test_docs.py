@@ -45,6 +45,29 @@ def test_relative_links_resolve(page):
         assert (page.parent / match["target"]).exists(), f"{_id(page)} links to missing {match['target']}"
 
 
+ANCHOR_LINK = re.compile(r"\]\((?!https?://)(?P<target>[^)#\s]*\.md)#(?P<anchor>[^)\s]+)\)")
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor of a Markdown heading: lower case, punctuation dropped, spaces as hyphens."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+@pytest.mark.parametrize("page", [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))], ids=_id)
+def test_links_into_a_section_name_one_that_exists(page):
+    for match in ANCHOR_LINK.finditer(page.read_text()):
+        target = (page.parent / match["target"]) if match["target"] else page
+        headings = {slug(line.lstrip("#")) for line in target.read_text().splitlines() if line.startswith("#")}
+        assert match["anchor"] in headings, f"{_id(page)} links to a missing section {match['target']}#{match['anchor']}"
+
+
+def test_slug_follows_githubs_rule():
+    assert slug(" Streaming: update cost and memory against the history's length") == \
+        "streaming-update-cost-and-memory-against-the-historys-length"
+    assert slug("Long-horizon benchmark (LTSF)") == "long-horizon-benchmark-ltsf"
+
+
 @pytest.mark.parametrize("page", PAGES, ids=_id)
 def test_python_blocks_compile_and_their_tsrsa_imports_exist(page):
     for _, code in blocks(page, "python"):

@@ -189,7 +189,7 @@ def test_repeatable_and_global_random_state_untouched(fitted):
 
 def test_different_seeds_differ_for_stochastic_models(fitted):
     model = fitted["model"]
-    if not model._stochastic:
+    if not model.stochastic:
         pytest.skip("deterministic forecaster")
     other = clone(model).set_params(random_state=1).fit(fitted["train"]).predict()
     assert not np.allclose(other["yhat"], fitted["pred"]["yhat"])

@@ -13,12 +13,13 @@ import torch
 from tsrsa import TransformerForecaster
 from tsrsa.integrations import tslib
 from tsrsa.nn import FastWeightAttention, LinearAttention, build_attention
-from tsrsa.nn.fast_weight import delta_rule_chunked, delta_rule_loop
+from tsrsa.nn.fast_weight import FastWeightState, delta_rule_chunked, delta_rule_loop
 from tsrsa.nn.feature_maps import dpfp, elu_plus_one, sum_normalise
-from tsrsa.nn.linear_attention import EPS, causal_linear_attention
+from tsrsa.nn.linear_attention import EPS, causal_linear_attention, linear_attention_loop
 from tsrsa.nn.multihead import merge_heads
 
 from conftest import make_panel
+from test_streaming import parallel_forecast
 
 D, H = 8, 2  # head size 4
 F64 = torch.float64
@@ -77,7 +78,8 @@ def test_a_zero_key_writes_nothing_and_the_layer_stays_finite():
     assert torch.isfinite(y).all()
     torch.testing.assert_close(y, net.proj.bias.expand_as(y), rtol=0, atol=1e-12)  # memory stays empty
     state = net.stream(x, net.init_state(2, dtype=F64))[1]
-    assert torch.equal(state["fast_weight"], torch.zeros_like(state["fast_weight"]))
+    assert isinstance(state, FastWeightState) and state.k_sum is None  # the delta rule keeps W alone
+    assert torch.equal(state.fast_weight, torch.zeros_like(state.fast_weight))
 
 
 # ---------------------------------------------------------------------- linear attention
@@ -100,12 +102,20 @@ def test_linear_attention_equals_its_formula_elementwise():
 def test_the_chunked_form_carries_a_state_exactly():
     phi_q, phi_k = (elu_plus_one(torch.randn(2, 3, 11, 4, dtype=F64)) for _ in range(2))
     v = torch.randn(2, 3, 11, 5, dtype=F64)
-    whole, kv, z = causal_linear_attention(phi_q, phi_k, v, chunk_size=64)
-    first, kv1, z1 = causal_linear_attention(phi_q[:, :, :4], phi_k[:, :, :4], v[:, :, :4], chunk_size=3)
-    rest, kv2, z2 = causal_linear_attention(phi_q[:, :, 4:], phi_k[:, :, 4:], v[:, :, 4:], kv1, z1, chunk_size=2)
+    whole, end = causal_linear_attention(phi_q, phi_k, v, chunk_size=64)
+    first, middle = causal_linear_attention(phi_q[:, :, :4], phi_k[:, :, :4], v[:, :, :4], chunk_size=3)
+    rest, after = causal_linear_attention(phi_q[:, :, 4:], phi_k[:, :, 4:], v[:, :, 4:], state=middle, chunk_size=2)
     torch.testing.assert_close(torch.cat([first, rest], dim=2), whole, rtol=0, atol=1e-12)
-    torch.testing.assert_close(kv2, kv, rtol=0, atol=1e-12)
-    torch.testing.assert_close(z2, phi_k.sum(2), rtol=0, atol=1e-12)
+    torch.testing.assert_close(after.kv, end.kv, rtol=0, atol=1e-12)
+    torch.testing.assert_close(after.k_sum, phi_k.sum(2), rtol=0, atol=1e-12)
+    # the recurrent form (the token loop) takes the chunked form's state, and the other way round
+    looped, looped_end = linear_attention_loop(phi_q[:, :, 4:], phi_k[:, :, 4:], v[:, :, 4:], state=middle)
+    torch.testing.assert_close(looped, rest, rtol=0, atol=1e-12)
+    torch.testing.assert_close(looped_end.kv, end.kv, rtol=0, atol=1e-12)
+    first, middle = linear_attention_loop(phi_q[:, :, :6], phi_k[:, :, :6], v[:, :, :6])
+    rest, after = causal_linear_attention(phi_q[:, :, 6:], phi_k[:, :, 6:], v[:, :, 6:], state=middle, chunk_size=4)
+    torch.testing.assert_close(torch.cat([first, rest], dim=2), whole, rtol=0, atol=1e-12)
+    torch.testing.assert_close(after.kv, end.kv, rtol=0, atol=1e-12)
 
 
 # ---------------------------------------------------------------------- fast weights
@@ -142,11 +152,17 @@ def test_the_delta_rule_in_chunks_equals_the_token_loop_from_any_state(chunk_siz
     torch.manual_seed(1)
     phi_q, phi_k = (sum_normalise(dpfp(torch.randn(2, 3, 13, 4, dtype=F64), 2)) for _ in range(2))
     v, beta = torch.randn(2, 3, 13, 4, dtype=F64), torch.rand(2, 3, 13, dtype=F64)
-    start = torch.randn(2, 3, 16, 4, dtype=F64)
-    loop, end = delta_rule_loop(phi_q, phi_k, v, beta, start)
-    chunked, end_chunked = delta_rule_chunked(phi_q, phi_k, v, beta, start, chunk_size=chunk_size)
+    start = FastWeightState(torch.randn(2, 3, 16, 4, dtype=F64))
+    loop, end = delta_rule_loop(phi_q, phi_k, v, beta, state=start)
+    chunked, end_chunked = delta_rule_chunked(phi_q, phi_k, v, beta, state=start, chunk_size=chunk_size)
     torch.testing.assert_close(chunked, loop, rtol=0, atol=1e-10)
-    torch.testing.assert_close(end_chunked, end, rtol=0, atol=1e-10)
+    torch.testing.assert_close(end_chunked.fast_weight, end.fast_weight, rtol=0, atol=1e-10)
+    # each form continues from the state the other returns
+    first, middle = delta_rule_chunked(phi_q[:, :, :5], phi_k[:, :, :5], v[:, :, :5], beta[:, :, :5], state=start,
+                                       chunk_size=chunk_size)
+    rest, after = delta_rule_loop(phi_q[:, :, 5:], phi_k[:, :, 5:], v[:, :, 5:], beta[:, :, 5:], state=middle)
+    torch.testing.assert_close(torch.cat([first, rest], dim=2), loop, rtol=0, atol=1e-10)
+    torch.testing.assert_close(after.fast_weight, end.fast_weight, rtol=0, atol=1e-10)
 
 
 def test_the_delta_rule_replaces_a_value_where_the_sum_rule_mixes_them():
@@ -155,7 +171,7 @@ def test_the_delta_rule_replaces_a_value_where_the_sum_rule_mixes_them():
     v = torch.tensor([[1.0, 0.0], [0.0, 1.0]], dtype=F64).view(1, 1, 2, 2)  # the key's first, then new value
     delta, _ = delta_rule_loop(phi, phi, v, torch.ones(1, 1, 2, dtype=F64))
     torch.testing.assert_close(delta[0, 0, 1], torch.tensor([0.0, 1.0], dtype=F64))  # the latest value
-    summed, _, _ = causal_linear_attention(phi, phi, v)
+    summed, _ = causal_linear_attention(phi, phi, v)
     torch.testing.assert_close(summed[0, 0, 1], torch.tensor([0.5, 0.5], dtype=F64), rtol=0, atol=1e-6)
     half, _ = delta_rule_loop(phi, phi, v, torch.full((1, 1, 2), 0.5, dtype=F64))
     torch.testing.assert_close(half[0, 0, 1], torch.tensor([0.25, 0.5], dtype=F64))  # β = 1/2 moves half-way
@@ -205,9 +221,8 @@ def test_forecasters_reach_the_kinds_by_name_and_stream_them(kind, options):
     assert np.isfinite(window.predict()["yhat"]).all()
     model = TransformerForecaster(stream=True, **small).fit(head)
     model.update(full.groupby("unique_id").tail(20))
-    after = model.predict()
-    again = model.predict(df=full)
-    np.testing.assert_allclose(after["yhat"], again["yhat"], atol=1e-5)
+    after = model.predict()  # streamed; the reference is the parallel form over the whole history
+    np.testing.assert_allclose(after["yhat"], parallel_forecast(model, full).ravel(), rtol=1e-5, atol=1e-5)
     assert type(model.network_.blocks[0].attn).kind == kind
 
 

@@ -102,7 +102,7 @@ def test_a_streaming_model_updates_on_cuda_as_it_recomputes_and_loads_on_the_cpu
     model = TransformerForecaster(**PATCHED, attention=kind, stream=True, max_epochs=2, batch_size=64,
                                   random_state=0, accelerator="gpu").fit(head)
     assert next(model.network_.parameters()).is_cuda  # the state is carried on the CPU between calls
-    assert all(v.device.type == "cpu" for group in model.memory_.groups for v in group.state.values())
+    assert all(v.device.type == "cpu" for group in model.memory_.groups for v in group.state.tensors().values())
     updated = copy.deepcopy(model).update(new)
     recomputed = model.predict(df=pd.concat([head, new]))
     np.testing.assert_allclose(updated.predict()["yhat"], recomputed["yhat"], rtol=1e-4, atol=1e-4)

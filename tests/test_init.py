@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 
 import tsrsa
 from tsrsa import RSAForecaster
@@ -124,6 +125,91 @@ def test_unusable_estimates_keep_the_paper_values():
     assert init.lam[1] == pytest.approx(0.99**2)  # |lam| clipped to 0.99 before the stride power
     assert np.isnan(init.lam[2]) and init.report[2]["source"] == "paper"
     assert np.isnan(init.gamma).all() and init.dilations == [4]
+
+
+def _acf_reference(y, lag):
+    """Biased sample autocorrelation at one lag of y less its least-squares line (float64)."""
+    t = np.arange(len(y), dtype=np.float64)
+    z = y - np.polyval(np.polyfit(t, y, 1), t)
+    z = z - z.mean()
+    return float(np.dot(z[:-lag], z[lag:]) / np.dot(z, z))
+
+
+def test_the_pooled_autocorrelation_is_the_median_over_the_series_that_reach_each_lag():
+    from tsrsa.init.seasonality import pooled_acf
+
+    rng = np.random.default_rng(4)
+    series = [_ar2(0.6, 0.2, n=300, seed=1) + 0.01 * np.arange(300), rng.standard_normal(120),
+              np.sin(np.arange(200) / 3) + 0.3 * rng.standard_normal(200)]
+    got = pooled_acf(series, 250)
+    for lag in (1, 7, 24, 119):
+        assert got[lag] == pytest.approx(np.median([_acf_reference(y, lag) for y in series]), abs=1e-12)
+    # beyond the short series the median of the two others, beyond those the longest alone
+    assert got[150] == pytest.approx(np.mean([_acf_reference(series[0], 150), _acf_reference(series[2], 150)]))
+    assert got[250] == pytest.approx(_acf_reference(series[0], 250), abs=1e-12)
+    assert got[0] == pytest.approx(1.0)
+
+
+def _acf_curve(lags=200):
+    """An autocorrelation whose value differs at every lag: 0.5 + 0.4 cos(2 pi l / 24) / (1 + l / 100)."""
+    lag = np.arange(lags)
+    return 0.5 + 0.4 * np.cos(2 * np.pi * lag / 24) / (1 + lag / 100)
+
+
+def test_a_dilated_head_reads_the_autocorrelation_at_its_own_lag_and_names_its_period():
+    acf = _acf_curve()
+    estimates = Estimates(periods=[24, 168], period_acf=[0.8, 0.6])
+    estimates.acf = acf
+    counts = dict(n_regular=0, n_cyclic=0, n_dilated_regular=1)
+    # from the periods: 24 steps at a stride of 5 is 5 tokens, so the head reads 25 steps back
+    free = assign_heads(estimates, stride=5, n_tokens=40, **counts)
+    assert free.dilations == [5] and free.lam[0] == pytest.approx(acf[25])
+    assert free.report[0]["estimate"] == "period 24 steps, read at lag 25 steps"
+    # a given dilation carries the period it matches, whatever the periods' order; at the period's own
+    # lag, the season's autocorrelation as estimated with the period
+    weekly = assign_heads(estimates, stride=4, n_tokens=84, dilations=[42], **counts)
+    assert weekly.lam[0] == pytest.approx(0.6) and weekly.report[0]["estimate"] == "period 168 steps"
+    # a given dilation that matches no period reads the autocorrelation at its lag
+    other = assign_heads(estimates, stride=4, n_tokens=84, dilations=5, **counts)
+    assert other.lam[0] == pytest.approx(acf[20]) and other.report[0]["source"] == "autocorrelation"
+    assert other.report[0]["estimate"] == "lag 20 steps"
+    pair = assign_heads(estimates, stride=4, n_tokens=84, n_regular=0, n_cyclic=0, n_dilated_cyclic=1,
+                        dilations=[6])
+    assert pair.gamma[0] == pytest.approx(0.8) and pair.report[0]["estimate"] == "period 24 steps"
+
+
+def test_unshared_cyclic_pairs_and_a_dilated_head_start_from_the_data(monkeypatch):
+    import tsrsa.init.heads as heads
+
+    root = 0.9 * np.exp(2j * np.pi / 20)  # a 20-step cycle: 4 tokens of 5 steps
+    estimates = Estimates(roots=np.array([root, np.conj(root), 0.8]), periods=[24], period_acf=[0.7])
+    estimates.acf = _acf_curve()
+    seen = {}
+
+    def estimated(*args, **kwargs):
+        seen.update(kwargs)
+        return estimates
+
+    monkeypatch.setattr(heads, "estimate_panel", estimated)
+    model = RSAForecaster(h=12, input_size=100, patch_len=5, d_model=16, n_heads=8, n_layers=2, d_ff=16,
+                          n_regular=1, n_cyclic=2, n_dilated_regular=1, share_cyclic=False, max_epochs=1,
+                          learning_rate=1e-12, random_state=0).fit(_hourly(length=300, ids=("a",)))
+    assert seen["max_lag"] >= 19 * 5  # the autocorrelation reaches every dilation the window holds
+    s = 5
+    lam = [0.8**s, _acf_curve()[25]]  # the regular head; the dilated head at 5 tokens = 25 steps
+    gamma = [0.9**s, 0.9**s, 0.7 ** (s / 24), 0.7 ** (s / 24)]  # per cyclic head: the root, then period 24
+    theta = [2 * np.pi / 20 * s] * 2 + [2 * np.pi * s / 24] * 2
+    assert model.network_.config.attention_options["dilations"] == [5]
+    for block in model.network_.blocks:
+        attn = block.attn
+        assert attn.plan.kinds == ("regular", "cyclic_cos", "cyclic_sin", "cyclic_cos", "cyclic_sin", "regular")
+        np.testing.assert_allclose(torch.tanh(attn.eta).detach().numpy(), lam, rtol=1e-5)
+        np.testing.assert_allclose(torch.sigmoid(attn.nu).detach().numpy(), gamma, rtol=1e-5)
+        np.testing.assert_allclose(attn.theta.detach().numpy(), theta, rtol=1e-5)
+    report = model.init_report_
+    assert report["dilation"].tolist() == [5, 5, 5, 5, 5, 25]
+    assert report.loc[5, "estimate"] == "period 24 steps, read at lag 25 steps"
+    assert report["source"].tolist() == ["ar_root"] * 3 + ["seasonal_period"] * 3
 
 
 def test_panel_estimates_fall_back_silently():

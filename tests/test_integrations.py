@@ -203,7 +203,7 @@ def test_ptf_network_is_the_forecasters_network(toy):
     for cls, forecaster in ((RSATransformer, RSAForecaster), (VanillaTransformer, TransformerForecaster)):
         model = cls.from_dataset(train, d_model=16)
         estimator = forecaster(h=4, input_size=16, d_model=16)
-        reference = estimator._build_network(estimator._network_config())
+        reference = estimator.build_network(estimator.network_config())
         assert type(model.network) is ForecastingTransformer
         assert {k: v.shape for k, v in model.network.state_dict().items()} == \
                {k: v.shape for k, v in reference.state_dict().items()}

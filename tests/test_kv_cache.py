@@ -1,5 +1,6 @@
-"""Bounded key/value caches: each eviction policy on attention patterns where the token to drop is known,
-and the bounded forms against attention over the tokens they keep."""
+"""Bounded key/value caches: each eviction policy against its rules written out token by token in float64
+over dozens of evictions (alone, and inside the softmax and RSA layers), on attention patterns where the
+token to drop is known, and in the forecasters."""
 from __future__ import annotations
 
 import math
@@ -11,8 +12,10 @@ import torch
 
 from tsrsa import RSAForecaster, TransformerForecaster, load
 from tsrsa.nn import build_attention
-from tsrsa.nn.kv_cache import CACHE_POLICIES, CacheSpec, bounded_attend, empty_bounded_cache
-from tsrsa.nn.softmax import alibi_slopes
+from tsrsa.nn.kv_cache import CACHE_POLICIES, BoundedCacheState, CacheSpec, bounded_attend
+from tsrsa.nn.multihead import merge_heads
+
+from test_rsa import rem_reference
 
 F64 = torch.float64
 
@@ -29,49 +32,133 @@ def _stream(layer, x, chunks=(3, 5, 1, 7)):
     return torch.cat(out, dim=1), state
 
 
-def _reference(q, k, v, kept, slopes=None):
-    """Attention of each query t over the tokens kept[t] (positions), ALiBi's bias by distance."""
+def reference_stream(q, k, v, slopes, *, size, policy, sinks=0):
+    """The cache's rules token by token in float64 with Python lists (the kv_cache module docstring, from
+    the papers): each token joins the cache, its query attends to every kept token (logits q·k/√d, less
+    ALiBi's slope times the distance: in the stream, or for ``sinks`` in the cache as StreamingLLM counts
+    it), the weights add to the kept tokens' scores, and a cache holding ``size`` tokens drops one:
+    ``window`` the oldest, ``sinks`` the oldest after the first ``sinks`` of the stream, ``h2o`` per head
+    the least accumulated attention outside the size // 2 most recent (Zhang et al. 2023), ``tova`` the
+    least weight of this query averaged over the heads (Oren et al. 2024).
+
+    Returns the outputs (B, H, T, hs) and the kept positions [sequence][head] after the last token.
+    """
+    B, H, T, hs = q.shape
     out = torch.zeros_like(q)
-    for t in range(q.size(2)):
-        idx = torch.tensor(kept[t])
-        logits = (q[:, :, t:t + 1] @ k[:, :, idx].transpose(-2, -1)).squeeze(2) / math.sqrt(q.size(-1))
-        if slopes is not None:
-            logits = logits - slopes.view(1, -1, 1) * (t - idx).to(logits.dtype)
-        out[:, :, t] = (torch.softmax(logits, -1)[:, :, None] @ v[:, :, idx]).squeeze(2)
-    return out
+    kept_all = []
+    for b in range(B):
+        kept = [[] for _ in range(H)]
+        score = [{} for _ in range(H)]
+        for t in range(T):
+            weights = []
+            for h in range(H):
+                kept[h].append(t)
+                score[h][t] = 0.0
+                n = len(kept[h])
+                logits = []
+                for i, s in enumerate(kept[h]):
+                    logit = float(q[b, h, t] @ k[b, h, s]) / math.sqrt(hs)
+                    if slopes is not None:
+                        logit -= float(slopes[h]) * ((n - 1 - i) if policy == "sinks" else (t - s))
+                    logits.append(logit)
+                top = max(logits)
+                w = [math.exp(logit - top) for logit in logits]
+                w = [x / sum(w) for x in w]
+                out[b, h, t] = sum(wi * v[b, h, s] for wi, s in zip(w, kept[h]))
+                for wi, s in zip(w, kept[h]):
+                    score[h][s] += wi
+                weights.append(w)
+            if len(kept[0]) < size:
+                continue
+            if policy == "tova":
+                mean = [sum(weights[h][i] for h in range(H)) / H for i in range(size)]
+                drops = [kept[0][mean.index(min(mean))]] * H
+            elif policy == "h2o":
+                drops = []
+                for h in range(H):
+                    recent = sorted(kept[h])[-(size // 2):]
+                    drops.append(min((s for s in kept[h] if s not in recent), key=lambda s: score[h][s]))
+            elif policy == "sinks":
+                drops = [min(s for s in kept[h] if s >= sinks) for h in range(H)]
+            else:
+                drops = [min(kept[h]) for h in range(H)]
+            for h in range(H):
+                kept[h].remove(drops[h])
+                del score[h][drops[h]]
+        kept_all.append(kept)
+    return out, kept_all
+
+
+@pytest.mark.parametrize("alibi", [False, True])
+@pytest.mark.parametrize("policy", CACHE_POLICIES)
+def test_each_policy_over_dozens_of_evictions_equals_its_rules_step_by_step(policy, alibi):
+    g = torch.Generator().manual_seed(1)
+    B, H, T, hs, size = 2, 3, 50, 4, 7  # 44 evictions per sequence and head
+    q, k, v = (2 * torch.randn(B, H, T, hs, generator=g, dtype=F64) for _ in range(3))
+    slopes = torch.tensor([0.5, 0.1, 0.02], dtype=F64) if alibi else None
+    expected, kept = reference_stream(q, k, v, slopes, size=size, policy=policy, sinks=2)
+    state, outputs = None, []  # None: the empty history
+    for a, b in ((0, 1), (1, 9), (9, 10), (10, 31), (31, T)):  # several calls, carrying the state
+        y, state = bounded_attend(q[:, :, a:b], k[:, :, a:b], v[:, :, a:b], slopes=slopes, size=size,
+                                  policy=policy, sinks=2, state=state)
+        assert isinstance(state, BoundedCacheState)
+        outputs.append(y)
+    torch.testing.assert_close(torch.cat(outputs, dim=2), expected, rtol=1e-10, atol=1e-10)
+    assert state.pos.tolist() == kept and state.seen.tolist() == [T, T]
+    if policy in ("h2o", "tova"):  # the policy keeps old tokens that a window would have dropped
+        assert min(min(head) for sequence in kept for head in sequence) < T - size + 1
+    if policy == "h2o":
+        assert any(len({tuple(head) for head in sequence}) > 1 for sequence in kept)  # kept sets differ by head
+
+
+def test_sinks_weigh_the_first_tokens_by_their_place_in_the_cache_not_in_the_stream():
+    B, H, hs, T = 1, 1, 2, 200
+    k, v = torch.zeros(B, H, T, hs, dtype=F64), torch.zeros(B, H, T, hs, dtype=F64)
+    v[..., 0, 0] = 1.0  # only the first token's value is non-zero
+    q = torch.zeros(B, H, T, hs, dtype=F64)  # every logit 0: the weights are ALiBi's alone
+    y, state = bounded_attend(q, k, v, slopes=torch.tensor([0.5], dtype=F64), size=4, policy="sinks", sinks=1,
+                              state=BoundedCacheState.empty(B, H, hs, dtype=F64))
+    assert state.pos[0, 0].tolist() == [0, T - 2, T - 1]
+    # the last query reads the sink, the two tokens before it and itself: distances 3, 2, 1, 0 in the cache
+    weights = torch.softmax(-0.5 * torch.tensor([3.0, 2.0, 1.0, 0.0], dtype=F64), 0)
+    assert y[0, 0, -1, 0].item() == pytest.approx(weights[0].item(), rel=1e-12)
+    assert y[0, 0, -1, 0].item() > 0.05  # at its distance in the stream, 199 tokens, it would weigh e^-99
 
 
 @pytest.mark.parametrize("kind", ["softmax", "rsa"])
 @pytest.mark.parametrize("policy", CACHE_POLICIES)
-def test_a_cache_that_never_fills_equals_the_unbounded_one(kind, policy):
+def test_a_layer_streams_through_its_bounded_cache_as_the_rules_say(kind, policy):
     torch.manual_seed(0)
-    options = {"alibi": True} if kind == "softmax" else {"alibi": True, "n_dilated_regular": 1}
-    unbounded = build_attention(kind, 16, 4, causal=True, **options).double().eval()
-    bounded = build_attention(kind, 16, 4, causal=True, cache_size=32, cache_policy=policy, **options).double().eval()
-    bounded.load_state_dict(unbounded.state_dict())
-    x = torch.randn(2, 20, 16, dtype=F64)
-    expected, _ = _stream(unbounded, x)
-    got, state = _stream(bounded, x)
+    options = {"n_dilated_regular": 1, "dilations": 3} if kind == "rsa" else {}
+    layer = build_attention(kind, 16, 4, causal=True, alibi=True, cache_size=6, cache_policy=policy,
+                            cache_sinks=2, **options).double().eval()
+    with torch.no_grad():  # larger than the N(0, 0.02) start, so that attention is far from uniform
+        layer.qkv.weight.normal_(0.0, 0.5)
+    x = torch.randn(2, 30, 16, dtype=F64)
+    got, state = _stream(layer, x)
+    with torch.no_grad():
+        q, k, v = layer.project(x)
+        y, kept = reference_stream(q, k, v, layer.slopes, size=6, policy=policy, sinks=2)
+        if kind == "rsa":
+            g = layer.gate().item()
+            y[:, :layer.n_rem] = (1 - g) * y[:, :layer.n_rem] + g * rem_reference(layer, v)
+        expected = layer.proj(merge_heads(y))
     torch.testing.assert_close(got, expected, rtol=1e-9, atol=1e-9)
-    assert state["pos"].shape == (2, 4, 20) and state["seen"].tolist() == [20, 20]
-    assert bounded.state_size(20) == unbounded.state_size(20) + 2 * 20 * 4  # plus a position and a score per head
+    cache = state.branch if kind == "rsa" else state  # RSA's softmax branch holds its cache
+    assert cache.pos.tolist() == kept and cache.seen.tolist() == [30, 30]
+    unbounded = build_attention(kind, 16, 4, causal=True, alibi=True, **options)
+    assert layer.state_size(30) == unbounded.state_size(5) + 2 * 5 * 4  # 5 tokens kept, a position and a score each
 
 
-@pytest.mark.parametrize("alibi", [False, True])
-def test_window_and_sinks_attend_over_exactly_the_tokens_they_keep(alibi):
-    torch.manual_seed(1)
-    B, H, T, hs, size = 2, 2, 12, 3, 5
-    q, k, v = (torch.randn(B, H, T, hs, dtype=F64) for _ in range(3))
-    slopes = torch.tensor(alibi_slopes(H), dtype=F64) if alibi else None
-    window = [list(range(max(0, t - size + 1), t + 1)) for t in range(T)]
-    # sinks: the first 2 tokens, then the latest size - 2 (every token while the cache is not full)
-    sinks = [list(range(t + 1)) if t < size else [0, 1, *range(t - size + 3, t + 1)] for t in range(T)]
-    after = {"window": [8, 9, 10, 11], "sinks": [0, 1, 10, 11]}  # what the last step leaves: size - 1 tokens
-    for policy, kept in (("window", window), ("sinks", sinks)):
-        state = empty_bounded_cache(B, H, hs, dtype=F64)
-        got, state = bounded_attend(q, k, v, state, slopes, size=size, policy=policy, sinks=2)
-        torch.testing.assert_close(got, _reference(q, k, v, kept, slopes), rtol=1e-9, atol=1e-9)
-        assert state["pos"][0, 0].tolist() == after[policy]
+def test_a_bounded_cache_has_no_parallel_form_and_says_so():
+    layer = build_attention("softmax", 16, 4, causal=True, cache_size=4).double().eval()
+    x = torch.randn(1, 6, 16, dtype=F64)
+    _, state = _stream(layer, x)
+    assert isinstance(state, BoundedCacheState) and state.k.size(2) == 3
+    with pytest.raises(TypeError, match="bounded cache has no parallel form"):
+        layer.parallel(x, state)
+    with pytest.raises(TypeError, match="continues a BoundedCacheState"):
+        layer.stream(x, layer.parallel(x)[1])  # the parallel form keeps every token: not a bounded state
 
 
 def _one_hot_keys(*rows):
@@ -86,13 +173,13 @@ def test_tova_drops_the_token_the_heads_attend_to_least_and_the_newest_may_go():
     q = torch.zeros(B, H, 4, hs, dtype=F64)
     q[:, 0, 3] = torch.tensor([8.0, 0.0])  # head 0: token 1 far below the rest
     q[:, 1, 3] = torch.tensor([-0.5, 0.0])  # head 1: mildly for token 1, against the others
-    _, state = bounded_attend(q, k, v, empty_bounded_cache(B, H, hs, dtype=F64), None, size=4, policy="tova")
+    _, state = bounded_attend(q, k, v, size=4, policy="tova")
     # mean over heads: token 1 lowest (head 0 outweighs head 1); one kept set for both heads
-    assert state["pos"][0].tolist() == [[0, 2, 3], [0, 2, 3]]
+    assert state.pos[0].tolist() == [[0, 2, 3], [0, 2, 3]]
     q[:, :, 3] = torch.tensor([8.0, 0.0])
     k[:, :, 3] = torch.tensor([-2.0, 0.0])  # now the newest token is the one attended to least
-    _, state = bounded_attend(q, k, v, empty_bounded_cache(B, H, hs, dtype=F64), None, size=4, policy="tova")
-    assert state["pos"][0, 0].tolist() == [0, 1, 2]
+    _, state = bounded_attend(q, k, v, size=4, policy="tova")
+    assert state.pos[0, 0].tolist() == [0, 1, 2]
 
 
 def test_h2o_keeps_the_heavy_hitters_of_each_head_and_the_recent_tokens():
@@ -103,10 +190,10 @@ def test_h2o_keeps_the_heavy_hitters_of_each_head_and_the_recent_tokens():
     q = torch.zeros(B, H, 3, hs, dtype=F64)
     q[:, :, :, 0] = 10.0  # every query looks along the first axis: head 0 at token 0, head 1 at token 1
     v = torch.randn(B, H, 3, hs, dtype=F64)
-    _, state = bounded_attend(q, k, v, empty_bounded_cache(B, H, hs, dtype=F64), None, size=3, policy="h2o")
+    _, state = bounded_attend(q, k, v, size=3, policy="h2o")
     # the most recent token (size // 2 = 1) stays; of tokens 0 and 1 each head keeps the one it attended to
-    assert state["pos"][0].tolist() == [[0, 2], [1, 2]]
-    assert state["score"][0, 1, 0] > 1.9  # token 1 of head 1: nearly all of queries 1 and 2
+    assert state.pos[0].tolist() == [[0, 2], [1, 2]]
+    assert state.score[0, 1, 0] > 1.9  # token 1 of head 1: nearly all of queries 1 and 2
 
 
 @pytest.mark.parametrize("options, error, match", [
@@ -136,9 +223,8 @@ def test_a_streaming_forecaster_with_a_bounded_cache_updates_saves_and_keeps_its
     model.fit(y.iloc[:260]).update(y.iloc[260:])
     again = TransformerForecaster(**model.get_params()).fit(y.iloc[:260])
     np.testing.assert_allclose(model.predict()["yhat"], again.predict(df=y)["yhat"], rtol=1e-5, atol=1e-6)
-    state = model.memory_.groups[0].state
-    positions = [v for name, v in state.items() if name.endswith(".pos")]
-    assert positions and all(p.shape[-1] == 5 for p in positions)  # 75 tokens streamed, 5 kept per layer
+    positions = model.memory_.groups[0].state.kept_positions  # {layer: (B, H, K)}
+    assert sorted(positions) == [0, 1] and all(p.shape[-1] == 5 for p in positions.values())  # 5 of 75 tokens kept
     model.save(tmp_path / "m")
     back = load(tmp_path / "m")
     pd.testing.assert_frame_equal(back.predict(), model.predict())
@@ -148,8 +234,8 @@ def test_rsa_forecaster_takes_the_cache_options_and_names_a_bad_one():
     y = _series()
     model = RSAForecaster(h=8, input_size=32, patch_len=4, d_model=16, max_epochs=1, stream=True, cache_size=4,
                           cache_policy="h2o", random_state=0).fit(y.iloc[:260]).update(y.iloc[260:])
-    positions = [v for name, v in model.memory_.groups[0].state.items() if name.endswith(".pos")]
-    assert positions and all(p.shape[-1] == 3 for p in positions)
+    positions = model.memory_.groups[0].state.kept_positions  # {layer: (B, H, K)}
+    assert sorted(positions) == [0, 1] and all(p.shape[-1] == 3 for p in positions.values())
     bad = RSAForecaster(h=8, input_size=32, patch_len=4, d_model=16, max_epochs=1, stream=True, cache_size=4,
                         cache_policy="lru")
     with pytest.raises(ValueError, match="cache_policy must be one of"):

@@ -11,6 +11,7 @@ from tsrsa.nn import (
     SoftmaxAttention, attention_kinds, build_attention, make_loss, register_attention, softmax_attention,
 )
 from tsrsa.nn import registry
+from tsrsa.nn.softmax import softmax_parallel
 
 
 # ---------------------------------------------------------------------- registry
@@ -72,7 +73,7 @@ def test_alibi_slopes_and_bias_follow_the_paper_elementwise():
     assert alibi_slopes(6) == alibi_slopes(4) + alibi_slopes(8)[0::2][:2]
     torch.manual_seed(0)
     for causal in (False, True):
-        attn = SoftmaxAttention(8, 2, causal=causal, alibi=True).double().eval()
+        attn = spread(SoftmaxAttention(8, 2, causal=causal, alibi=True).double().eval())
         x = torch.randn(2, 6, 8, dtype=torch.float64)
         q, k, v = attn.project(x)
         slopes = torch.tensor(alibi_slopes(2), dtype=torch.float64)
@@ -85,19 +86,38 @@ def test_alibi_slopes_and_bias_follow_the_paper_elementwise():
 
 
 
+def spread(attn):
+    """q/k/v weights N(0, 0.5²) instead of the N(0, 0.02²) start: on unit inputs the logits are a few
+    units, so attention is far from uniform and a wrong scale or mask moves the output by order one."""
+    with torch.no_grad():
+        attn.qkv.weight.normal_(0.0, 0.5)
+    return attn
+
+
 @pytest.mark.parametrize("causal", [False, True])
-def test_fused_and_explicit_softmax_agree(causal):
+def test_fused_and_explicit_softmax_follow_the_formula_elementwise(causal):
     torch.manual_seed(0)
-    attn = SoftmaxAttention(16, 4, causal=causal).eval()
-    x = torch.randn(3, 7, 16)
-    fused = attn(x)
+    attn = spread(SoftmaxAttention(16, 4, causal=causal).double().eval())
+    x = torch.randn(3, 7, 16, dtype=torch.float64)
+    q, k, v = attn.project(x)  # (B, H, T, 4)
+    mask = torch.full((7, 7), -torch.inf, dtype=torch.float64).triu(1) if causal else 0.0
+    weights = torch.softmax(q @ k.mT / 2.0 + mask, -1)  # head size 4: scale 1/2
+    assert weights[..., -1, :].amax(-1).mean() > 0.5  # the last query: far from uniform (1/7 each)
+    expected = attn.output(weights @ v)
+    torch.testing.assert_close(attn(x), expected, rtol=0, atol=1e-12)  # the fused kernel
     attn.fused = False
-    explicit = attn(x)
-    torch.testing.assert_close(fused, explicit, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(attn(x), expected, rtol=0, atol=1e-12)  # the explicit four lines
     q, k, v = torch.randn(3, 2, 5, 4, dtype=torch.float64).unbind(0)
     mask = torch.full((5, 5), -torch.inf, dtype=torch.float64).triu(1) if causal else 0.0
-    expected = torch.softmax(q @ k.mT / 2.0 + mask, -1) @ v  # head size 4: scale 1/2
-    torch.testing.assert_close(softmax_attention(q, k, v, causal=causal), expected)
+    y, cache = softmax_attention(q, k, v, causal=causal)
+    torch.testing.assert_close(y, torch.softmax(q @ k.mT / 2.0 + mask, -1) @ v)
+    assert torch.equal(cache.k, k) and torch.equal(cache.v, v)  # the cache: every key and value
+    if causal:  # the last two queries over the cache of the first three: rows 3 and 4 of the whole
+        first, cache = softmax_attention(q[:, :3], k[:, :3], v[:, :3], causal=True)
+        rest, _ = softmax_attention(q[:, 3:], k[:, 3:], v[:, 3:], causal=True, state=cache)
+        torch.testing.assert_close(torch.cat([first, rest], dim=1), y, rtol=0, atol=1e-12)
+        fused, _ = softmax_parallel(q[:, 3:], k[:, 3:], v[:, 3:], causal=True, state=cache)
+        torch.testing.assert_close(fused, rest, rtol=0, atol=1e-12)
 
 
 def test_causal_attention_ignores_the_future():
@@ -254,3 +274,24 @@ def test_readout_tokens_auto_reads_one_horizon_of_tokens_only_when_the_windows_a
     with pytest.raises(ValueError, match="readout_tokens=0 must be >= 1"):
         TransformerForecaster(**small, readout_tokens=0).fit(df)
     assert TransformerForecaster(**small, readout_tokens=np.int64(3)).fit(df).readout_tokens_ == 3
+
+
+def test_every_network_declares_its_parameter_groups_and_a_group_it_lacks_is_named():
+    from tsrsa.nn import DLinearConfig, DLinearNetwork, build_transformer
+    from tsrsa.training import TrainingConfig
+    from tsrsa.training.loop import parameter_groups
+
+    small = dict(input_size=16, h=4, patch_len=4, d_model=16, n_heads=4, n_layers=2, d_ff=8)
+    rsa = build_transformer(BackboneConfig(attention="rsa", **small))
+    streaming = build_transformer(BackboneConfig(attention="rsa", causal=True, stream=True, **small))
+    for net in (rsa, streaming):  # the REM values and gates of every layer: eta, nu, theta, mu
+        groups = net.parameter_groups()
+        assert list(groups) == ["recurrence"] and len(groups["recurrence"]) == 2 * 4
+        assert all(p is block.attn.eta or p is block.attn.mu or p is block.attn.nu or p is block.attn.theta
+                   for p, block in zip(groups["recurrence"], [b for b in net.blocks for _ in range(4)]))
+    plain = [build_transformer(BackboneConfig(**small)), LSTMNetwork(LSTMConfig(input_size=16, h=4)),
+             DLinearNetwork(DLinearConfig(input_size=16, h=4, kernel_size=5))]
+    for net in plain:
+        assert net.parameter_groups() == {}
+        with pytest.raises(ValueError, match=r"does not offer .*offers \[\]"):
+            parameter_groups(net, TrainingConfig(group_options={"recurrence": {"lr": 0.1}}))

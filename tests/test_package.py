@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 import tsrsa
 
@@ -54,3 +55,30 @@ def test_demo_runs_end_to_end(tmp_path, capsys):
     png = tmp_path / "co2_forecast.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert isinstance(table, pd.DataFrame)
+
+
+def test_a_renamed_public_name_warns_and_names_its_new_spelling():
+    from tsrsa.forecasters import stream_state, streaming
+
+    with pytest.warns(DeprecationWarning, match="use tsrsa.forecasters.stream_state.StreamState"):
+        assert streaming.StreamMemory is stream_state.StreamState
+    with pytest.raises(AttributeError, match="StreamState.advance"):
+        streaming.continued_streams  # noqa: B018
+
+
+def test_the_ops_old_names_name_their_new_spelling():
+    import torch
+
+    from tsrsa.nn import kv_cache, softmax, t2r
+
+    q = k = v = torch.randn(1, 2, 5, 4)
+    with pytest.warns(DeprecationWarning, match="use tsrsa.nn.softmax.softmax_parallel"):
+        branch = softmax.softmax_branch
+    torch.testing.assert_close(branch(q, k, v, None, causal=True, dropout=0.0),
+                               softmax.softmax_parallel(q, k, v, causal=True)[0])
+    with pytest.warns(DeprecationWarning, match="t2r_chunked"):
+        t2r.t2r_parallel  # noqa: B018
+    for module, name, new in ((softmax, "KeyValueCache", "KeyValueState"), (t2r, "t2r_empty_state", "LinearState"),
+                              (kv_cache, "empty_bounded_cache", "BoundedCacheState.empty")):
+        with pytest.raises(AttributeError, match=new):
+            getattr(module, name)

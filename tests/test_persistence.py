@@ -89,6 +89,38 @@ def test_models_saved_by_every_format_version_still_load(version, name):
     assert (got["ds"].to_numpy() == expected["ds"].to_numpy()).all()
 
 
+STREAMS = [(version, name) for version, name in SAVED if name.endswith("_stream")]
+
+
+@pytest.mark.parametrize("version,name", STREAMS)
+def test_a_saved_stream_loads_into_typed_states_and_saves_under_the_same_names(version, name, tmp_path):
+    """The flat names of formats 2 to 4 (``stream.{group}.blocks.{i}.k`` ...) load, through the states' one
+    path, into typed states that hold the saved arrays bit for bit, and save back under the same names."""
+    from tsrsa.nn import RSAState, StreamingState
+
+    path = FIXTURES / version / name
+
+    def stream_arrays(folder):
+        with np.load(folder / "arrays.npz") as npz:
+            return {k: npz[k] for k in npz.files
+                    if k.startswith("stream.") and k.split(".")[1].isdigit() and k.split(".")[2] != "rows"}
+
+    saved = stream_arrays(path)
+    assert any(".blocks.0." in k for k in saved)
+    model = tsrsa.load(path)
+    flat = {}
+    for i, group in enumerate(model.memory_.groups):
+        assert isinstance(group.state, StreamingState)
+        assert all(isinstance(layer, RSAState) for layer in group.state.blocks)
+        flat.update({f"stream.{i}.{k}": t.numpy() for k, t in group.state.tensors().items()})
+    assert sorted(flat) == sorted(saved)
+    for key, value in saved.items():
+        assert flat[key].dtype == value.dtype and np.array_equal(flat[key], value), key
+    model.save(tmp_path / "again")
+    again = stream_arrays(tmp_path / "again")
+    assert sorted(again) == sorted(saved) and all(np.array_equal(again[k], saved[k]) for k in saved)
+
+
 @pytest.mark.parametrize("target,damage", [
     ("weights.pt", lambda b: b[:-10] + bytes(10)),
     ("arrays.npz", lambda b: b[:100]),

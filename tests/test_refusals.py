@@ -211,7 +211,7 @@ def test_defaults_stay_possible_for_a_short_horizon():
     """h=1 at the defaults: the input covers one patch, DLinear's trend window the whole input."""
     y = HISTORY[["unique_id", "ds", "y"]]
     transformer = TransformerForecaster(h=1, d_model=8, n_heads=2, max_epochs=1, random_state=0).fit(y)
-    assert transformer._input_size == transformer.patch_len == 4
+    assert transformer.resolved_input_size == transformer.patch_len == 4
     dlinear = DLinearForecaster(h=4, max_epochs=1, random_state=0).fit(y)
     assert dlinear.network_.config.kernel_size == 8  # the paper's 25 shortened to the input
     assert DLinearForecaster(h=20, max_epochs=1)._kernel_size() == 25

@@ -8,11 +8,10 @@ import pytest
 import torch
 
 from tsrsa import RSAForecaster, TransformerForecaster
-from tsrsa.nn import RSAAttention, SoftmaxAttention, linear_rnn_to_rem, plan_heads, rem_matrix
+from tsrsa.nn import RSAAttention, linear_rnn_to_rem, plan_heads, rem_matrix
 from tsrsa.nn.rem import (
     kind_codes, rem_apply_dense, rem_apply_fft, rem_apply_scan, rem_kernels, rem_matrices,
 )
-from tsrsa.nn.multihead import split_heads
 
 from conftest import make_panel
 
@@ -26,6 +25,19 @@ def _formula(kind, i, j, lam, gamma, theta, d, mask, max_lag):
     if kind == "regular":
         return lam**m
     return gamma**m * (math.cos(theta * m) if kind == "cyclic_cos" else math.sin(theta * m))
+
+
+def rem_reference(layer, v):
+    """P_h V_h of every REM head of an RSA layer, P written out entry by entry from the formula
+    (float64, the causal mask): v (B, H, T, hs) -> (B, H_rem, T, hs)."""
+    radius, angle = (t.detach().tolist() for t in layer.rem_parameters())
+    T = v.size(2)
+    out = torch.zeros_like(v[:, :layer.n_rem])
+    for h, (kind, d) in enumerate(zip(layer.plan.kinds, layer.plan.dilations)):
+        P = torch.tensor([[_formula(kind, i, j, radius[h], radius[h], angle[h], d, "causal", layer.max_lag)
+                           for j in range(T)] for i in range(T)], dtype=v.dtype)
+        out[:, h] = P @ v[:, h]
+    return out
 
 
 @pytest.mark.parametrize("kind", ["regular", "cyclic_cos", "cyclic_sin"])
@@ -131,30 +143,26 @@ def test_plan_errors():
 
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("n_dilated_regular", [0, 1])  # one plain softmax head, or REM on every head
-def test_gate_limits(causal, n_dilated_regular):
+def test_the_gate_mixes_softmax_and_the_rem_elementwise(causal, n_dilated_regular):
     torch.manual_seed(0)
     rsa = RSAAttention(16, 4, causal=causal, n_regular=1, n_cyclic=1, n_dilated_regular=n_dilated_regular,
                        dilations=2).double().eval()
+    with torch.no_grad():  # far from the N(0, 0.02) start: attention far from uniform
+        rsa.qkv.weight.normal_(0.0, 0.5)
+    rsa.set_rem_parameters(lam=[-0.8, 0.9][: rsa.plan.n_eta], gamma=0.85, theta=1.1, mu=0.7)
     R = rsa.n_rem
     assert R == 3 + n_dilated_regular
-    vanilla = SoftmaxAttention(16, 4, causal=causal).double().eval()
-    vanilla.load_state_dict({k: v for k, v in rsa.state_dict().items() if k.split(".")[0] in ("qkv", "proj")})
     x = torch.randn(3, 10, 16, dtype=torch.float64)
-    rsa.gate_override = 0.0
-    torch.testing.assert_close(rsa(x), vanilla(x))  # gate 0: softmax attention
-    rsa.gate_override = 1.0
-    v = split_heads(rsa.qkv(x).split(16, dim=2)[2], 4)  # (B, H, T, hs)
-    y = v.clone()
-    P = rsa.rem_matrices(10)
-    for b in range(3):
-        for h in range(R):
-            y[b, h] = P[h] @ v[b, h]
-    soft = torch.softmax(
-        split_heads(rsa.qkv(x).split(16, 2)[0], 4) @ split_heads(rsa.qkv(x).split(16, 2)[1], 4).mT / 2.0
-        + (torch.full((10, 10), -torch.inf, dtype=torch.float64).triu(1) if causal else 0.0), -1) @ v
-    y[:, R:] = soft[:, R:]  # heads without a REM stay softmax heads
-    expected = rsa.proj(y.transpose(1, 2).reshape(3, 10, 16))
-    torch.testing.assert_close(rsa(x), expected)  # gate 1: P @ V (REM heads)
+    with torch.no_grad():
+        q, k, v = rsa.project(x)  # (B, H, T, hs)
+        mask = torch.full((10, 10), -torch.inf, dtype=torch.float64).triu(1) if causal else 0.0
+        soft = torch.softmax(q @ k.mT / 2.0 + mask, -1) @ v  # head size 4: scale 1/2
+        rem = rem_reference(rsa, v)
+    for override, g in ((0.0, 0.0), (1.0, 1.0), (None, 1 / (1 + math.exp(-0.7)))):  # the limits, and σ(μ)
+        rsa.gate_override = override
+        y = soft.clone()
+        y[:, :R] = (1 - g) * soft[:, :R] + g * rem  # heads without a REM stay softmax heads
+        torch.testing.assert_close(rsa(x), rsa.proj(y.transpose(1, 2).reshape(3, 10, 16)), rtol=0, atol=1e-12)
 
 
 def test_causal_rsa_ignores_the_future():
@@ -253,8 +261,8 @@ def test_explain_softmax_heads_and_plot(fitted_rsa):
 def test_rem_init_values_are_applied_to_every_layer():
     model = RSAForecaster(h=4, input_size=16, patch_len=4, d_model=16, n_heads=4, n_layers=2,
                           rem_init={"lambda": [0.3, -0.4], "gamma": 0.6, "theta": 1.2, "gate": -1.0})
-    model._check_params()
-    network = model._build_network(model._network_config())
+    model.check_params()
+    network = model.build_network(model.network_config())
     model._initialise_network(network, None, None)
     for block in network.blocks:
         radius, angle = block.attn.rem_parameters()
@@ -296,8 +304,8 @@ def test_rem_learning_rate_errors(value, error):
 def test_twins_differ_in_attention_alone():
     kw = dict(h=4, input_size=16, patch_len=4, d_model=16, n_heads=4, n_layers=2, d_ff=16)
     rsa, vanilla = RSAForecaster(**kw), TransformerForecaster(**kw)
-    net_r = rsa._build_network(rsa._network_config()).eval()
-    net_v = vanilla._build_network(vanilla._network_config()).eval()
+    net_r = rsa.build_network(rsa.network_config()).eval()
+    net_v = vanilla.build_network(vanilla.network_config()).eval()
     extra = set(net_r.state_dict()) - set(net_v.state_dict())
     assert extra and all(k.split(".")[-1] in ("eta", "nu", "theta", "mu") for k in extra)
     assert set(net_v.state_dict()) <= set(net_r.state_dict())
@@ -335,3 +343,33 @@ def test_rem_stream_follows_the_recurrences_elementwise():
         start += n
     torch.testing.assert_close(torch.cat(outputs, dim=2), expected, rtol=0, atol=1e-12)
     assert (z[:, 0, 1:] == 0).all() and (z[:, 1, 2:] == 0).all()  # no state beyond a head's dilation
+
+
+@pytest.mark.parametrize("method", ["dense", "fft"])
+def test_the_rem_forms_continue_each_others_state_as_the_recurrences_say(method):
+    """rem_parallel (dense or FFT, from a history) and rem_recurrent (rem_stream) hand their states over:
+    any sequence of the two over a long run equals the Python-loop recurrences of rem_apply_scan."""
+    from tsrsa.nn.rem import RemHeads, kind_codes, rem_apply_scan, rem_parallel, rem_recurrent
+
+    torch.manual_seed(1)
+    code = kind_codes(["regular", "cyclic_cos", "cyclic_sin", "regular", "cyclic_sin"])
+    radius = torch.tensor([-0.8, 0.9, 0.9, 0.6, 0.7], dtype=torch.float64)
+    theta = torch.tensor([0.0, 0.7, 0.7, 0.0, 2.5], dtype=torch.float64)
+    dilation = torch.tensor([1, 1, 1, 3, 2])
+    heads = RemHeads(code, radius, theta, dilation)
+    v = torch.randn(2, 5, 23, 4, dtype=torch.float64)
+    expected = rem_apply_scan(code, radius, theta, dilation, v)  # (B, H, T, hs)
+    _, end = rem_recurrent(v, heads)
+    for pieces in (["p", "r", "p"], ["r", "p", "p", "r"]):
+        cuts = torch.linspace(0, 23, len(pieces) + 1).round().long().tolist()
+        state, outputs = None, []
+        for form, a, b in zip(pieces, cuts, cuts[1:]):
+            if form == "p":
+                y, state = rem_parallel(v[:, :, a:b], heads, method=method, state=state)
+            else:
+                y, state = rem_recurrent(v[:, :, a:b], heads, state=state)
+            outputs.append(y)
+        torch.testing.assert_close(torch.cat(outputs, dim=2), expected, rtol=0, atol=1e-10)
+        torch.testing.assert_close(state, end, rtol=0, atol=1e-10)
+    with pytest.raises(ValueError, match="causal REM"):
+        rem_parallel(v, heads._replace(mask="bidirectional"))

@@ -78,6 +78,6 @@ def test_prediction_for_10000_series_runs_in_bounded_batches(panel):
     calls = []
     forward = model.network_.forward
     model.network_.forward = lambda x: calls.append(len(x)) or forward(x)
-    out = model._forecast_windows(tails, np.zeros(S), np.ones(S), H)["yhat"]
+    out = model.forecast_windows(tails, np.zeros(S), np.ones(S), H)["yhat"]
     assert out.shape == (S, H) and np.isfinite(out).all()
     assert max(calls) == 500 and sum(calls) == S

@@ -1,4 +1,6 @@
-"""benchmarks/short_series.py: the simulated processes, the split rule, the rows and the tables."""
+"""The short-series benchmark: the library's processes, classic series, split rule, cells, anchors
+and scoring (``tsrsa.benchmarking.short_series`` and its neighbours), and the script's rows and
+tables (``benchmarks/short_series.py``, ``short_series_tables.py``)."""
 import json
 import sys
 from pathlib import Path
@@ -7,51 +9,120 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tsrsa.benchmarking.classic import CLASSIC, read_classic
+from tsrsa.benchmarking.folders import data_folder
+from tsrsa.benchmarking.short_series import (
+    LENGTHS, SIM_HORIZON, SIM_TEST, make_cell, reached_lengths, run_anchor, run_forecaster, score_windows,
+    split_rule, window_forecasts,
+)
+from tsrsa.benchmarking.simulated import PROCESSES, simulate
+from tsrsa.benchmarking.statistical_anchors import ArimaSpec, ets_forecasts, fit_ets
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-import short_series  # noqa: E402  (a script of benchmarks/, importable with its helper module)
-import short_series_data as ssd  # noqa: E402
+import short_series  # noqa: E402  (the script of benchmarks/, importable with its tables module)
+import short_series_tables  # noqa: E402
+
+CLASSIC_DIR = data_folder() / "classic"
+needs_classic = pytest.mark.skipif(not CLASSIC_DIR.is_dir(), reason="the classic series are not under TSRSA_DATA_DIR")
 
 
 def test_the_processes_have_their_stated_roots():
-    ar2 = ssd.PROCESSES["ar2_cycle"].roots()
+    ar2 = PROCESSES["ar2_cycle"].roots()
     np.testing.assert_allclose(np.abs(ar2), 0.95)
     np.testing.assert_allclose(sorted(np.abs(np.angle(ar2))), [2 * np.pi / 12] * 2)
-    sar = ssd.PROCESSES["seasonal_ar"].roots()
+    sar = PROCESSES["seasonal_ar"].roots()
     moduli = np.sort(np.abs(sar))
     assert len(sar) == 25 and moduli[0] == pytest.approx(0.5)
     np.testing.assert_allclose(moduli[1:], 0.8 ** (1 / 24))
-    np.testing.assert_allclose(sorted(ssd.PROCESSES["arma21"].roots().real), [0.5, 0.9])
-    assert all(np.abs(p.roots()).max() < 1 for p in ssd.PROCESSES.values())
+    np.testing.assert_allclose(sorted(PROCESSES["arma21"].roots().real), [0.5, 0.9])
+    assert all(np.abs(p.roots()).max() < 1 for p in PROCESSES.values())
 
 
 def test_a_long_simulated_path_gives_back_the_coefficients():
     from statsmodels.tsa.ar_model import AutoReg
 
-    y = ssd.simulate(ssd.PROCESSES["ar2_cycle"], 5000, seed=0)
+    y = simulate(PROCESSES["ar2_cycle"], 5000, seed=0)
     fit = AutoReg(y, lags=2, trend="n").fit()
-    np.testing.assert_allclose(fit.params, ssd.PROCESSES["ar2_cycle"].ar, atol=0.03)
+    np.testing.assert_allclose(fit.params, PROCESSES["ar2_cycle"].ar, atol=0.03)
     assert np.std(y) > 1  # unit noise, amplified by the cycle
-    arma = ssd.PROCESSES["arma21"]
-    assert not np.allclose(ssd.simulate(arma, 50, 1), ssd.simulate(arma, 50, 0))  # a path per seed
-    np.testing.assert_array_equal(ssd.simulate(arma, 50, 3), ssd.simulate(arma, 50, 3))
+    arma = PROCESSES["arma21"]
+    assert not np.allclose(simulate(arma, 50, 1), simulate(arma, 50, 0))  # a path per seed
+    np.testing.assert_array_equal(simulate(arma, 50, 3), simulate(arma, 50, 3))
 
 
-@pytest.mark.parametrize("h, season", sorted({(ssd.SIM_HORIZON, p.season) for p in ssd.PROCESSES.values()}
-                                            | {(c.h, c.season) for c in ssd.CLASSIC.values()}, key=str))
+@pytest.mark.parametrize("h, season", sorted({(SIM_HORIZON, p.season) for p in PROCESSES.values()}
+                                            | {(c.h, c.season) for c in CLASSIC.values()}, key=str))
 def test_the_split_rule_fits_every_length(h, season):
-    for n in ssd.LENGTHS:
-        s = ssd.split_rule(n, h, season)
+    for n in LENGTHS:
+        s = split_rule(n, h, season)
         g = s.season if s.season and s.season <= 48 else 8
         assert s.val_size >= h + h // 2 and s.val_size >= n // 10  # at least h/2 + 1 validation windows
         assert s.input_size % g == 0 and g <= s.input_size <= 96
         assert s.train_windows >= 9 and s.input_size + s.h <= n - s.val_size
         assert s.season is None or n >= 2 * s.season
-    assert ssd.split_rule(200, 24, 24).input_size == 48 and ssd.split_rule(2000, 24, 24).input_size == 96
 
 
-def test_origin_forecasts_equal_a_refilter_at_each_origin():
-    y = ssd.simulate(ssd.PROCESSES["arma21"], 300, 0)
-    spec = ssd.ArimaSpec((1, 1, 1), trend="n")
+@pytest.mark.parametrize("n, h, season, sizes", [
+    (200, 24, 24, (48, 36, 24)),  # v = max(36, 20); (200 - 36) / 3 = 54.7 -> two seasons of 24
+    (1000, 24, 24, (96, 100, 24)),  # v = n // 10; 900 / 3 = 300, capped at 96
+    (2000, 12, 36, (72, 200, 36)),  # the cap is the largest multiple of 36 up to 96
+    (200, 12, None, (56, 20, None)),  # g = 8: 180 / 3 = 60 -> 56
+    (200, 13, 52, (56, 20, 52)),  # v = max(ceil(19.5), 20); a season above 48 keeps g = 8
+    (90, 12, 48, (24, 18, None)),  # 90 < 2 * 48: no season; 72 / 3 = 24
+])
+def test_the_split_rule_on_given_lengths(n, h, season, sizes):
+    s = split_rule(n, h, season)
+    assert (s.input_size, s.val_size, s.season) == sizes
+    assert s.train_windows == n - s.val_size - s.input_size - h + 1
+
+
+def test_a_length_that_leaves_no_training_window_is_refused():
+    # n = 100, h = 48, m = 48: v = 72, L = 48, and 100 - 72 - 48 - 48 + 1 < 1
+    with pytest.raises(ValueError, match="no training window"):
+        split_rule(100, 48, 48)
+
+
+def test_a_simulated_cell_keeps_one_test_part_for_every_length_and_scores_every_window():
+    short, long = make_cell("arma21", 200, 0, None), make_cell("arma21", 500, 0, None)
+    assert len(short.y) == 200 + SIM_TEST and short.simulated and short.split.h == SIM_HORIZON
+    np.testing.assert_array_equal(short.y[-SIM_TEST:], long.y[-SIM_TEST:])
+    np.testing.assert_array_equal(short.y[:200], long.y[300:500])  # the same path, cut shorter
+    # validation: v = 36 steps, windows of 24 -> 13 origins; test: 480 steps -> 457 origins
+    np.testing.assert_array_equal(short.origins("val"), np.arange(164, 177))
+    np.testing.assert_array_equal(short.origins("test"), np.arange(200, 657))
+    z = short.z
+    assert z[:200].mean() == pytest.approx(0.0) and z[:200].std() == pytest.approx(1.0)
+
+
+def test_scoring_takes_the_targets_after_each_origin():
+    z = np.arange(10.0)
+    mse, mae = score_windows(np.zeros((2, 2)), z, np.array([3, 5]))  # targets (3, 4) and (5, 6)
+    assert mse == pytest.approx((9 + 16 + 25 + 36) / 4) and mae == pytest.approx(4.5)
+
+
+def test_a_fitted_seasonal_naive_is_scored_on_the_last_season_before_each_origin():
+    cell = make_cell("seasonal_ar", 200, 1, None)
+    result = run_forecaster("SeasonalNaive", cell, 0, {})
+    z, origins = cell.z, cell.origins("test")
+    lagged = z[origins[:, None] + np.arange(24)[None, :] - 24]  # (457, 24): one season earlier
+    targets = z[origins[:, None] + np.arange(24)[None, :]]
+    assert result["test"][0] == pytest.approx(np.mean((targets - lagged) ** 2))
+    assert result["test"][1] == pytest.approx(np.mean(np.abs(targets - lagged)))
+    assert result["params"]["season_length"] == 24 and result["best_epoch"] is None
+
+
+def test_window_forecasts_use_the_models_own_input_before_each_origin():
+    from tsrsa import SeasonalNaiveForecaster
+
+    z = np.sin(np.arange(60) / 2.0)
+    model = SeasonalNaiveForecaster(h=3, season_length=5).fit(pd.Series(z[:40]))
+    got = window_forecasts(model, z, np.array([45, 52]), 3)
+    np.testing.assert_allclose(got, [z[40:43], z[47:50]])
+
+
+def test_arima_origin_forecasts_equal_statsmodels_forecast_at_each_origin():
+    y = simulate(PROCESSES["arma21"], 300, 0)
+    spec = ArimaSpec((1, 1, 1), trend="n")
     params = spec.fit(y[:200]).params
     origins = np.array([200, 251, 290])
     got = spec.forecasts(params, y, origins, 10)
@@ -59,9 +130,46 @@ def test_origin_forecasts_equal_a_refilter_at_each_origin():
         np.testing.assert_allclose(row, spec.model(y[:t]).filter(params).forecast(10), atol=1e-10)
 
 
+def test_ets_origin_forecasts_equal_statsmodels_forecast_at_each_origin():
+    from statsmodels.tsa.statespace.exponential_smoothing import ExponentialSmoothing
+
+    y = simulate(PROCESSES["arma21"], 260, 1) + 0.05 * np.arange(260)
+    res, record = fit_ets(y[:200], None)
+    assert record["seasonal"] is None and record["selection"] == "lowest AIC of 3 forms"
+    origins = np.array([200, 230, 248])
+    got = ets_forecasts(res, y, origins, 12)
+    mod, init = res.model, np.asarray(res.initial_state, dtype=float).ravel()
+    for row, t in zip(got, origins):  # the model run from its own initial states over y[:t], then forecast
+        own = ExponentialSmoothing(y[:t], trend=mod.trend, damped_trend=mod.damped_trend, initialization_method="known",
+                                   initial_level=init[0], initial_trend=init[1] if mod.trend else None)
+        np.testing.assert_allclose(row, own.filter(res.params).forecast(12), atol=1e-8)
+
+
+def test_the_true_parameters_anchor_runs_the_generating_model():
+    cell = make_cell("arma21", 200, 0, None)
+    result = run_anchor("TrueParams", cell)
+    assert result["params"]["params"] == {"ar.L1": 1.4, "ar.L2": -0.45, "ma.L1": 0.6}
+    assert result["params"]["fit"] == "none" and result["val_mse"] is None
+    assert 0 < result["test"][0] < 1  # the optimal forecasts beat the training mean (MSE 1 on this scale)
+    with pytest.raises(ValueError, match="unknown anchor"):
+        run_anchor("Prophet", cell)
+
+
+@needs_classic
+def test_classic_series_are_regular_and_reach_the_lengths_their_size_allows():
+    beer = read_classic("ausbeer", CLASSIC_DIR)
+    assert len(beer) == 211 and beer.index.freqstr.startswith("Q") and beer.notna().all()
+    assert reached_lengths("ausbeer", LENGTHS, CLASSIC_DIR) == [200]  # 200 + 11 test steps = 211
+    assert reached_lengths("AirPassengers", LENGTHS, CLASSIC_DIR) == []  # 144 < 200 + 24
+    assert reached_lengths("arma21", LENGTHS, None) == list(LENGTHS)
+    cell = make_cell("ausbeer", 200, 2, CLASSIC_DIR)
+    assert not cell.simulated and len(cell.y) == 211 and cell.split.season == 4 and cell.split.h == 8
+    np.testing.assert_array_equal(cell.y, beer.to_numpy())
+
+
 def test_a_row_records_every_parameter_explicitly(tmp_path):
-    cell = ssd.make_cell("seasonal_ar", 200, 0, None)
-    result = short_series.run_tsrsa("RSA", cell, 0, {"max_epochs": 1, "d_model": 8, "d_ff": 16})
+    cell = make_cell("seasonal_ar", 200, 0, None)
+    result = run_forecaster("RSA", cell, 0, {"max_epochs": 1, "d_model": 8, "d_ff": 16})
     row = short_series.make_row(cell, "RSA", "small", 0, result, "test machine")
     path = tmp_path / "rows.csv"
     short_series.append_row(path, row)
@@ -69,7 +177,7 @@ def test_a_row_records_every_parameter_explicitly(tmp_path):
     params = json.loads(back["params"])
     from tsrsa import RSAForecaster
 
-    expected = set(RSAForecaster._get_param_names()) - {"verbose"}
+    expected = set(RSAForecaster.param_names()) - {"verbose"}
     assert set(params) == expected  # defaults included: a later change of defaults relabels nothing
     assert params["gate_init"] == 0.0 and params["rem_init"] == "data" and params["max_epochs"] == 1
     assert params["input_size"] == back["input_size"] == 48 and params["val_size"] == back["val_size"] == 36
@@ -103,6 +211,11 @@ def test_tables_only_renders_the_section_and_the_plot(tmp_path):
     assert "Options against the default" not in text  # no option was run
 
 
+def test_the_protocol_says_which_budget_a_row_ran_by_its_parameters_not_its_date():
+    assert "a row whose params column records 20 epochs with patience 5" in short_series_tables.INTRO
+    assert not any(word in short_series_tables.INTRO for word in ("earlier", "since", "before"))
+
+
 def test_an_option_is_set_against_the_default_on_the_cells_both_ran(tmp_path):
     rows = _rows()
     now = json.dumps({"batch_size": 32, "max_epochs": "auto", "early_stopping_patience": "auto", "d_model": 64})
@@ -115,7 +228,7 @@ def test_an_option_is_set_against_the_default_on_the_cells_both_ran(tmp_path):
     earlier = rsa.iloc[:1].assign(params=before, val_mse=4.0)
     option_then = rsa.iloc[:1].assign(label="n_layers=1", params=before.replace("}", ', "n_layers": 1}'),
                                       val_mse=2.0)
-    text = short_series.render(pd.concat([earlier, rows, option.iloc[:2], option_then], ignore_index=True))
+    text = short_series_tables.render(pd.concat([earlier, rows, option.iloc[:2], option_then], ignore_index=True))
     line = next(x for x in text.splitlines() if "`d_model=32`" in x)
     # validation halved and test doubled on seeds 0 and 1 at n = 200; the per-dataset tables keep the default only
     assert line == ("| RSA | `d_model=32` | batch_size 32, max_epochs auto, early_stopping_patience auto | 2 | 0.500 "
@@ -134,13 +247,13 @@ def test_a_parameter_added_later_at_its_default_does_not_part_an_option_from_its
     option = rsa.assign(label="gate_init=2.0", val_mse=0.5, params=json.dumps({**today, "gate_init": 2.0}))
     other = rsa.assign(label="known_future=tokens", val_mse=0.25,
                        params=json.dumps({**today, "known_future": "tokens"}))
-    text = short_series.render(pd.concat([rows, option, other], ignore_index=True))
+    text = short_series_tables.render(pd.concat([rows, option, other], ignore_index=True))
     line = next(x for x in text.splitlines() if "`gate_init=2.0`" in x)
     assert "| 3 | 0.500 | 100% |" in line  # set against the three default rows of n = 200
     line = next(x for x in text.splitlines() if "`known_future=tokens`" in x)
     assert "| 3 | 0.250 | 100% |" in line
     away = rsa.assign(label="gate_init=2.0", params=json.dumps({**today, "gate_init": 2.0, "batch_size": 64}))
-    text = short_series.render(pd.concat([rows, away], ignore_index=True))
+    text = short_series_tables.render(pd.concat([rows, away], ignore_index=True))
     assert "`gate_init=2.0`" not in text  # off the default in a parameter it does not name: no default to set against
 
 

@@ -26,10 +26,29 @@ def streaming():
     return model, head, full
 
 
+def parallel_forecast(model, frame, *, id_col="unique_id", target_col="y") -> np.ndarray:
+    """What a fitted streaming model should forecast after each series of ``frame``, from the network's
+    parallel form over the whole series (``forward_tokens`` from a fresh state), not from a stream:
+    the values scaled as the model scales them, the last complete token's forecast read past the steps
+    waiting in a partial patch (tsrsa.forecasters.stream_state's docstring), in the data's units.
+    Returns (n_series, h), the series in the model's order."""
+    net, memory = model.network_.eval(), model.memory_
+    P, h = net.patch_len, int(model.h)
+    rows = []
+    for j, sid in enumerate(memory.ids):
+        y = frame.loc[frame[id_col] == sid, target_col].to_numpy(np.float64)
+        whole, waiting = divmod(len(y), P)
+        scaled = torch.tensor((y[: whole * P] - memory.loc[j]) / memory.scale[j], dtype=torch.float32)
+        with torch.no_grad():
+            tokens = net.forward_tokens(scaled[None])  # (1, c, h + P - 1, Q)
+        rows.append(tokens[0, -1, waiting: waiting + h, 0].double().numpy() * memory.scale[j] + memory.loc[j])
+    return np.stack(rows)
+
+
 def _state_snapshot(model):
     memory = model.memory_
-    return (memory.tails.copy(), list(memory.last), memory.forecast.copy(), memory.pending.copy(),
-            [(g.rows.copy(), g.steps, {k: v.clone() for k, v in g.state.items()}) for g in memory.groups])
+    return (memory.tails.copy(), list(memory.last), memory.forecast_steps.copy(), memory.pending.copy(),
+            [(g.rows.copy(), g.steps, {k: v.clone() for k, v in g.state.tensors().items()}) for g in memory.groups])
 
 
 def _same_snapshot(a, b):
@@ -37,7 +56,7 @@ def _same_snapshot(a, b):
     assert np.array_equal(a[3], b[3]) and len(a[4]) == len(b[4])
     for (rows_a, steps_a, state_a), (rows_b, steps_b, state_b) in zip(a[4], b[4]):
         assert np.array_equal(rows_a, rows_b) and steps_a == steps_b
-        assert all(torch.equal(state_a[k], state_b[k]) for k in state_a)
+        assert sorted(state_a) == sorted(state_b) and all(torch.equal(state_a[k], state_b[k]) for k in state_a)
 
 
 # ---------------------------------------------------------------------- update(): errors
@@ -114,15 +133,30 @@ def test_update_streams_only_the_new_steps(streaming):
                                rtol=1e-5, atol=1e-6)
 
 
+def test_the_streamed_forecast_equals_the_parallel_form_over_the_whole_history(streaming):
+    """A wrong streamed kernel would pass any comparison of update() with predict(df=...), which
+    streams too; the parallel form over the whole history is the reference (the REM heads by P @ V,
+    the softmax branch over every token)."""
+    model, head, full = streaming
+    copy = RSAForecaster(patch_len=4, stream=True, **SMALL)
+    copy.__dict__.update({k: v for k, v in vars(model).items() if k.endswith("_")})
+    copy.update(full.groupby("unique_id").nth(slice(40, 58)))  # 18 steps: 4 tokens and 2 waiting steps
+    history = full.groupby("unique_id").head(58)
+    expected = parallel_forecast(copy, history)
+    got = copy.predict().groupby("unique_id", sort=False)["yhat"].apply(np.array)
+    np.testing.assert_allclose(np.stack(got.loc[list(copy.memory_.ids)].to_list()), expected, rtol=1e-5, atol=1e-5)
+    assert not np.allclose(parallel_forecast(copy, full.groupby("unique_id").head(56)), expected, atol=1e-3)
+
+
 def test_between_token_completions_predict_shifts_the_last_tokens_forecast(streaming):
     model, head, full = streaming
     assert (model.memory_.pending == 0).all()  # 40 steps: ten whole tokens of 4
-    stored = model.memory_.forecast.copy()
+    stored = model.memory_.forecast_steps.copy()
     later = RSAForecaster(patch_len=4, stream=True, **SMALL)
     later.__dict__.update({k: v for k, v in vars(model).items() if k.endswith("_")})
     later.update(full.groupby("unique_id").nth([40]))  # one step: a partial patch
     assert (later.memory_.pending == 1).all()
-    np.testing.assert_array_equal(later.memory_.forecast, stored)  # no token completed
+    np.testing.assert_array_equal(later.memory_.forecast_steps, stored)  # no token completed
     first, after = model.predict(), later.predict()
     assert (after.groupby("unique_id")["ds"].min() == first.groupby("unique_id")["ds"].min()
             + pd.Timedelta(hours=1)).all()
@@ -176,8 +210,8 @@ def test_the_search_space_respects_the_streaming_configuration():
             params = type(estimator).search_space(study.ask(), estimator)
             options = params.get("attention_options", params)
             assert "rem_mask" not in options and estimator.input_size % params["patch_len"] == 0
-            clone = estimator._clone().set_params(**params)
-            clone._check_params()  # every sampled configuration streams
+            clone = estimator.clone().set_params(**params)
+            clone.check_params()  # every sampled configuration streams
     free = RSAForecaster.search_space(optuna.create_study().ask(), RSAForecaster(h=4))
     assert "rem_mask" in free
 

@@ -12,9 +12,12 @@ import torch
 import tsrsa
 from tsrsa.convert import to_recurrent
 from tsrsa.nn.rsa import RSAAttention
-from tsrsa.nn.linear_attention import causal_linear_attention, linear_attention_loop
+from tsrsa.nn.linear_attention import LinearState, causal_linear_attention, linear_attention_loop
 from tsrsa.nn.softmax import SoftmaxAttention, alibi_slopes
-from tsrsa.nn.t2r import FLOOR, T2RAttention, t2r_parallel
+from tsrsa.nn.t2r import FLOOR, T2RAttention, t2r_bidirectional, t2r_chunked, t2r_loop
+
+from test_rsa import rem_reference
+from test_streaming import parallel_forecast
 
 B, H, T, d, k = 2, 3, 9, 4, 5
 
@@ -37,6 +40,11 @@ def plain_t2r(q, k_, v, W, b, *, causal: bool, floor: float, slopes=None):
                     num, den = num + weight * v[bi, h, s], den + weight
                 out[bi, h, t] = num / torch.clamp(den, min=floor)
     return out
+
+
+def t2r_parallel(q, k, v, feature_map, *, causal, **options):
+    """The layer's parallel form: the causal chunked op or the bidirectional one, their output."""
+    return (t2r_chunked if causal else t2r_bidirectional)(q, k, v, feature_map, **options)[0]
 
 
 def qkv(seed=0):
@@ -69,9 +77,11 @@ def test_alibi_weights_each_key_by_its_distance_elementwise_in_float64(causal, c
     want = plain_t2r(q, k_, v, W, b, causal=causal, floor=FLOOR, slopes=layer.slopes)
     torch.testing.assert_close(got, want, rtol=1e-10, atol=1e-12)
     assert not torch.allclose(got, plain_t2r(q, k_, v, W, b, causal=causal, floor=FLOOR))  # the decay acts
-    x = torch.randn(B, T, H * d, dtype=torch.float64)
-    torch.testing.assert_close(layer(x), layer.output(t2r_parallel(*layer.project(x), layer.feature_map, causal=causal,
-                                                                   slopes=layer.slopes)))
+    with torch.no_grad():  # the layer end to end is the formula on its projections
+        layer.qkv.weight.normal_(0.0, 0.5)
+        x = torch.randn(B, T, H * d, dtype=torch.float64)
+        expected = layer.output(plain_t2r(*layer.project(x), W, b, causal=causal, floor=FLOOR, slopes=layer.slopes))
+        torch.testing.assert_close(layer(x), expected, rtol=1e-10, atol=1e-12)
 
 
 def test_the_decayed_state_is_the_decayed_recurrence_token_by_token():
@@ -81,16 +91,35 @@ def test_the_decayed_state_is_the_decayed_recurrence_token_by_token():
     kv0, z0 = torch.rand(B, H, k, d, generator=g, dtype=torch.float64), torch.rand(B, H, k, generator=g,
                                                                                      dtype=torch.float64)
     log_decay = -torch.tensor(alibi_slopes(H), dtype=torch.float64)
-    want = linear_attention_loop(phi_q, phi_k, v, kv0, z0, log_decay=log_decay)
+    start = LinearState(kv0, z0)
+    want, want_end = linear_attention_loop(phi_q, phi_k, v, state=start, log_decay=log_decay)
     for chunk_size in (1, 3, 4, 11, 64):  # chunks that divide 11 tokens, and ones that leave a remainder
-        got = causal_linear_attention(phi_q, phi_k, v, kv0, z0, chunk_size=chunk_size, log_decay=log_decay)
-        for a, b in zip(got, want):
-            torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
+        got, end = causal_linear_attention(phi_q, phi_k, v, state=start, chunk_size=chunk_size, log_decay=log_decay)
+        torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)
+        torch.testing.assert_close(end.kv, want_end.kv, rtol=1e-12, atol=1e-12)
+        torch.testing.assert_close(end.k_sum, want_end.k_sum, rtol=1e-12, atol=1e-12)
     # by hand for one token: S_1 = λ² S_{-1} + λ φ(k_0) v_0ᵀ + φ(k_1) v_1ᵀ
     lam = log_decay.exp().view(1, H, 1, 1)
     s1 = lam ** 2 * kv0 + lam * phi_k[:, :, 0, :, None] * v[:, :, 0, None] + phi_k[:, :, 1, :, None] * v[:, :, 1, None]
-    torch.testing.assert_close(causal_linear_attention(phi_q[:, :, :2], phi_k[:, :, :2], v[:, :, :2], kv0, z0,
-                                                       log_decay=log_decay)[1], s1)
+    torch.testing.assert_close(causal_linear_attention(phi_q[:, :, :2], phi_k[:, :, :2], v[:, :, :2], state=start,
+                                                       log_decay=log_decay)[1].kv, s1)
+
+
+@pytest.mark.parametrize("alibi", [False, True])
+def test_the_token_loop_continues_the_chunked_form_and_the_other_way_round(alibi):
+    layer = T2RAttention(H * d, H, causal=True, feature_size=k, alibi=alibi).double()
+    q, k_, v = qkv(3)
+    options = {"slopes": layer.slopes}
+    whole = plain_t2r(q, k_, v, layer.feature_map.weight, layer.feature_map.bias, causal=True, floor=FLOOR,
+                      slopes=layer.slopes)
+    first, middle = t2r_chunked(q[:, :, :3], k_[:, :, :3], v[:, :, :3], layer.feature_map, chunk_size=2, **options)
+    assert isinstance(middle, LinearState)
+    rest, end = t2r_loop(q[:, :, 3:], k_[:, :, 3:], v[:, :, 3:], layer.feature_map, state=middle, **options)
+    torch.testing.assert_close(torch.cat([first, rest], dim=2), whole, rtol=1e-10, atol=1e-12)
+    first, middle = t2r_loop(q[:, :, :4], k_[:, :, :4], v[:, :, :4], layer.feature_map, **options)
+    rest, again = t2r_chunked(q[:, :, 4:], k_[:, :, 4:], v[:, :, 4:], layer.feature_map, state=middle, **options)
+    torch.testing.assert_close(torch.cat([first, rest], dim=2), whole, rtol=1e-10, atol=1e-12)
+    torch.testing.assert_close(again.kv, end.kv, rtol=1e-10, atol=1e-12)
 
 
 def test_a_query_whose_features_vanish_reads_zero_with_finite_gradients():
@@ -116,16 +145,20 @@ def test_rsa_with_t2r_features_mixes_the_rem_heads_into_t2r_not_softmax():
     torch.manual_seed(0)
     base = RSAAttention(16, 4, causal=True, n_dilated_regular=1).double()
     t2r = RSAAttention(16, 4, causal=True, n_dilated_regular=1, t2r_features=6).double()
+    with torch.no_grad():
+        base.qkv.weight.normal_(0.0, 0.5)  # far from the N(0, 0.02) start: features that differ by token
     t2r.load_state_dict(base.state_dict(), strict=False)
+    t2r.set_rem_parameters(lam=[0.9, -0.7], gamma=0.8, theta=1.3, mu=-0.4)
+    assert t2r.n_rem == 4  # every head carries a REM
     x = torch.randn(2, 7, 16, dtype=torch.float64)
-    q, k_, v = t2r.project(x)
-    branch = t2r_parallel(q, k_, v, t2r.features, causal=True)
-    rem = t2r.rem_branch(v[:, :t2r.n_rem])
-    torch.testing.assert_close(t2r(x), t2r.output(t2r.mix(branch, rem)))
-    t2r.gate_override = base.gate_override = 1.0  # every head is a REM head: all on the REM branch
-    torch.testing.assert_close(t2r(x), base(x))
-    t2r.gate_override = base.gate_override = 0.0  # all on the other branch: T2R against softmax
-    torch.testing.assert_close(t2r(x), t2r.output(branch))
+    with torch.no_grad():
+        q, k_, v = t2r.project(x)
+        branch = plain_t2r(q, k_, v, t2r.features.weight, t2r.features.bias, causal=True, floor=FLOOR)
+        rem = rem_reference(t2r, v)  # P V, P entry by entry from the REM formula
+    for override, g in ((None, 1 / (1 + math.exp(0.4))), (1.0, 1.0), (0.0, 0.0)):  # σ(μ), and the limits
+        t2r.gate_override = override
+        torch.testing.assert_close(t2r(x), t2r.output((1 - g) * branch + g * rem), rtol=1e-10, atol=1e-12)
+    base.gate_override = 0.0  # all on the other branch: T2R against softmax
     assert not torch.allclose(t2r(x), base(x))
     with pytest.raises(ValueError, match="cache_size"):
         RSAAttention(16, 4, causal=True, t2r_features=6, cache_size=8)
@@ -194,8 +227,8 @@ def test_a_converted_streaming_model_streams_as_its_parallel_form_saves_and_load
     converted = to_recurrent(models[name], df, feature_size=4, finetune_epochs=2)
     more = series(260).iloc[240:]
     streamed = converted.update(more).predict()
-    recomputed = converted.predict(df=series(260))  # the whole frame again, through the parallel form
-    pd.testing.assert_frame_equal(streamed, recomputed, rtol=1e-4, atol=1e-5)
+    parallel = parallel_forecast(converted, series(260))  # the whole frame again, through the parallel form
+    np.testing.assert_allclose(streamed["yhat"], parallel[0], rtol=1e-4, atol=1e-5)
     path = tmp_path / "converted"
     converted.save(path)
     loaded = tsrsa.load(path)

@@ -346,7 +346,7 @@ def test_training_that_carries_the_state_refuses_a_partial_epoch():
 
     with pytest.raises(ValueError, match="batches_per_epoch=None"):
         tsrsa.TransformerForecaster(h=2, input_size=8, attention="block_recurrent", stream=True,
-                                    batches_per_epoch=4)._check_params()
+                                    batches_per_epoch=4).check_params()
 
 
 def test_compile_trains_through_torch_compile_and_keeps_a_plain_network(monkeypatch, tmp_path):

@@ -36,8 +36,8 @@ def _check_convertible(model) -> None:
             f"to_recurrent converts the softmax attention of a TransformerForecaster or RSAForecaster; "
             f"{type(model).__name__} has no attention to convert"
         )
-    model._check_is_fitted()
-    kind = model._attention_kind()
+    model.check_is_fitted()
+    kind = model.network_.config.attention
     if kind == "rsa":
         if model.t2r_features is not None:
             raise ValueError(f"this RSAForecaster is already converted (t2r_features={model.t2r_features}); "
@@ -65,7 +65,7 @@ def _converted_params(model, feature_size: int, finetune_epochs, params: dict) -
         new.update(t2r_features=feature_size, cache_size=None, dilations=_unit_dilations(model))
     else:
         options = {"feature_size": feature_size}
-        built = model._kind_options()  # with the streaming configuration's ALiBi, when it applied
+        built = model.network_.config.attention_options  # with the streaming configuration's ALiBi, when it applied
         if "alibi" in built:
             options["alibi"] = bool(built["alibi"])  # explicit: the converted model keeps the original's positions
         new.update(attention="t2r", attention_options=options)
@@ -117,11 +117,7 @@ def to_recurrent(model, df, *, feature_size: int = DEFAULT_FEATURE_SIZE, finetun
     check_feature_size(feature_size)
     converted = type(model)(**_converted_params(model, feature_size, finetune_epochs, params))
     donor = {k: v.detach().clone() for k, v in model.network_.state_dict().items()}
-    converted._warm_start = (donor, _NEW_KEYS)
-    try:
-        converted.fit(df)
-    finally:
-        del converted._warm_start
+    converted.fit_from(df, donor, new=_NEW_KEYS)
     if not model.stream:
         warnings.warn(
             f"the original {type(model).__name__} is not in the streaming configuration (stream=False), so the "

@@ -180,10 +180,10 @@ def tune(estimator, df, *, n_trials: int | None = 20, timeout: float | None = No
     check_int("n_trials", n_trials, allow_none=True)
     check_int("n_windows", n_windows)
     check_int("n_jobs", n_jobs, minimum=-1)
-    estimator._check_params()
+    estimator.check_params()
     space = _space(estimator, search_space)
-    spec = estimator._spec
-    panel = estimator._panel(df)
+    spec = estimator.frame_spec
+    panel = estimator.to_panel(df)
     failures: list[BaseException] = []  # why trials of this call failed, in order
 
     def objective(trial) -> float:
@@ -197,7 +197,7 @@ def tune(estimator, df, *, n_trials: int | None = 20, timeout: float | None = No
 
     def score(trial) -> float:
         params = space(trial)
-        model = estimator._clone().set_params(**params)
+        model = estimator.clone().set_params(**params)
         options = {}
         if getattr(model, "val_size", 0):  # a validation split: prune on its per-epoch loss
             def report(record: dict) -> None:
@@ -226,7 +226,7 @@ def tune(estimator, df, *, n_trials: int | None = 20, timeout: float | None = No
             first = failures[0]
             raise type(first)(f"every trial failed ({len(failures)} of them); the first with: {first}") from first
         best_params = dict(study.best_params)
-        best = estimator._clone().set_params(**best_params)
+        best = estimator.clone().set_params(**best_params)
         if refit:
-            best._fit_validated(panel)
+            best.fit_panel(panel)
     return TuneResult(study=study, best_params=best_params, best_estimator=best)

@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None, *, root: Path | str = Path("benchmarks")
         if dataset not in LTSF_DATASETS:
             p.error(f"unknown data set {dataset!r}; use one of {', '.join(LTSF_DATASETS)}")
         for config in configs:
-            seeds = args.seeds if config.estimator_class()._stochastic else args.seeds[:1]
+            seeds = args.seeds if config.estimator_class().stochastic else args.seeds[:1]
             tasks += [(dataset, config.name, h, seed) for h in args.horizons or LTSF_DATASETS[dataset][1]
                       for seed in seeds]
     threads = args.num_threads

@@ -18,7 +18,7 @@ def build_estimator(config: ModelConfig, data: ProtocolData, h: int, *, seed: in
     cls = config.estimator_class()
     params = config.params_for(data.name, variant)
     params.update(overrides or {})
-    accepted = set(cls._get_param_names())
+    accepted = set(cls.param_names())
     unknown = sorted(set(params) - accepted)
     if unknown:
         raise ValueError(f"{config.path}: {cls.__name__} has no parameters {unknown}")
@@ -78,7 +78,7 @@ def run_one(config: ModelConfig, data: ProtocolData, h: int, *, seed: int = 0, v
     """
     b = data.borders
     start = training_start(data, h, train_fraction, max_windows)
-    probe = config.estimator_class()._get_param_names()
+    probe = config.estimator_class().param_names()
     overrides = {k: v for k, v in (overrides or {}).items() if k in probe}  # e.g. no max_epochs for naive
     v = validation_size(data, h, max_windows) if "val_size" in probe else 0
     model = build_estimator(config, data, h, seed=seed, variant=variant, overrides=overrides, val_size=v,

@@ -58,7 +58,7 @@ def score_forecasts(forecast, data: ProtocolData, h: int, *, loc=None, scale=Non
     ----------
     forecast : callable
         Forecasts from input windows ``tails`` (n, lookback) whose series have scaling
-        statistics ``loc``, ``scale`` (n,), as a forecaster's ``_forecast_windows`` (its
+        statistics ``loc``, ``scale`` (n,), as a forecaster's ``forecast_windows`` (its
         ``"yhat"``).
     data : ProtocolData
     h : int
@@ -103,7 +103,7 @@ def score_model(model, data: ProtocolData, h: int, *, max_windows: int | None = 
     lookback = max(data.input_size, memory.tails.shape[1])
 
     def forecast(tails, loc, scale, horizon):
-        return model._forecast_windows(tails, loc, scale, horizon)["yhat"]
+        return model.forecast_windows(tails, loc, scale, horizon)["yhat"]
 
     return score_forecasts(forecast, data, h, loc=memory.loc[where], scale=memory.scale[where],
                            lookback=lookback, max_windows=max_windows, chunk=chunk)
@@ -117,11 +117,11 @@ def score_streamed(model, data: ProtocolData, h: int, *, max_windows: int | None
 
     b = data.borders
     n = b.n_windows("test", h) if max_windows is None else min(b.n_windows("test", h), int(max_windows))
-    panel = build_panel(fit_frame(data, 0, b.val_end + n - 1), model._spec, freq=model.freq)
+    panel = build_panel(fit_frame(data, 0, b.val_end + n - 1), model.frame_spec, freq=model.freq)
     if list(panel.ids) != list(model.memory_.ids):
         raise ValueError("score_streamed needs the model fitted on the data set's channels, in their order")
     cutoffs = np.tile(b.val_end - 1 + np.arange(n), (panel.n_series, 1))  # (C, n) last row before each window
-    yhat = model._forecast_cutoffs(panel, cutoffs, h)["yhat"].reshape(n, panel.n_series, h)  # (n, C, h)
+    yhat = model.forecast_cutoffs(panel, cutoffs, h)["yhat"].reshape(n, panel.n_series, h)  # (n, C, h)
     rows = b.val_end + np.arange(n)[:, None] + np.arange(h)[None, :]  # (n, h)
     order = [data.channels.index(str(c)) for c in panel.ids]
     y = data.scaled[rows][:, :, order].transpose(0, 2, 1)  # (n, C, h)

@@ -184,13 +184,13 @@ def _run_fit(args) -> int:
     for name in ("freq", "fill", "input_size", "max_epochs", "random_state"):
         if getattr(args, name) is not None:
             params[name] = getattr(args, name)
-    if args.verbose and "verbose" in cls._get_param_names():  # the naive forecaster has nothing to show
+    if args.verbose and "verbose" in cls.param_names():  # the naive forecaster has nothing to show
         params["verbose"] = 1
     for key, value in args.param:
         if key in _FLAGS:
             raise CommandError(f"--param {key}=... has a flag of its own: use {_FLAGS[key]}")
         params[key] = value
-    valid = cls._get_param_names()
+    valid = cls.param_names()
     unknown = [k for k in params if k not in valid]
     if unknown:
         raise CommandError(f"{cls.__name__} has no parameter(s) {unknown}; its parameters are: {', '.join(valid)}")

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from tsrsa.data.calendar import calendar_features
-from tsrsa.data.covariates import CovariateSpec, _is_categorical, panel_stamps, row_place, static_frame
+from tsrsa.data.covariates import CovariateSpec, is_categorical, panel_stamps, row_place, static_frame
 from tsrsa.data.scalers import MAX_SCALED, mean_and_spread
 from tsrsa.data.validation import format_id
 
@@ -45,14 +45,14 @@ class CovariateEncoder:
             if panel.n_series else np.zeros(0, dtype=np.int64)
         for name in spec.past + spec.future:
             values = frame[name].iloc[inside]
-            if _is_categorical(values):
+            if is_categorical(values):
                 categories[name] = _category_list(values)
             else:
                 numeric[name] = _moments(values.to_numpy(np.float64))
         statics = static_frame(panel, spec)
         for name in spec.static:
             values = statics[name]
-            if name == spec.id_col or _is_categorical(values):
+            if name == spec.id_col or is_categorical(values):
                 categories[name] = _category_list(values)
             else:
                 numeric[name] = _moments(values.to_numpy(np.float64))
@@ -80,6 +80,21 @@ class CovariateEncoder:
     def n_time(self) -> int:
         return sum(self._width(n) for n in self.spec.past) + self.n_future
 
+    @property
+    def future_from(self) -> int:
+        """The first known-future channel among the look-back channels (``n_time``: none)."""
+        return self.n_time - self.n_future
+
+    def future_after(self, time: np.ndarray, ends: np.ndarray, stops: np.ndarray, H: int) -> np.ndarray | None:
+        """Known-future channels (n, H, F) of the H steps after positions ``ends`` (n,) of a panel's
+        encoded ``time`` (N, C), zeros from ``stops`` (n,) on (each series' end); None without any."""
+        if not self.n_future:
+            return None
+        steps = ends[:, None] + 1 + np.arange(H)[None, :]  # (n, H)
+        inside = steps < stops[:, None]
+        future = time[np.where(inside, steps, 0)][..., self.future_from:]  # (n, H, F)
+        return np.where(inside[..., None], future, 0.0).astype(np.float32)
+
     def shape(self) -> dict:
         """The network's covariate layout (``tsrsa.nn.covariates``)."""
         statics = [n for n in self.spec.static if n in self.numeric]
@@ -101,7 +116,7 @@ class CovariateEncoder:
         """(n, width) float32 of one time-varying column; ``where(row)`` names a row's series and time
         in the ValueError raised for a standardised value beyond ``MAX_SCALED``."""
         if name in self.numeric:
-            if _is_categorical(values):
+            if is_categorical(values):
                 raise TypeError(f"covariate {name!r} was numeric in fit but holds {values.dtype} now")
             mean, spread = self.numeric[name]
             raw = values.to_numpy(np.float64)

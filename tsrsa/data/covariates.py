@@ -104,7 +104,7 @@ def covariate_spec(estimator) -> CovariateSpec:
     return CovariateSpec(past, future, static, calendar, country, estimator.unknown_categories, estimator.id_col)
 
 
-def _is_categorical(values: pd.Series) -> bool:
+def is_categorical(values: pd.Series) -> bool:
     dtype = values.dtype
     return (isinstance(dtype, pd.CategoricalDtype) or pd.api.types.is_string_dtype(dtype)
             or pd.api.types.is_object_dtype(dtype))
@@ -112,7 +112,7 @@ def _is_categorical(values: pd.Series) -> bool:
 
 def _check_dtype(name: str, values: pd.Series) -> None:
     dtype = values.dtype
-    if _is_categorical(values) or (pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_timedelta64_dtype(dtype)):
+    if is_categorical(values) or (pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_timedelta64_dtype(dtype)):
         return
     raise TypeError(f"covariate {name!r} has dtype {dtype}: a covariate must be numeric or categorical (pandas "
                     f"'category' or strings); convert it, e.g. with .astype('category') or pd.to_numeric")
@@ -149,7 +149,7 @@ def check_covariate_frame(panel, spec: CovariateSpec, fill: str | None):
     for name in frame.columns:
         values = frame[name]
         _check_dtype(name, values)
-        if not _is_categorical(values):
+        if not is_categorical(values):
             infinite = np.flatnonzero(np.isinf(values.to_numpy(np.float64, na_value=np.nan)))
             if infinite.size:
                 series, times = _where(panel, infinite)
@@ -162,7 +162,7 @@ def check_covariate_frame(panel, spec: CovariateSpec, fill: str | None):
                 raise ValueError(
                     f"covariate {name!r} of series {series} is missing (NaN or a missing row) at {times}; fill the "
                     f"column, or pass fill='ffill', 'interpolate' or 'zero' to fill covariates as the target")
-            if _is_categorical(values):  # categories: the last earlier one, else the first later one
+            if is_categorical(values):  # categories: the last earlier one, else the first later one
                 group = np.repeat(np.arange(panel.n_series), panel.lengths)
                 values = values.groupby(group).ffill().groupby(group).bfill()
             else:
@@ -237,7 +237,7 @@ def future_rows(future_df, ids: pd.Index, stamps, h: int, spec: CovariateSpec, i
             bad = int(np.flatnonzero(rows[name].isna().to_numpy())[0])
             raise ValueError(f"future_df's covariate {name!r} is missing for series {format_id(wanted[bad][0])} at "
                              f"{wanted[bad][1]}; give every forecast step its value")
-        if not _is_categorical(rows[name]):
+        if not is_categorical(rows[name]):
             infinite = np.flatnonzero(np.isinf(rows[name].to_numpy(np.float64)))
             if infinite.size:
                 bad = int(infinite[0])

@@ -21,7 +21,7 @@ class EncodedCovariates:
 
 @dataclass
 class WindowCovariates:
-    """The covariates of ``n`` input windows, as ``_forecast_windows`` reads them."""
+    """The covariates of ``n`` input windows, as ``forecast_windows`` reads them."""
 
     past: np.ndarray  # (n, T, C) float32: every time-varying channel over the look-back
     future: np.ndarray | None  # (n, H, F) float32: the known-future channels of the horizon (None: none)

@@ -7,14 +7,12 @@ the API pages show the whole argument list while the words live in one place.
 COMMON_PARAMS_DOC = """
     patch_len : int
         Steps per token (1 = one token per step; the LSTM reads one patch per step). REM lags
-        count tokens. Defaults, from accuracy and speed on ETTh1 at input 96
-        (benchmarks/RESULTS.md, "Default patch length"): 4 for the transformers (24 tokens:
-        more accurate than 8 or 16 there, 5x the windows/s of per-step tokens) and 8 for the
-        LSTM (as accurate as per-step, 7x faster).
+        count tokens. Defaults, chosen on accuracy and speed (benchmarks/RESULTS.md, "Default patch
+        length"): 4 for the transformers and 8 for the LSTM.
     loss : {"mse", "mae", "huber", "quantile"}, default "mse"
         Training loss; "quantile" trains one output per level in ``quantiles``. Match it to how
-        the forecasts are judged: "mae" for absolute errors (sMAPE, MASE; on M4 it lowered OWA
-        by 7–14%, docs/benchmark_configuration.md), "mse" for squared ones.
+        the forecasts are judged: "mae" for absolute errors (sMAPE, MASE; docs/benchmark_configuration.md
+        has the M4 figures), "mse" for squared ones.
     quantiles : list of float, optional
         Levels in (0, 1) for ``loss="quantile"`` (default 0.1, 0.5, 0.9; 0.5 is always
         added and becomes ``yhat``). Columns are named ``yhat_q10``, ``yhat_q2.5``, ...
@@ -69,8 +67,7 @@ COMMON_PARAMS_DOC = """
     compile : bool or str, default False
         Train through ``torch.compile`` (True: its default backend; a string: that backend, such as
         "eager" or "aot_eager"). The first steps pay the compilation; predictions run the plain
-        network. Measured on an H200, it trained the RSA network 1.16-1.59 times as fast and the
-        softmax Transformer no faster (``benchmarks/RESULTS.md``, section "On a GPU").
+        network. What it buys on a GPU: ``benchmarks/RESULTS.md``, section "On a GPU".
     num_threads : int, optional
         torch CPU threads during fit and predict (restored afterwards).
     random_state : int, optional

@@ -34,8 +34,8 @@ def cross_validate(estimator, df, *, n_windows: int = 3, step_size: int | None =
 
     ``fit_options`` are passed to every fit (the tuner's epoch callback).
     """
-    estimator._check_params()
-    panel = estimator._panel(df)
+    estimator.check_params()
+    panel = estimator.to_panel(df)
     return cross_validate_panel(estimator, panel, n_windows=n_windows, step_size=step_size, refit=refit,
                                 **fit_options)
 
@@ -48,8 +48,8 @@ def cross_validate_panel(estimator, panel, *, n_windows: int = 3, step_size: int
     h = int(estimator.h)
     step = int(step_size) if step_size is not None else h
     per_fit = _refit_every(refit, n_windows)
-    spec = estimator._spec
-    need, why = estimator._min_length(panel)
+    spec = estimator.frame_spec
+    need, why = estimator.required_length(panel)
     required = need + h + (n_windows - 1) * step
     short = np.flatnonzero(panel.lengths < required)
     if short.size:
@@ -64,11 +64,9 @@ def cross_validate_panel(estimator, panel, *, n_windows: int = 3, step_size: int
     blocks: dict[str, np.ndarray] = {}
     for first in range(0, n_windows, per_fit):
         windows = list(range(first, min(first + per_fit, n_windows)))
-        model = estimator._clone()._fit_validated(panel.head(cutoffs[:, first] + 1), **fit_options)
-        model._check_scaled(panel, model.memory_.loc, model.memory_.scale,
-                            "the statistics of its training part (up to the cutoff the model was fitted at)")
+        model = estimator.clone().fit_panel(panel.head(cutoffs[:, first] + 1), **fit_options)
         reps = len(windows)
-        columns = model._forecast_cutoffs(panel, cutoffs[:, windows], h)  # (W_chunk * S, h), window-major
+        columns = model.forecast_cutoffs(panel, cutoffs[:, windows], h)  # (W_chunk * S, h), window-major
         for name, values in columns.items():
             blocks.setdefault(name, np.empty((n_windows, S, h)))[windows] = values.reshape(reps, S, h)
     # rows ordered by series, cutoff, step

@@ -55,29 +55,29 @@ class DLinearForecaster(NeuralForecaster):
     def search_space(cls, trial, estimator=None) -> dict:
         """Default space of ``tsrsa.tune``: optimiser settings and the trend's window (those up to the
         estimator's input length)."""
-        windows = [k for k in KERNEL_SIZES if estimator is None or k <= estimator._input_size] or [None]
+        windows = [k for k in KERNEL_SIZES if estimator is None or k <= estimator.resolved_input_size] or [None]
         return {**training_space(trial), "kernel_size": trial.suggest_categorical("kernel_size", windows)}
 
     def _check_architecture(self) -> None:
         check_int("kernel_size", self.kernel_size, allow_none=True)
-        if self.kernel_size is not None and self.kernel_size > self._input_size:
-            raise ValueError(f"kernel_size={self.kernel_size} is longer than input_size={self._input_size}: the "
+        if self.kernel_size is not None and self.kernel_size > self.resolved_input_size:
+            raise ValueError(f"kernel_size={self.kernel_size} is longer than input_size={self.resolved_input_size}: the "
                              f"trend would average mostly padding; use kernel_size <= input_size, or None (the "
                              f"paper's 25, shortened to the input)")
 
     def _kernel_size(self) -> int:
         """``kernel_size`` resolved: None is the paper's window, at most the input's length."""
-        return int(self.kernel_size) if self.kernel_size is not None else min(PAPER_KERNEL, self._input_size)
+        return int(self.kernel_size) if self.kernel_size is not None else min(PAPER_KERNEL, self.resolved_input_size)
 
-    def _network_config(self) -> DLinearConfig:
+    def network_config(self) -> DLinearConfig:
         levels = self._quantile_levels()
         return DLinearConfig(
-            input_size=self._input_size, h=int(self.h), kernel_size=self._kernel_size(),
+            input_size=self.resolved_input_size, h=int(self.h), kernel_size=self._kernel_size(),
             n_outputs=len(levels) if levels else 1,
         )
 
     @staticmethod
-    def _build_network(config: DLinearConfig) -> DLinearNetwork:
+    def build_network(config: DLinearConfig) -> DLinearNetwork:
         return DLinearNetwork(config)
 
 

@@ -13,7 +13,7 @@ import numpy as np
 
 def store_init_args(estimator, values: dict) -> None:
     """``__init__`` body of every forecaster: keep each argument under its own name."""
-    for name in type(estimator)._get_param_names():
+    for name in type(estimator).param_names():
         setattr(estimator, name, values[name])
 
 
@@ -61,7 +61,7 @@ class Estimator:
         return super().__new__(cls)
 
     @classmethod
-    def _get_param_names(cls) -> list[str]:
+    def param_names(cls) -> list[str]:
         signature = inspect.signature(cls.__init__)
         return [
             p.name for p in signature.parameters.values()
@@ -70,11 +70,11 @@ class Estimator:
 
     def get_params(self, deep: bool = True) -> dict:
         """The constructor arguments, as sklearn's ``get_params``."""
-        return {name: getattr(self, name) for name in self._get_param_names()}
+        return {name: getattr(self, name) for name in self.param_names()}
 
     def set_params(self, **params):
         """Set constructor arguments by name (as sklearn's ``set_params``); returns self."""
-        valid = self._get_param_names()
+        valid = self.param_names()
         unknown = [name for name in params if name not in valid]
         if unknown:
             raise ValueError(f"{type(self).__name__} has no parameter {unknown[0]!r}; "
@@ -103,7 +103,7 @@ class Estimator:
 def _check_arguments(cls, args: tuple, kwargs: dict) -> None:
     """The TypeError Python would raise for a bad constructor call, naming the estimator and, for a
     misspelt keyword, the closest valid names (as ``set_params`` does)."""
-    valid = cls._get_param_names()
+    valid = cls.param_names()
     unknown = [name for name in kwargs if name not in valid]
     if unknown:
         raise TypeError(f"{cls.__name__} got an unexpected keyword argument {unknown[0]!r}; "

@@ -60,17 +60,17 @@ class LSTMForecaster(NeuralForecaster):
         check_int("hidden_size", self.hidden_size)
         check_int("n_layers", self.n_layers)
 
-    def _network_config(self) -> LSTMConfig:
+    def network_config(self) -> LSTMConfig:
         levels = self._quantile_levels()
         return LSTMConfig(
-            input_size=self._input_size, h=int(self.h), patch_len=int(self.patch_len),
+            input_size=self.resolved_input_size, h=int(self.h), patch_len=int(self.patch_len),
             hidden_size=int(self.hidden_size), n_layers=int(self.n_layers),
             dropout=float(self.dropout), revin=bool(self.revin),
             n_outputs=len(levels) if levels else 1,
         )
 
     @staticmethod
-    def _build_network(config: LSTMConfig) -> LSTMNetwork:
+    def build_network(config: LSTMConfig) -> LSTMNetwork:
         return LSTMNetwork(config)
 
 

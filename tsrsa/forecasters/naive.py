@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from tsrsa.data.memory import SeriesMemory
 from tsrsa.forecasters.base import BaseForecaster
 from tsrsa.forecasters.estimator import store_init_args
 from tsrsa.forecasters.params import check_int
+from tsrsa.forecasters.window_state import WindowState
 
 
 class SeasonalNaiveForecaster(BaseForecaster):
@@ -45,8 +45,8 @@ class SeasonalNaiveForecaster(BaseForecaster):
         """Default space of ``tsrsa.tune``: the season among common lengths."""
         return {"season_length": trial.suggest_categorical("season_length", [1, 4, 7, 12, 24, 52, 96, 168])}
 
-    def _check_params(self) -> None:
-        super()._check_params()
+    def check_params(self) -> None:
+        super().check_params()
         check_int("season_length", self.season_length, allow_none=True)
 
     def _season(self, panel) -> int:
@@ -59,18 +59,18 @@ class SeasonalNaiveForecaster(BaseForecaster):
         periods = panel.freq.natural_periods()
         return periods[0] if periods else 1
 
-    def _min_length(self, panel) -> tuple[int, str]:
+    def required_length(self, panel) -> tuple[int, str]:
         m = self._season(panel)
         return m, f"one season of season_length={m}"
 
-    def _fit_panel(self, panel, **fit_options) -> None:
+    def _fit(self, panel, **fit_options) -> None:
         self.season_length_ = self._season(panel)
-        self.memory_ = SeriesMemory.from_panel(panel, self.season_length_)
+        self.memory_ = WindowState.from_panel(panel, self.season_length_)
 
-    def _forecast_windows(self, tails, loc, scale, h: int, covariates=None) -> dict[str, np.ndarray]:
+    def forecast_windows(self, tails, loc, scale, h: int, covariates=None) -> dict[str, np.ndarray]:
         m = self.season_length_
         return {"yhat": tails[:, -m:][:, np.arange(h) % m]}  # (n, h)
 
-    def _restore_fitted_state(self, state, arrays, weights, device) -> None:
-        super()._restore_fitted_state(state, arrays, weights, device)
+    def restore_fitted(self, state, arrays, weights, device) -> None:
+        super().restore_fitted(state, arrays, weights, device)
         self.season_length_ = self.memory_.tails.shape[1]

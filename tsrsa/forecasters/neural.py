@@ -3,8 +3,8 @@
 A neural forecaster class adds its architecture arguments to the common ones and names its
 network through two hooks:
 
-- ``_network_config()``: a dataclass describing the network (stored with a saved model);
-- ``_build_network(config)``: the ``nn.Module`` for that config.
+- ``network_config()``: a dataclass describing the network (stored with a saved model);
+- ``build_network(config)``: the ``nn.Module`` for that config.
 
 The arguments they share are documented once, in :mod:`tsrsa.forecasters.common_params`.
 """
@@ -18,10 +18,10 @@ import pandas as pd
 import torch
 
 from tsrsa.data.covariate_encoding import CovariateEncoder
-from tsrsa.data.memory import SeriesMemory
 from tsrsa.data.scalers import SCALERS, check_scaled, series_statistics
-from tsrsa.data.windows import ConsecutiveWindows, WindowSource, training_windows, validation_windows
+from tsrsa.data.windows import ConsecutiveWindows, WindowSource
 from tsrsa.forecasters.base import BaseForecaster, quiet
+from tsrsa.forecasters.window_state import SCALED_FIX, encoded
 from tsrsa.forecasters.params import check_choice, check_float, check_int, quantile_column, quantile_levels
 from tsrsa.nn.covariates import CovariateBatch
 from tsrsa.nn.losses import LOSSES, make_loss
@@ -38,21 +38,21 @@ from tsrsa.training.loop import check_lr_schedule
 
 #: quantile levels used by loss="quantile" when none are given
 DEFAULT_QUANTILES = (0.1, 0.5, 0.9)
-#: what to do about a value too large for the network once scaled
-SCALED_FIX = "check the value (a unit or typing error?), or refit on data that include this level"
 
 
 class NeuralForecaster(BaseForecaster):
     """Base of the neural forecasters (see the module docstring)."""
 
-    _stochastic = True
+    stochastic = True
+    reads_scaled = True
+    takes_covariates = True
 
     # ------------------------------------------------------------------ hooks
-    def _network_config(self):
+    def network_config(self):
         raise NotImplementedError
 
     @staticmethod
-    def _build_network(config) -> torch.nn.Module:
+    def build_network(config) -> torch.nn.Module:
         raise NotImplementedError
 
     def _check_architecture(self) -> None:
@@ -65,19 +65,9 @@ class NeuralForecaster(BaseForecaster):
     def _initialise_network(self, network: torch.nn.Module, panel, fit_lengths) -> None:
         """Subclasses may set initial weights from the training data (training parts only)."""
 
-    def _training_windows(self, scaled, offsets, fit_lengths):
-        """The training windows: ``input_size`` inputs and the ``h`` targets after them."""
-        return training_windows(scaled, offsets, fit_lengths, self._input_size, int(self.h))
-
-    def _validation_windows(self, scaled, offsets, fit_lengths):
-        """The validation windows: their ``h`` targets in each series' held-out part."""
-        return validation_windows(scaled, offsets, fit_lengths, self._input_size, int(self.h))
-
     def _covariate_norm(self) -> str:
-        """``covariate_norm`` resolved: "window", or "fit" in the streaming configuration."""
-        if self.covariate_norm is not None:
-            return self.covariate_norm
-        return "fit" if getattr(self, "stream", False) else "window"
+        """``covariate_norm`` resolved: the state type's default ("window"; "fit" when streaming)."""
+        return self.covariate_norm if self.covariate_norm is not None else self.state_type().covariate_norm
 
     def _covariate_layout(self) -> dict:
         """The network's covariate layout (``tsrsa.nn.covariates``) from the fitted encoding."""
@@ -90,7 +80,7 @@ class NeuralForecaster(BaseForecaster):
 
     # ------------------------------------------------------------------ derived settings
     @property
-    def _input_size(self) -> int:
+    def resolved_input_size(self) -> int:
         """``input_size``, or by default two horizons and at least one patch."""
         if self.input_size is not None:
             return int(self.input_size)
@@ -103,8 +93,8 @@ class NeuralForecaster(BaseForecaster):
         levels = quantile_levels(self.quantiles if self.quantiles is not None else DEFAULT_QUANTILES)
         return tuple(sorted(set(levels) | {0.5}))
 
-    def _check_params(self) -> None:
-        super()._check_params()
+    def check_params(self) -> None:
+        super().check_params()
         check_int("input_size", self.input_size, allow_none=True)
         check_choice("loss", self.loss, LOSSES)
         if self.quantiles is not None:
@@ -136,15 +126,12 @@ class NeuralForecaster(BaseForecaster):
         check_int("num_threads", self.num_threads, allow_none=True)
         resolve_seed(self.random_state)
         check_int("verbose", self.verbose, minimum=0)
-        self._covariate_spec()
+        self.declared_covariates()
         check_choice("covariate_norm", self.covariate_norm, ("window", "fit"), allow_none=True)
-        if self.covariate_norm == "window" and getattr(self, "stream", False):
-            raise ValueError("covariate_norm='window' normalises each window's covariates; the streaming "
-                             "configuration reads no windows: use covariate_norm='fit' (or None)")
         self._check_architecture()
 
-    def _min_length(self, panel) -> tuple[int, str]:
-        L, h, v = self._input_size, int(self.h), int(self.val_size)
+    def required_length(self, panel) -> tuple[int, str]:
+        L, h, v = self.resolved_input_size, int(self.h), int(self.val_size)
         return L + h + v, f"input_size={L} + h={h} + val_size={v}"
 
     def _training_config(self) -> TrainingConfig:
@@ -157,32 +144,44 @@ class NeuralForecaster(BaseForecaster):
         )
 
     # ------------------------------------------------------------------ fit
-    def _fit_panel(self, panel, *, epoch_callback=None) -> None:
-        """Train on ``panel``; ``epoch_callback(record)`` sees every epoch's record (the tuner's pruning)."""
+    def fit_from(self, df, weights: dict, *, new=()):
+        """Fit on ``df`` starting from given network weights instead of a fresh initialisation; returns self.
+
+        ``weights`` is a state dict of a network built for the same settings (``network_.state_dict()``
+        of a fitted model): every weight of the new network is taken from it, except those whose name
+        contains one of the strings in ``new`` (layers the new network adds, which keep their
+        initialisation). ``tsrsa.convert.to_recurrent`` finetunes a converted model this way.
+        """
+        self.check_params()
+        return self.fit_panel(self.to_panel(df), warm_start=(weights, tuple(new)))
+
+    def _fit(self, panel, *, epoch_callback=None, warm_start=None) -> None:
+        """Train on ``panel``; ``epoch_callback(record)`` sees every epoch's record (the tuner's pruning);
+        ``warm_start``: (weights, new) of ``fit_from``."""
         v = int(self.val_size)
         fit_lengths = panel.lengths - v
         loc, scale = series_statistics(panel.values, panel.offsets, fit_lengths, self.scaler)
         scaled = check_scaled(panel, loc, scale, statistics="the statistics of its training part",
                               fix=SCALED_FIX)  # (N,) float32, built once
         placement = plan_placement(self.strategy, self.accelerator, self.devices)
-        train = self._training_windows(scaled, panel.offsets, fit_lengths)  # lazy: index arithmetic
-        val = self._validation_windows(scaled, panel.offsets, fit_lengths) if v else None
-        spec, encoded = self._covariate_spec(), None
+        state = self.state_type()
+        train = state.training_windows(self, scaled, panel.offsets, fit_lengths)  # lazy: index arithmetic
+        val = state.validation_windows(self, scaled, panel.offsets, fit_lengths) if v else None
+        spec, rows = self.declared_covariates(), None
         self.covariates_ = None
         if spec.active:  # encoded once; windows gather their rows as they gather the target's
             self.covariates_ = CovariateEncoder.fit(spec, panel, fit_lengths)
-            encoded = self._encoded(panel)
-            source = WindowSource(encoded.time, self.covariates_.n_time - self.covariates_.n_future,
-                                  encoded.static_num, encoded.static_cat)
+            rows = encoded(self, panel)
+            source = WindowSource(rows.time, self.covariates_.future_from, rows.static_num, rows.static_cat)
             for windows in (train, val):
                 if windows is not None:
                     windows.covariates = source
         self.max_epochs_, self.early_stopping_patience_ = resolve_budget(
             self.max_epochs, self.early_stopping_patience, len(train), int(self.batch_size), val is not None,
             self.batches_per_epoch)
-        self._fit_windows = len(train)  # what rules that scale with the data read (readout_tokens="auto")
+        self.n_train_windows_ = len(train)  # what rules that scale with the data read (readout_tokens="auto")
         self._prepare_fit(panel, fit_lengths)
-        config = self._network_config()
+        config = self.network_config()
         if self.covariates_ is not None:
             config = dataclasses.replace(config, covariates=self._covariate_layout())
         seed = resolve_seed(self.random_state)
@@ -190,33 +189,17 @@ class NeuralForecaster(BaseForecaster):
         if placement.mode == "join":  # one rank of a torchrun launch: every rank uses rank 0's seed
             rank, seed = join_process_group(placement.device, seed)
         with quiet(self.verbose), torch_threads(self.num_threads), seeded(seed, placement.device) as rng:
-            network = self._build_network(config)
+            network = self.build_network(config)
             self._initialise_network(network, panel, fit_lengths)
-            self._load_warm_start(network)
+            if warm_start is not None:
+                load_weights(network, *warm_start)
             loss_fn = make_loss(self.loss, self._quantile_levels())
             try:
                 history = self._train(network, loss_fn, train, val, placement, seed, rng, rank, epoch_callback)
             except FloatingPointError as error:  # the network holds the best weights so far
-                self._set_fitted(panel, network, error.training_result.history, loc, scale, encoded)
+                self._set_fitted(panel, network, error.training_result.history, loc, scale, rows)
                 raise
-        self._set_fitted(panel, network, history, loc, scale, encoded)
-
-    def _load_warm_start(self, network) -> None:
-        """Start from given weights when ``_warm_start`` holds ``(state_dict, new)``: every weight of
-        the network from the state dict but those whose name contains one of the strings in ``new``
-        (layers the network adds, which keep their initialisation). ``tsrsa.convert`` sets it."""
-        if getattr(self, "_warm_start", None) is None:
-            return
-        donor, new = self._warm_start
-        expected = network.state_dict()
-        missing = [k for k in expected if k not in donor and not any(tag in k for tag in new)]
-        extra = [k for k in donor if k not in expected]
-        shapes = [k for k in donor if k in expected and donor[k].shape != expected[k].shape]
-        if missing or extra or shapes:
-            raise ValueError(
-                f"the given weights do not fit this network (missing {missing[:3]}, unexpected {extra[:3]}, "
-                f"other shapes {shapes[:3]}): was the original built for other data?")
-        network.load_state_dict(donor, strict=False)
+        self._set_fitted(panel, network, history, loc, scale, rows)
 
     def _train(self, network, loss_fn, train, val, placement, seed, rng, rank, epoch_callback=None) -> list[dict]:
         """Train ``network`` in place (here, or in spawned workers); returns the history.
@@ -270,30 +253,23 @@ class NeuralForecaster(BaseForecaster):
             if carried:
                 network.forget_carried()
 
-    def _set_fitted(self, panel, network, history, loc, scale, encoded=None) -> None:
+    def _set_fitted(self, panel, network, history, loc, scale, covariates=None) -> None:
         self.network_ = network.eval()
         self.fit_history_ = pd.DataFrame(
             history, columns=["epoch", "train_loss", "val_loss", "learning_rate", "seconds"]
         )
-        self.memory_ = SeriesMemory.from_panel(panel, self._input_size, loc, scale, encoded)
         self.freq_ = panel.freq
+        with quiet(self.verbose):
+            self.memory_ = self.state_type().from_fit(self, panel, loc, scale, covariates)
 
     # ------------------------------------------------------------------ predict
-    def _check_scaled(self, panel, loc, scale, statistics: str) -> None:
-        check_scaled(panel, loc, scale, statistics=statistics, fix=SCALED_FIX)
-
-    def _memory_for(self, panel) -> SeriesMemory:
-        memory = self.memory_.for_new_data(panel, self._input_size, self.scaler, self._encoded(panel))
-        self._check_scaled(panel, memory.loc, memory.scale, "its statistics (fitted, or its own for a new series)")
-        return memory
-
     @torch.no_grad()
     def _network_forecast(self, tails: np.ndarray, loc: np.ndarray, scale: np.ndarray, covariates=None) -> np.ndarray:
         """Forecasts (n, H, Q) in the data's units from windows (n, L) (and their
         :class:`~tsrsa.data.memory.WindowCovariates`), in bounded batches."""
         network = self.network_.eval()
         device = next(network.parameters()).device
-        L, n = self._input_size, len(tails)
+        L, n = self.resolved_input_size, len(tails)
         out = np.empty((n, int(self.h), network.config.n_outputs), dtype=np.float64)
         with torch_threads(self.num_threads):
             for start in range(0, n, self.inference_batch_size):
@@ -307,10 +283,10 @@ class NeuralForecaster(BaseForecaster):
                 out[start:stop] = y * scale[start:stop, None, None] + loc[start:stop, None, None]
         return out
 
-    def _forecast_windows(self, tails, loc, scale, h: int, covariates=None) -> dict[str, np.ndarray]:
-        return self._output_columns(self._network_forecast(tails, loc, scale, covariates)[:, :h, :])
+    def forecast_windows(self, tails, loc, scale, h: int, covariates=None) -> dict[str, np.ndarray]:
+        return self.output_columns(self._network_forecast(tails, loc, scale, covariates)[:, :h, :])
 
-    def _output_columns(self, y: np.ndarray) -> dict[str, np.ndarray]:
+    def output_columns(self, y: np.ndarray) -> dict[str, np.ndarray]:
         """Forecasts (n, h, Q) in the data's units -> ``{"yhat": (n, h), "yhat_q..": ...}``."""
         levels = self._quantile_levels()
         if levels is None:
@@ -323,16 +299,16 @@ class NeuralForecaster(BaseForecaster):
         return columns
 
     # ------------------------------------------------------------------ saving
-    def _fitted_state(self):
-        state, arrays, _ = super()._fitted_state()
+    def fitted_files(self):
+        state, arrays, _ = super().fitted_files()
         state["network"] = dataclasses.asdict(self.network_.config)
         state["fit_history"] = self.fit_history_.to_dict(orient="list")
         return state, arrays, self.network_.state_dict()
 
-    def _restore_fitted_state(self, state, arrays, weights, device) -> None:
-        super()._restore_fitted_state(state, arrays, weights, device)
-        config = type(self._network_config())(**state["network"])
-        network = self._build_network(config)
+    def restore_fitted(self, state, arrays, weights, device) -> None:
+        super().restore_fitted(state, arrays, weights, device)
+        config = type(self.network_config())(**state["network"])
+        network = self.build_network(config)
         network.load_state_dict(weights)
         self.network_ = network.to(device).eval()
         self.fit_history_ = pd.DataFrame(state["fit_history"])
@@ -348,3 +324,17 @@ def covariate_batch(x: torch.Tensor, covariates, rows: slice, input_size: int, d
     past = covariates.past[:, -input_size:] if covariates.past.shape[-1] else covariates.past
     return CovariateBatch(x, tensor(past), tensor(covariates.future), tensor(covariates.static_num),
                           tensor(covariates.static_cat, np.int64))
+
+
+def load_weights(network: torch.nn.Module, donor: dict, new: tuple[str, ...] = ()) -> None:
+    """Load ``donor`` into ``network``: every weight but those whose name contains one of ``new``
+    (layers the network adds, which keep their initialisation); ValueError when they do not fit."""
+    expected = network.state_dict()
+    missing = [k for k in expected if k not in donor and not any(tag in k for tag in new)]
+    extra = [k for k in donor if k not in expected]
+    shapes = [k for k in donor if k in expected and donor[k].shape != expected[k].shape]
+    if missing or extra or shapes:
+        raise ValueError(
+            f"the given weights do not fit this network (missing {missing[:3]}, unexpected {extra[:3]}, "
+            f"other shapes {shapes[:3]}): was the original built for other data?")
+    network.load_state_dict(donor, strict=False)

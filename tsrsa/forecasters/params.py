@@ -51,8 +51,8 @@ def check_str(name: str, value) -> None:
 def check_sequence_model(model) -> None:
     """Checks shared by the token/step models: ``patch_len``, ``dropout``, ``revin``."""
     check_int("patch_len", model.patch_len)
-    if model.patch_len > model._input_size:
-        raise ValueError(f"patch_len={model.patch_len} is longer than input_size={model._input_size}: the window "
+    if model.patch_len > model.resolved_input_size:
+        raise ValueError(f"patch_len={model.patch_len} is longer than input_size={model.resolved_input_size}: the window "
                          f"would be a single token, mostly padding; use patch_len <= input_size (or a longer "
                          f"input_size)")
     check_float("dropout", model.dropout, maximum=1.0)

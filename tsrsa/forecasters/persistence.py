@@ -134,10 +134,10 @@ def save(estimator, path, *, overwrite: bool = False) -> None:
 
     from tsrsa.forecasters.params import check_bool
 
-    estimator._check_is_fitted()
+    estimator.check_is_fitted()
     check_bool("overwrite", overwrite)
     params = {k: _jsonable(v, k) for k, v in estimator.get_params().items()}
-    state, arrays, weights = estimator._fitted_state()
+    state, arrays, weights = estimator.fitted_files()
     config = {"format_version": FORMAT_VERSION, "class": type(estimator).__name__, "params": params,
               "versions": _versions()}
 
@@ -309,7 +309,7 @@ def load(path, *, device: str = "cpu"):
     except (KeyError, TypeError, AttributeError, IndexError) as err:
         raise ValueError(f"{directory / STATE} does not describe a fitted {name} ({err!r})") from err
     try:
-        estimator._restore_fitted_state(state, arrays, weights, target)
+        estimator.restore_fitted(state, arrays, weights, target)
     except RuntimeError as err:
         if weights is not None and "state_dict" in str(err):
             reason = " ".join(str(err).split())[:300]

@@ -19,8 +19,8 @@ def plot_forecast(model, panel, forecast, *, ids=None, max_series: int = 4, hist
     ``panel`` (optional) gives the history; without it the model's remembered tails are used.
     """
     Figure, FigureCanvasAgg = matplotlib_classes()
-    spec = model._spec
-    memory = model.memory_ if panel is None else model._memory_for(panel)
+    spec = model.frame_spec
+    memory = model.memory_ if panel is None else model.memory_.for_frame(model, panel)
     if ids is None:
         ids = list(forecast[spec.id_col].drop_duplicates()[:max_series])
     known = list(memory.ids)

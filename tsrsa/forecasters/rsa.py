@@ -10,22 +10,31 @@ from tsrsa.forecasters.common_params import COMMON_PARAMS_DOC
 from tsrsa.forecasters.estimator import specialised_init
 from tsrsa.forecasters.params import check_bool, check_choice, check_float, check_int
 from tsrsa.forecasters.transformer import TransformerForecaster
+from tsrsa.nn.patches import n_tokens
 from tsrsa.nn.rem import REM_MASKS, fold_angle
-from tsrsa.nn.rsa import GATES, RSAAttention, plan_heads
+from tsrsa.nn.rsa import GATES, RSAAttention
+from tsrsa.nn.rsa_heads import plan_heads
 from tsrsa.nn.t2r import check_feature_size
 
 REM_INITS = ("data", "paper")
 _INIT_KEYS = ("lambda", "gamma", "theta", "gate")
-_DEFAULT_DILATION = 2
 _REPORT_COLUMNS = ["head", "rem_type", "source", "estimate", "lambda_init", "gamma_init", "theta_init",
                    "dilation", "note"]
-#: RSAForecaster's own parameters and their defaults, after TransformerForecaster's ``readout_tokens``
-RSA_PARAMS = {
-    "n_regular": 1, "n_cyclic": 1, "n_dilated_regular": 1, "n_dilated_cyclic": 0, "dilations": None,
-    "gate": "layer", "share_cyclic": True, "rem_mask": "causal", "max_lag": None, "gate_init": 0.0,
-    "rem_init": "data", "rem_learning_rate": None, "cache_size": None, "cache_policy": "window", "cache_sinks": 4,
-    "t2r_features": None,
-}
+#: the layer's options the estimator does not offer: the REM product's algorithm is chosen by length,
+#: ALiBi by the configuration (``stream=True``)
+_LAYER_ONLY = ("method", "alibi")
+#: the options of the "rsa" kind that RSAForecaster takes as parameters of its own
+KIND_OPTIONS = tuple(name for name in RSAAttention.option_defaults() if name not in _LAYER_ONLY)
+#: where the estimator's defaults differ from the layer's, and why: one dilated regular head fills the
+#: four default heads (1 regular, 1 cyclic pair, 1 dilated: a seasonal memory); the dilation comes from
+#: the data's seasonal periods at fit (a layer built without data takes its own default, 2)
+ESTIMATOR_DEFAULTS = {"n_dilated_regular": 1, "dilations": None}
+#: RSAForecaster's own parameters and their defaults, after TransformerForecaster's ``readout_tokens``: the
+#: kind's options with the layer's defaults but for ``ESTIMATOR_DEFAULTS``, and the data start after ``gate_init``
+_LAYER = {name: ESTIMATOR_DEFAULTS.get(name, RSAAttention.option_defaults()[name]) for name in KIND_OPTIONS}
+_AFTER = KIND_OPTIONS.index("gate_init") + 1
+RSA_PARAMS = {**dict(list(_LAYER.items())[:_AFTER]), "rem_init": "data", "rem_learning_rate": None,
+              **dict(list(_LAYER.items())[_AFTER:])}
 
 
 class RSAForecaster(TransformerForecaster):
@@ -41,7 +50,7 @@ class RSAForecaster(TransformerForecaster):
     h : int
         Forecast horizon (steps).
     input_size : int, optional
-        Look-back window in steps; None uses ``2 * h``.
+        Look-back window in steps; None uses ``2 * h`` (at least one patch, ``patch_len``).
     d_model, n_heads, n_layers, d_ff, dropout, causal, revin, stream, readout_tokens
         As in TransformerForecaster. With ``causal=True`` (and so with ``stream=True``) both branches
         are causal: the softmax mask, and ``rem_mask`` must be "causal". In the streaming configuration
@@ -124,8 +133,8 @@ class RSAForecaster(TransformerForecaster):
     def _searched_options(estimator, options: dict) -> dict:
         return dict(options)  # RSA's options are parameters of their own
 
-    def _attention_kind(self) -> str:
-        return "rsa"
+    def attention_kind(self) -> type:
+        return RSAAttention
 
     def _check_architecture(self) -> None:
         plan_heads(self.n_heads, **self._allocation())  # raises for impossible allocations
@@ -137,11 +146,8 @@ class RSAForecaster(TransformerForecaster):
         check_float("rem_learning_rate", self.rem_learning_rate, strict=True, allow_none=True)
         if self.t2r_features is not None:
             check_feature_size(self.t2r_features, "t2r_features")
-            if self.cache_size is not None:
-                raise ValueError(f"cache_size={self.cache_size} bounds the softmax branch's cache; with "
-                                 f"t2r_features the branch keeps a state of fixed size: use cache_size=None")
-        super()._check_architecture()
-        self._init_values()
+        super()._check_architecture()  # builds a layer: the kind checks its options (the cache's among them)
+        self.rem_init_values()
 
     def _group_options(self) -> dict | None:
         """The REM values and gates at ``rem_learning_rate``, without weight decay."""
@@ -152,17 +158,16 @@ class RSAForecaster(TransformerForecaster):
     def _allocation(self) -> dict:
         dilations = getattr(self, "_fit_dilations", None)  # chosen from the data for this fit
         if dilations is None:
-            given = _DEFAULT_DILATION if self.dilations is None else self.dilations
+            given = RSAAttention.option_defaults()["dilations"] if self.dilations is None else self.dilations
             dilations = given if isinstance(given, int) else list(given)
         return dict(n_regular=self.n_regular, n_cyclic=self.n_cyclic, n_dilated_regular=self.n_dilated_regular,
                     n_dilated_cyclic=self.n_dilated_cyclic, dilations=dilations, share_cyclic=self.share_cyclic)
 
     def _attention_options(self) -> dict:
-        return {**self._allocation(), "gate": self.gate, "rem_mask": self.rem_mask, "max_lag": self.max_lag,
-                "gate_init": float(self.gate_init), "cache_size": self.cache_size,
-                "cache_policy": self.cache_policy, "cache_sinks": self.cache_sinks, "t2r_features": self.t2r_features}
+        options = {name: getattr(self, name) for name in KIND_OPTIONS}
+        return {**options, **self._allocation(), "gate_init": float(self.gate_init)}
 
-    def _init_values(self) -> dict:
+    def rem_init_values(self) -> dict:
         """The explicit initial values of ``rem_init`` ({} for "paper")."""
         if isinstance(self.rem_init, str):
             check_choice("rem_init", self.rem_init, REM_INITS)
@@ -196,13 +201,17 @@ class RSAForecaster(TransformerForecaster):
         self._fit_dilations, self._head_init = None, None
         if self.rem_init != "data":
             return
-        estimates = estimate_panel(panel.values, panel.offsets, fit_lengths, freq=panel.freq)
+        stride = int(self.patch_len)
+        tokens = n_tokens(self.resolved_input_size, stride)
+        fixed = [self.dilations] if isinstance(self.dilations, int) else list(self.dilations or [])
+        reach = max([tokens - 1, *fixed]) * stride  # the longest lag a dilated head reads, in steps
+        estimates = estimate_panel(panel.values, panel.offsets, fit_lengths, freq=panel.freq, max_lag=reach)
         allocation = self._allocation()
         self._head_init = assign_heads(
-            estimates, stride=int(self.patch_len), n_tokens=math.ceil(self._input_size / int(self.patch_len)),
+            estimates, stride=stride, n_tokens=tokens,
             n_regular=self.n_regular, n_cyclic=self.n_cyclic, n_dilated_regular=self.n_dilated_regular,
             n_dilated_cyclic=self.n_dilated_cyclic, dilations=self.dilations,
-            default_dilation=_DEFAULT_DILATION,
+            default_dilation=RSAAttention.option_defaults()["dilations"], share_cyclic=self.share_cyclic,
         )
         if allocation["n_dilated_regular"] + allocation["n_dilated_cyclic"]:
             self._fit_dilations = self._head_init.dilations
@@ -212,7 +221,7 @@ class RSAForecaster(TransformerForecaster):
         if assigned is not None:
             values = {"lambda": assigned.lam, "gamma": assigned.gamma, "theta": assigned.theta}
         else:
-            values = self._init_values()
+            values = self.rem_init_values()
         for block in network.blocks:
             block.attn.set_rem_parameters(lam=values.get("lambda"), gamma=values.get("gamma"),
                                           theta=values.get("theta"), mu=values.get("gate"))
@@ -247,7 +256,7 @@ class RSAForecaster(TransformerForecaster):
         of the head's layer or head; NaN for softmax heads), lag_unit (steps per token), and the
         values each head started from: lambda_init, gamma_init, theta_init (see init_report_).
         """
-        self._check_is_fitted()
+        self.check_is_fitted()
         step = int(self.patch_len)
         rows = []
         for layer, block in enumerate(self.network_.blocks):
@@ -263,13 +272,13 @@ class RSAForecaster(TransformerForecaster):
         return table.merge(init, on="head", how="left")
 
     # ------------------------------------------------------------------ saving
-    def _fitted_state(self):
-        state, arrays, weights = super()._fitted_state()
+    def fitted_files(self):
+        state, arrays, weights = super().fitted_files()
         state["init_report"] = self.init_report_.to_dict(orient="list")
         return state, arrays, weights
 
-    def _restore_fitted_state(self, state, arrays, weights, device) -> None:
-        super()._restore_fitted_state(state, arrays, weights, device)
+    def restore_fitted(self, state, arrays, weights, device) -> None:
+        super().restore_fitted(state, arrays, weights, device)
         self.init_report_ = pd.DataFrame(state["init_report"], columns=_REPORT_COLUMNS)
 
     def plot_rem(self, layer: int | None = None, *, length: int | None = None):
@@ -284,7 +293,7 @@ class RSAForecaster(TransformerForecaster):
         """
         from tsrsa.forecasters.plotting import matplotlib_classes
 
-        self._check_is_fitted()
+        self.check_is_fitted()
         Figure, FigureCanvasAgg = matplotlib_classes()
         blocks = list(enumerate(self.network_.blocks))
         if layer is not None:

@@ -65,7 +65,7 @@ def _check_arrays(directory: Path, estimator, state: dict, arrays: dict) -> None
     width = tails.shape[1]
     if "network" in state:
         try:
-            size = int(estimator._input_size)
+            size = int(estimator.resolved_input_size)
         except (TypeError, ValueError) as err:
             raise _unreadable(directory, err) from err
         if size != width:
@@ -82,7 +82,7 @@ def _check_covariates(directory: Path, estimator, state: dict) -> None:
     from tsrsa.data.covariate_encoding import CovariateEncoder
 
     try:
-        declared = estimator._covariate_spec()
+        declared = estimator.declared_covariates()
     except (TypeError, ValueError) as err:
         raise _unreadable(directory, err) from err
     saved = state.get("covariates")
@@ -107,7 +107,7 @@ def _check_network(directory: Path, estimator, saved: dict) -> None:
     if not isinstance(saved, dict):
         raise ValueError(f"{directory / STATE} holds no network configuration: it does not describe a fitted model")
     try:
-        built = _plain(dataclasses.asdict(estimator._network_config()))
+        built = _plain(dataclasses.asdict(estimator.network_config()))
     except (TypeError, ValueError, KeyError, AttributeError) as err:
         raise _unreadable(directory, err) from err
     skip = {"covariates"}

@@ -1,25 +1,23 @@
 """TransformerForecaster: the patch transformer with any sequence-mixing kind, by name."""
 from __future__ import annotations
 
-import math
 import numbers
 
 import numpy as np
 import torch
 
-from tsrsa.data.windows import consecutive_validation_windows
-from tsrsa.forecasters import streaming
 from tsrsa.forecasters.common_params import COMMON_PARAMS_DOC
 from tsrsa.forecasters.estimator import store_init_args
 from tsrsa.forecasters.neural import NeuralForecaster
 from tsrsa.forecasters.params import check_bool, check_choice, check_int, check_sequence_model
 from tsrsa.forecasters.spaces import sequence_space
+from tsrsa.forecasters.stream_state import StreamState
+from tsrsa.forecasters.window_state import WindowState
+from tsrsa.nn.patches import n_tokens
 from tsrsa.nn.backbone import BackboneConfig, build_transformer
 from tsrsa.nn.registry import build_attention, get_attention
 
 
-#: the options of a kind that bound its key/value cache (they act in the streaming configuration only)
-CACHE_OPTIONS = ("cache_size", "cache_policy", "cache_sinks")
 #: how known-future covariates reach a transformer's forecast
 KNOWN_FUTURE = ("readout", "tokens")
 AUTO = "auto"
@@ -117,41 +115,45 @@ class TransformerForecaster(NeuralForecaster):
         store_init_args(self, locals())
 
     # ------------------------------------------------------------------ the kind
-    def _attention_kind(self) -> str:
-        return self.attention
+    def state_type(self) -> type:
+        """The class of the fitted state, picked once from ``stream``: it answers every question the
+        two configurations answer differently (windows, defaults, checks, what a fitted model keeps)."""
+        return StreamState if self.stream else WindowState
+
+    def future_steps(self, h: int) -> int:
+        """Decoder tokens (``known_future="tokens"``) read the whole trained horizon's covariates."""
+        return int(self.h) if self.known_future == "tokens" else h
+
+    def attention_kind(self) -> type:
+        """The registered class of this model's sequence-mixing kind (``tsrsa.nn.get_attention``)."""
+        return get_attention(self.attention)
 
     def _attention_options(self) -> dict:
         """Arguments of the attention kind."""
         return dict(self.attention_options or {})
 
     def _kind_options(self) -> dict:
-        """The options the kind is built with: ``_attention_options()`` and, in the streaming
-        configuration, ALiBi relative positions for a kind that offers them (``alibi``; a learned
-        position would fix the token count) unless the options say otherwise."""
-        options = self._attention_options()
-        if self.stream and "alibi" in get_attention(self._attention_kind()).option_defaults():
-            options.setdefault("alibi", True)
-        return options
+        """The options the kind is built with: ``_attention_options()`` and the configuration's defaults."""
+        return self.state_type().kind_options(self.attention_kind(), self._attention_options())
 
     def _causal(self) -> bool:
         if self.causal is not None:
             return bool(self.causal)
-        return bool(self.stream) or not get_attention(self._attention_kind()).bidirectional
+        return self.state_type().causal or not self.attention_kind().bidirectional
 
     @classmethod
     def search_space(cls, trial, estimator=None) -> dict:
         """Default space of ``tsrsa.tune``: optimiser, dropout, width, depth, token size and (given the
         estimator) its kind's own options; in the streaming configuration, only settings that stream."""
         patch_lens = [4, 8, 16]
-        if estimator is not None and estimator.stream:  # windows of whole tokens
-            patch_lens = [p for p in patch_lens if estimator._input_size % p == 0] or [estimator.patch_len]
+        if estimator is not None:
+            patch_lens = estimator.state_type().patch_lens(estimator, patch_lens)
         space = {**sequence_space(trial),
                  "d_model": trial.suggest_categorical("d_model", [16, 32, 64, 128]),
                  "n_layers": trial.suggest_int("n_layers", 1, 3),
                  "patch_len": trial.suggest_categorical("patch_len", patch_lens)}
         if estimator is not None:
-            kind = get_attention(estimator._attention_kind())
-            options = kind.search_space(trial, causal=estimator._causal())
+            options = estimator.attention_kind().search_space(trial, causal=estimator._causal())
             if options:
                 space.update(cls._searched_options(estimator, options))
         return space
@@ -159,7 +161,7 @@ class TransformerForecaster(NeuralForecaster):
     @staticmethod
     def _searched_options(estimator, options: dict) -> dict:
         """Where sampled kind options go: inside ``attention_options`` (named estimators override)."""
-        return {"attention_options": {**estimator._attention_options(), **options}}
+        return {"attention_options": {**dict(estimator.attention_options or {}), **options}}
 
     def _check_architecture(self) -> None:
         check_sequence_model(self)
@@ -169,9 +171,6 @@ class TransformerForecaster(NeuralForecaster):
             raise ValueError(f"d_model={self.d_model} must be a multiple of n_heads={self.n_heads}")
         check_bool("stream", self.stream)
         check_choice("known_future", self.known_future, KNOWN_FUTURE)
-        if self.known_future == "tokens" and self.stream:
-            raise ValueError("known_future='tokens' puts the horizon's covariates in the sequence of a fixed "
-                             "window; the streaming configuration reads them per token: use known_future='readout'")
         reach = self.readout_tokens
         if isinstance(reach, str):
             if reach != AUTO:
@@ -182,164 +181,64 @@ class TransformerForecaster(NeuralForecaster):
                 raise TypeError(f'readout_tokens must be "auto", None or an int >= 1, got {reach!r} '
                                 f'({type(reach).__name__})')
             check_int("readout_tokens", reach)
-        tokens = self._window_tokens()
-        if isinstance(reach, numbers.Integral) and not self.stream and reach > tokens:
-            raise ValueError(f"readout_tokens={self.readout_tokens}: the fixed-window head reads at most the window's "
-                             f"{tokens} tokens (input_size={self._input_size}, patch_len={self.patch_len}); use a "
-                             f"number up to {tokens}, or None for all of them")
         if self.causal is not None:
             check_bool("causal", self.causal)
-        kind = get_attention(self._attention_kind())
+        kind, state = self.attention_kind(), self.state_type()
         options = kind.check_options(self._kind_options())
-        defaults = kind.option_defaults()
-        cached = [f"{name}={options[name]!r}" for name in CACHE_OPTIONS if name in options
-                  and options[name] != defaults[name]]
-        if cached and not self.stream:
-            raise ValueError(f"{', '.join(cached)} bound the key/value cache of the streaming configuration; a "
-                             f"fixed-window model (stream=False) keeps no cache between forecasts: pass stream=True, "
-                             f"or leave the cache options out")
-        if self.stream:
-            if self.causal is False:
-                raise ValueError("stream=True reads each series as it arrives, so every layer must be causal; "
-                                 "leave causal=None (or True)")
-            if not kind.recurrent:
-                raise ValueError(f"attention kind {kind.kind!r} has no recurrent form, so it cannot stream; "
-                                 f"use stream=False or a kind with one")
-            if not kind.streams_across_windows and self._covariate_spec().active:
-                raise ValueError(f"attention kind {kind.kind!r} streams after training that carries its state from "
-                                 f"window to window, which does not read covariates yet; use stream=False with "
-                                 f"covariates")
-            if self.batches_per_epoch is not None and self._carries_state():
-                raise ValueError(f"attention kind {kind.kind!r} trains with its state carried through every window of "
-                                 f"each series in order, so an epoch cannot stop after a few batches; leave "
-                                 f"batches_per_epoch=None")
-            if self._input_size % int(self.patch_len):
-                raise ValueError(f"stream=True trains on windows of whole tokens: input_size={self._input_size} "
-                                 f"must be a multiple of patch_len={self.patch_len}")
+        state.check(self, kind, options)
         with torch.random.fork_rng(devices=[]):  # a layer built to check the options draws no global numbers
             layer = build_attention(kind.kind, int(self.d_model), int(self.n_heads), dropout=float(self.dropout),
                                     causal=self._causal(), **options)
-        if self.stream:
-            layer.check_streamable()
+        state.check_layer(layer)
 
-    def _network_config(self) -> BackboneConfig:
+    def network_config(self) -> BackboneConfig:
+        """The network's configuration (saved with a fitted model)."""
         levels = self._quantile_levels()
         return BackboneConfig(
-            input_size=self._input_size, h=int(self.h), patch_len=int(self.patch_len),
+            input_size=self.resolved_input_size, h=int(self.h), patch_len=int(self.patch_len),
             d_model=int(self.d_model), n_heads=int(self.n_heads), n_layers=int(self.n_layers),
-            d_ff=int(self.d_ff), dropout=float(self.dropout), attention=self._attention_kind(),
+            d_ff=int(self.d_ff), dropout=float(self.dropout), attention=self.attention_kind().kind,
             attention_options=self._kind_options(), causal=self._causal(),
             revin=bool(self.revin), n_outputs=len(levels) if levels else 1, stream=bool(self.stream),
-            readout_tokens=self._readout_tokens(),
+            readout_tokens=self.state_type().readout_tokens(self, self._auto_readout()),
         )
 
-    def _window_tokens(self) -> int:
-        """Tokens of a fixed window, as ``BackboneConfig.n_tokens``."""
-        return math.ceil(self._input_size / int(self.patch_len))
-
-    def _readout_tokens(self) -> int | None:
-        """The head's reach, resolved (saved with the network; None: a fixed window's every token).
-        "auto" reads the fit's number of training windows, which ``fit`` records before it builds the
-        network (a network built without a fit, as the integrations do, reads every token)."""
-        if self.readout_tokens == AUTO and not self.stream:
-            windows = getattr(self, "_fit_windows", None)
-            if windows is None or windows >= READOUT_WINDOWS or self.known_future == "tokens":
-                return None
-            reach = math.ceil(int(self.h) / int(self.patch_len))
-            return reach if reach < self._window_tokens() else None
-        if self.readout_tokens not in (None, AUTO):
-            return int(self.readout_tokens)
-        return self._input_size // int(self.patch_len) if self.stream else None
+    def _auto_readout(self) -> int | None:
+        """``readout_tokens="auto"`` for a fixed window: in a fit on fewer than ``READOUT_WINDOWS``
+        training windows, the latest ceil(h / patch_len) tokens, else every token (None). It reads the
+        fit's number of training windows, which ``fit`` records before it builds the network (a network
+        built without a fit, as the integrations do, reads every token)."""
+        windows = getattr(self, "n_train_windows_", None)
+        if windows is None or windows >= READOUT_WINDOWS or self.known_future == "tokens":
+            return None
+        reach = n_tokens(self.h, self.patch_len)
+        return reach if reach < n_tokens(self.resolved_input_size, self.patch_len) else None
 
     @property
     def readout_tokens_(self) -> int:
         """How many of the latest token vectors the fitted head reads (``readout_tokens`` resolved)."""
-        self._check_is_fitted()
-        network = self.network_
-        streaming = getattr(network, "readout_tokens", None)  # the streaming network keeps it; a fixed window's head
-        return int(streaming if streaming is not None else network.head.reads)
+        self.check_is_fitted()
+        return int(self.network_.readout_reach)
 
     def _covariate_layout(self) -> dict:
         return {**super()._covariate_layout(), "future_tokens": self.known_future == "tokens"}
 
     @staticmethod
-    def _build_network(config: BackboneConfig):
+    def build_network(config: BackboneConfig):
         return build_transformer(config)
 
-    # ------------------------------------------------------------------ the streaming configuration
-    def _min_length(self, panel) -> tuple[int, str]:
-        need, why = super()._min_length(panel)
-        if not self.stream:
-            return need, why
-        extra = int(self.patch_len) - 1  # the last token forecasts h + patch_len - 1 steps
-        return need + extra, f"{why} + patch_len - 1 = {extra} (each token forecasts h + patch_len - 1 steps)"
-
-    def _carries_state(self) -> bool:
-        """Whether training carries the state from window to window (a streaming kind whose state a
-        window from the empty state would never have read further than that window)."""
-        return bool(self.stream) and not get_attention(self._attention_kind()).streams_across_windows
-
-    def _training_windows(self, scaled, offsets, fit_lengths):
-        if not self.stream:
-            return super()._training_windows(scaled, offsets, fit_lengths)
-        if self._carries_state():
-            return streaming.consecutive_token_windows(self, scaled, offsets, fit_lengths)
-        return streaming.token_training_windows(self, scaled, offsets, fit_lengths)
-
-    def _validation_windows(self, scaled, offsets, fit_lengths):
-        if self._carries_state():
-            return consecutive_validation_windows(scaled, offsets, fit_lengths, self._input_size, int(self.h))
-        return super()._validation_windows(scaled, offsets, fit_lengths)
+    def required_length(self, panel) -> tuple[int, str]:
+        need, why = super().required_length(panel)
+        extra, reason = self.state_type().extra_length(self)
+        return need + extra, why + reason
 
     def kept_history(self):
         """Which history each bounded key/value cache keeps now, per series and layer (and head, where
         the heads keep different tokens): a frame with the token's position in the series' stream and
         the timestamps of its first and last step. Needs ``stream=True`` and a bounded cache
         (``cache_size``, see docs/streaming.md)."""
-        self._check_is_fitted()
-        memory = self.memory_
-        if not self.stream or not any(name.endswith(".pos") for g in memory.groups for name in g.state):
-            raise ValueError("kept_history() needs a fitted model with stream=True and a bounded cache: set "
-                             "cache_size (RSAForecaster) or attention_options={'cache_size': k}")
-        return streaming.kept_history(memory, self.freq_, int(self.patch_len), self.id_col)
-
-    def _set_fitted(self, panel, network, history, loc, scale, encoded=None) -> None:
-        super()._set_fitted(panel, network, history, loc, scale, encoded)
-        if self.stream:
-            self.memory_ = streaming.streamed_memory(self, panel, self.memory_)
-
-    def _memory_for(self, panel):
-        memory = super()._memory_for(panel)
-        return streaming.streamed_memory(self, panel, memory) if self.stream else memory
-
-    def _continued_memory(self, panel, known):
-        memory = super()._continued_memory(panel, known)
-        return streaming.continued_streams(self, memory, panel, known) if self.stream else memory
-
-    def _forecast_memory(self, memory, h: int, future_df=None):
-        if not self.stream:
-            return super()._forecast_memory(memory, h, future_df)
-        future = self._horizon_covariates(memory.ids, memory.last, h, future_df)  # (S, H, F) or None
-        forecast = None
-        if future is not None and memory.context is not None:
-            forecast = streaming.forecast_with_future(self, memory, future)
-        return self._output_columns(streaming.stored_forecast(memory, h, forecast))
-
-    def _forecast_cutoffs(self, panel, cutoffs, h: int):
-        if not self.stream:
-            return super()._forecast_cutoffs(panel, cutoffs, h)
-        return self._output_columns(streaming.forecast_at_cutoffs(self, panel, cutoffs, h))
-
-    def _fitted_state(self):
-        state, arrays, weights = super()._fitted_state()
-        if self.stream:
-            streaming.save_streams(self.memory_, state, arrays)
-        return state, arrays, weights
-
-    def _restore_fitted_state(self, state, arrays, weights, device) -> None:
-        super()._restore_fitted_state(state, arrays, weights, device)
-        if self.stream:
-            self.memory_ = streaming.load_streams(self.memory_, state, arrays)
+        self.check_is_fitted()
+        return self.memory_.kept_history(self)
 
 
 TransformerForecaster.__doc__ = TransformerForecaster.__doc__.replace(

@@ -10,13 +10,20 @@ estimate first:
   theta * s), then seasonal periods p spanning at least 2 tokens (theta_token = 2 pi s / p,
   gamma_token from the autocorrelation at lag p);
 - dilated regular heads: seasonal periods, and the periods of complex roots too fast for a
-  token-level cycle, with dilation round(p / s) tokens and lam = the autocorrelation at lag p
-  (the decay from one season to the next);
-- dilated cyclic pairs: the next seasonal periods as dilations, gamma from the autocorrelation,
-  theta as in the paper (pi / 4).
+  token-level cycle, with dilation d = round(p / s) tokens; or the dilations given. A dilated
+  head reads the token d tokens back, d * s steps back (d * s is p only when s divides p), so
+  its lam is the autocorrelation at its own lag of d * s steps (the decay from one season to
+  the next): the season's own autocorrelation where d * s = p, else the pooled ACF at d * s;
+  a given dilation takes the seasonal period it carries (round(p / s) = d), if one was found,
+  as its label;
+- dilated cyclic pairs: the next seasonal periods as dilations, gamma the autocorrelation at the
+  pair's lag d * s, theta as in the paper (pi / 4).
 
-A slot with no estimate, or whose estimate is unusable (a root on or outside the unit circle),
-keeps the paper's initialisation; the report says which and why.
+Values come one per head parameter: lam one per regular head, gamma and theta one per cyclic
+pair, or one per cyclic head when the pair does not share them (``share_cyclic=False``; both
+heads of a pair then start from the pair's values). A slot with no estimate, or whose estimate
+is unusable (a root on or outside the unit circle), keeps the paper's initialisation; the report
+says which and why.
 """
 from __future__ import annotations
 
@@ -38,6 +45,7 @@ class Estimates:
     roots: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.complex128))  # by modulus
     periods: list[int] = field(default_factory=list)  # strongest first
     period_acf: list[float] = field(default_factory=list)  # autocorrelation at each period
+    acf: np.ndarray = field(default_factory=lambda: np.zeros(0))  # pooled autocorrelation at lags 0, 1, ... steps
     notes: list[str] = field(default_factory=list)  # why something is missing
 
 
@@ -46,7 +54,7 @@ class HeadInit:
     """Initial values for one layer's REM parameters (NaN: keep the paper's value)."""
 
     lam: np.ndarray  # (n_eta,) per token
-    gamma: np.ndarray  # (n_cyclic_params,) per token
+    gamma: np.ndarray  # (n_cyclic_params,) per token: one per pair, or per cyclic head when unshared
     theta: np.ndarray  # (n_cyclic_params,) radians per token-lag
     dilations: list[int]  # one per dilated head or pair, in tokens
     report: list[dict]  # one record per REM head
@@ -56,13 +64,28 @@ def _clip(value: float, lo: float, hi: float) -> float:
     return float(min(max(value, lo), hi))
 
 
+def _autocorrelation(estimates: Estimates, lag: int, period: float | None) -> float | None:
+    """The autocorrelation at ``lag`` steps: the season's own (``period_acf``) when ``lag`` is the
+    seasonal ``period``; else the pooled ACF where it reaches, else the decay per step of
+    ``period``'s autocorrelation carried to ``lag`` (None without either)."""
+    at_period = dict(zip(estimates.periods, estimates.period_acf)).get(period) if period is not None else None
+    if at_period is not None and lag == period:
+        return float(at_period)
+    if 0 < lag < len(estimates.acf) and np.isfinite(estimates.acf[lag]):
+        return float(estimates.acf[lag])
+    if period is None:
+        return None
+    return _clip(0.5 if at_period is None else at_period, MIN_DECAY, MAX_RADIUS) ** (lag / period)
+
+
 def assign_heads(estimates: Estimates, *, stride: int, n_tokens: int, n_regular: int, n_cyclic: int,
                  n_dilated_regular: int = 0, n_dilated_cyclic: int = 0, dilations=None,
-                 default_dilation: int = 2) -> HeadInit:
+                 default_dilation: int = 2, share_cyclic: bool = True) -> HeadInit:
     """Fill the REM head slots of one layer from ``estimates`` (see the module docstring).
 
     ``dilations`` (one int, one per dilated head/pair, or None) fixes the dilations; None lets
     the seasonal periods choose them (``default_dilation`` where none is found).
+    ``share_cyclic`` as the layer's: False gives gamma and theta one value per cyclic head.
     """
     s = int(stride)
     roots = np.asarray(estimates.roots, dtype=np.complex128)
@@ -135,45 +158,61 @@ def assign_heads(estimates: Estimates, *, stride: int, n_tokens: int, n_regular:
     chosen_dilations = []
     for unit in range(n_units):
         regular_unit = unit < n_dilated_regular
-        source = usable[unit] if unit < len(usable) else None
-        d = fixed[unit] if fixed else (max(1, round(source[0] / s)) if source else default_dilation)
+        if fixed:  # the period this dilation carries, if one was found
+            d = int(fixed[unit])
+            source = next(((p, label) for p, label in usable if round(p / s) == d), None)
+        else:
+            source = usable[unit] if unit < len(usable) else None
+            d = max(1, round(source[0] / s)) if source else default_dilation
         chosen_dilations.append(int(d))
-        if source is None:
+        lag = d * s  # steps between a token and the one this head reads
+        # no period and no dilation given: the paper's value at the default dilation
+        value = None if source is None and not fixed else _autocorrelation(estimates, lag, source and source[0])
+        if value is None:
             if regular_unit:
                 missing("regular", d)
             else:
                 for kind in ("cyclic_cos", "cyclic_sin"):
                     missing(kind, d)
             continue
-        p, label = source
-        season_acf = acf_at.get(p)
-        decay = _clip(season_acf if season_acf is not None else 0.5, MIN_DECAY, MAX_RADIUS)
+        if source is None:
+            origin, label = "autocorrelation", f"lag {lag} steps"
+        else:
+            p, label = source
+            origin = "seasonal_period"
+            label = label if lag == p else f"{label}, read at lag {lag} steps"
+        decay = _clip(value, MIN_DECAY, MAX_RADIUS)
         if regular_unit:
             lam[n_regular + unit] = decay
-            record("regular", "seasonal_period", label, lam=decay, dilation=d)
+            record("regular", origin, label, lam=decay, dilation=d)
         else:
             k = n_cyclic + unit - n_dilated_regular
             gamma[k], theta[k] = decay, PAPER_THETA
             for kind in ("cyclic_cos", "cyclic_sin"):
-                record(kind, "seasonal_period", label, gamma=decay, theta=PAPER_THETA, dilation=d)
+                record(kind, origin, label, gamma=decay, theta=PAPER_THETA, dilation=d)
+    if not share_cyclic:  # one value per cyclic head: both heads of a pair start from the pair's
+        gamma, theta = np.repeat(gamma, 2), np.repeat(theta, 2)
     return HeadInit(lam=lam, gamma=gamma, theta=theta, dilations=chosen_dilations, report=report)
 
 
 def estimate_panel(values: np.ndarray, offsets: np.ndarray, fit_lengths: np.ndarray, *, freq=None,
-                   max_series: int = 32, k: int = 2, seed: int = 0) -> Estimates:
-    """AR roots and seasonal periods of a panel's training parts, pooled over its series.
+                   max_series: int = 32, k: int = 2, seed: int = 0, max_lag: int | None = None) -> Estimates:
+    """AR roots, seasonal periods and the autocorrelation of a panel's training parts, pooled over
+    its series.
 
     Pooling: up to ``max_series`` series (a random sample drawn with ``seed`` when there are
     more, so the result is deterministic). The AR roots come from one
     Yule-Walker fit on the series' pooled autocovariance (each series standardised), its order
     by BIC; the seasonal periods are voted: each sampled series proposes its own
     (``seasonal_periods``) and the periods proposed most often win, ties broken by the summed
-    autocorrelation. Never raises: problems become notes and leave the estimates empty.
+    autocorrelation. The autocorrelation at lags 0..``max_lag`` steps (default: a third of the
+    longest series) is ``pooled_acf`` of the same series: a dilated head reads it at its own lag.
+    Never raises: problems become notes and leave the estimates empty.
     """
     import warnings
 
     from tsrsa.init.ar import pooled_ar_roots
-    from tsrsa.init.seasonality import seasonal_periods
+    from tsrsa.init.seasonality import pooled_acf, seasonal_periods
 
     estimates = Estimates()
     starts = offsets[:-1]
@@ -187,6 +226,8 @@ def estimate_panel(values: np.ndarray, offsets: np.ndarray, fit_lengths: np.ndar
     series = [values[starts[i] : starts[i] + fit_lengths[i]] for i in usable]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        reach = max(len(y) for y in series) // 3 if max_lag is None else int(max_lag)
+        estimates.acf = pooled_acf(series, max(reach, 1))
         try:
             estimates.roots = pooled_ar_roots(series)
             if estimates.roots.size == 0:

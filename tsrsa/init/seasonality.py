@@ -2,6 +2,8 @@
 ACF (statsmodels)."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 #: a peak must stand this many times above its spectral neighbourhood (natural periods, others)
@@ -28,6 +30,36 @@ def acf(y, max_lag: int) -> np.ndarray:
 
     acov = acovf(np.asarray(y, dtype=np.float64), adjusted=False, demean=True, fft=True, nlag=max_lag)
     return acov / acov[0] if acov[0] > 0 else np.zeros(max_lag + 1)
+
+
+def pooled_acf(series, max_lag: int) -> np.ndarray:
+    """Autocorrelation of several series at lags 0..max_lag: each series linearly detrended (as
+    ``seasonal_periods`` reads it, whose strengths are pooled the same way), its ``acf``, and at
+    each lag the median over the series long enough for it; NaN at lags no series reaches.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> t = np.arange(480)
+    >>> waves = [np.sin(2 * np.pi * t / 24), np.sin(2 * np.pi * t[:240] / 24), np.sin(2 * np.pi * t / 12)]
+    >>> r = pooled_acf(waves, 24)
+    >>> round(float(r[24]), 2)  # one season apart: the median of 456/480, 216/240 and 456/480 (biased)
+    0.95
+    >>> round(float(r[12]), 2)  # half a season: the opposite phase in two series of three, median -228/240
+    -0.95
+    """
+    from scipy import signal
+
+    rows = np.full((len(series), max_lag + 1), np.nan)
+    for i, y in enumerate(series):
+        y = np.asarray(y, dtype=np.float64).ravel()
+        if len(y) < 2:
+            continue
+        reach = min(max_lag, len(y) - 1)
+        rows[i, : reach + 1] = acf(signal.detrend(y, type="linear"), reach)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a lag no series reaches: NaN
+        return np.nanmedian(rows, axis=0) if len(series) else np.full(max_lag + 1, np.nan)
 
 
 def _acf_peak(r: np.ndarray, lag: int, n: int) -> bool:

@@ -64,11 +64,11 @@ def build_network(forecaster: type, *, h: int, input_size: int, n_outputs: int =
             raise ValueError("rem_init='data' estimates the REM heads during a tsrsa fit; here use 'paper' or a "
                              "dict of values, e.g. {'lambda': 0.9, 'theta': 0.26}")
     estimator = forecaster(h=h, input_size=input_size, **architecture)
-    estimator._check_architecture()
-    config = dataclasses.replace(estimator._network_config(), n_outputs=n_outputs, covariates=dict(covariates or {}))
-    network = estimator._build_network(config)
+    estimator.check_params()
+    config = dataclasses.replace(estimator.network_config(), n_outputs=n_outputs, covariates=dict(covariates or {}))
+    network = estimator.build_network(config)
     if forecaster is RSAForecaster:
-        values = estimator._init_values()
+        values = estimator.rem_init_values()
         for block in network.blocks:
             block.attn.set_rem_parameters(lam=values.get("lambda"), gamma=values.get("gamma"),
                                           theta=values.get("theta"), mu=values.get("gate"))

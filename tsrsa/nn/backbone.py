@@ -8,41 +8,18 @@ network or, for the streaming configuration, ``tsrsa.nn.streaming.StreamingTrans
 """
 from __future__ import annotations
 
-import math
 
 import torch
 from torch import nn
 
 from tsrsa.nn.blocks import BackboneConfig, EncoderBlock, FeedForward, init_linear, merged_groups
+from tsrsa.nn.patches import PatchEmbedding
 from tsrsa.nn.covariates import CovariateInput, covariate_shape, has_covariates, split_inputs
 from tsrsa.nn.revin import RevIN
 from tsrsa.nn.streaming import StreamingTransformer
 
 __all__ = ["BackboneConfig", "EncoderBlock", "FeedForward", "FlattenHead", "ForecastingTransformer", "PatchEmbedding",
            "build_transformer"]
-
-
-class PatchEmbedding(nn.Module):
-    """Cut the window into non-overlapping patches and embed each as one token.
-
-    A window whose length is not a multiple of ``patch_len`` is padded at the front with
-    its first value, so that the last token always ends at the last observation.
-    """
-
-    def __init__(self, input_size: int, patch_len: int, d_model: int, dropout: float):
-        super().__init__()
-        self.patch_len = patch_len
-        self.n_tokens = math.ceil(input_size / patch_len)
-        self.pad = self.n_tokens * patch_len - input_size
-        self.value = nn.Linear(patch_len, d_model)
-        self.position = nn.Parameter(torch.zeros(1, self.n_tokens, d_model))
-        self.dropout = nn.Dropout(dropout)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if self.pad:
-            x = torch.cat([x[:, :1].expand(-1, self.pad), x], dim=1)  # (B, N * P)
-        patches = x.unfold(1, self.patch_len, self.patch_len)  # (B, N, P)
-        return self.dropout(self.value(patches) + self.position)  # (B, N, D)
 
 
 class FlattenHead(nn.Module):
@@ -103,6 +80,11 @@ class ForecastingTransformer(nn.Module):
         """The attention kinds' named parameter groups, merged over layers (see the training loop's
         ``group_options``)."""
         return merged_groups(self.blocks)
+
+    @property
+    def readout_reach(self) -> int:
+        """How many of the latest token vectors the head reads."""
+        return self.head.reads
 
     def forward(self, inputs) -> torch.Tensor:
         """``inputs``: windows (B, L), or a :class:`~tsrsa.nn.covariates.CovariateBatch`."""

@@ -7,14 +7,15 @@ norms and MLP, the kind owns (and initialises) everything inside the attention.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from tsrsa.nn.patches import n_tokens
 from tsrsa.nn.registry import build_attention
+from tsrsa.nn.state import LayerState
 
 
 @dataclass
@@ -38,7 +39,7 @@ class BackboneConfig:
 
     @property
     def n_tokens(self) -> int:
-        return math.ceil(self.input_size / self.patch_len)
+        return n_tokens(self.input_size, self.patch_len)
 
 
 def init_linear(*linears: nn.Linear) -> None:
@@ -95,8 +96,9 @@ class EncoderBlock(nn.Module):
         x = x + self.attn(self.ln_1(x))  # (B, N, D)
         return x + self.mlp(self.ln_2(x))  # (B, N, D)
 
-    def stream(self, x: torch.Tensor, state: dict) -> tuple[torch.Tensor, dict]:
-        """The block over n new tokens x (B, n, D) with the attention's recurrent state."""
+    def stream(self, x: torch.Tensor, state: LayerState) -> tuple[torch.Tensor, LayerState]:
+        """The block over n new tokens x (B, n, D) with the attention's recurrent state (its
+        ``state_type``); returns the new state, the given one unchanged."""
         a, state = self.attn.stream(self.ln_1(x), state)
         x = x + a  # (B, n, D)
         return x + self.mlp(self.ln_2(x)), state

@@ -30,6 +30,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from tsrsa.nn.patches import n_tokens
+
 
 #: added to a window's variance before its square root (channels constant over a window stay finite)
 WINDOW_EPS = 1e-5
@@ -54,7 +56,7 @@ def split_inputs(inputs) -> tuple[torch.Tensor, CovariateBatch | None]:
 
 def covariate_shape(config) -> dict:
     """The covariate layout of a network configuration (empty dict: none)."""
-    shape = dict(getattr(config, "covariates", None) or {})
+    shape = dict(config.covariates or {})
     return {"n_past": int(shape.get("n_past", 0)), "n_future": int(shape.get("n_future", 0)),
             "n_static": int(shape.get("n_static", 0)), "cardinalities": [int(c) for c in shape.get("cardinalities", [])],
             "future_tokens": bool(shape.get("future_tokens", False)),
@@ -102,7 +104,7 @@ class CovariateInput(nn.Module):
         self.static_cat = nn.ModuleList(nn.Embedding(c, d_model) for c in shape["cardinalities"])
         self.horizon = self.future_embed = None
         if self.n_future and shape.get("future_tokens"):  # decoder tokens: one per patch of the horizon
-            self.n_future_tokens = -(-h // patch_len)
+            self.n_future_tokens = n_tokens(h, patch_len)
             self.future_embed = nn.Linear(patch_len * self.n_future, d_model)
             self.future_position = nn.Parameter(torch.zeros(self.n_future_tokens, d_model))
         elif self.n_future or horizon:

@@ -82,6 +82,10 @@ class DLinearNetwork(nn.Module):
         trend = self.moving_average(x)  # (B, L)
         return trend, x - trend
 
+    def parameter_groups(self) -> dict[str, list[nn.Parameter]]:
+        """Named groups of parameters an optimiser may treat apart: none."""
+        return {}
+
     def forward(self, inputs) -> torch.Tensor:
         """``inputs``: windows (B, L), or a :class:`~tsrsa.nn.covariates.CovariateBatch`."""
         x, batch = split_inputs(inputs)

@@ -15,25 +15,25 @@ replaces the value stored under a key instead of adding to it (β_t, one per hea
 from the block input x_t, says how much), so its read stays bounded and its state is W alone.
 Both states have a fixed size: d_v·d_φ (+ d_φ for sum) numbers per head.
 
-Forms (in the code the state is kept key-major, Wᵀ (d_φ × d_v)):
+Forms (in the code the state is kept key-major, Wᵀ (d_φ × d_v)), each with every kind's signature
+``(phi_q, phi_k, v, ..., state=None) -> (output, final state)``, the state a ``FastWeightState``:
 
-- ``delta_rule_loop``: the delta recurrence token by token, the plain reference;
+- ``delta_rule_loop``: the delta recurrence token by token, the plain reference (the recurrent form);
 - ``delta_rule_chunked``: training and streaming. Inside a chunk of C tokens the updates fold into
   the WY form (Yang et al. 2024, as in flash-linear-attention): with A = tril(diag(β) K Kᵀ, -1),
   the rows u_t, w_t of U = (I + A)⁻¹ diag(β) V and Wk = (I + A)⁻¹ diag(β) K (one triangular solve
   per chunk, all chunks at once) give, from the chunk's starting state S,
   S' = S + Kᵀ (U - Wk S) and outputs Q S + tril(Q Kᵀ) (U - Wk S); a loop over chunks carries S.
-  Forward and backward against the token loop (batch 32, 4 heads of 16 channels, dpfp ν=1 so
-  d_φ = 32, one CPU thread, ``python benchmarks/bench_recall.py --speed``, 2026-11-25): 6.9 ms
-  against 39 ms at 24 tokens (5.7x), 36 against 172 ms at 96 (4.8x), 150 ms against 1.5 s at 384
-  (10.1x), with chunks of 32 tokens (16: 8.5 / 34 / 149 ms; 64: 6.8 / 52 / 193 ms).
-- the sum rule is linear attention on normalised features: ``causal_linear_attention``;
+  Its speed against the token loop is in docs/attention.md.
+- the sum rule is linear attention on normalised features: ``sum_rule`` (``causal_linear_attention``
+  with W and z as a ``FastWeightState``);
 - optionally flash-linear-attention's ``chunk_delta_rule`` kernel on a GPU (``backend="fla"``).
 """
 from __future__ import annotations
 
 import math
 import warnings
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -41,43 +41,57 @@ from torch import nn
 
 from tsrsa.nn.feature_maps import check_feature_map, feature_map, feature_size, sum_normalise
 from tsrsa.nn.linear_attention import (
-    EPS, accumulation_dtype, causal_linear_attention, check_backend, check_chunk_size, fla_applies,
+    EPS, LinearState, accumulation_dtype, causal_linear_attention, check_backend, check_chunk_size, fla_applies,
 )
 from tsrsa.nn.multihead import MultiHeadAttention
-from tsrsa.nn.registry import register_attention
+from tsrsa.nn.registry import KindOps, register_attention
+from tsrsa.nn.state import LayerState
 
-__all__ = ["FastWeightAttention", "UPDATES", "delta_rule_chunked", "delta_rule_loop"]
+__all__ = ["FastWeightAttention", "FastWeightState", "UPDATES", "delta_rule_chunked", "delta_rule_loop", "sum_rule"]
 
 UPDATES = ("sum", "delta")
 
 
-def delta_rule_loop(phi_q, phi_k, v, beta, state=None):
+@dataclass(frozen=True, eq=False)
+class FastWeightState(LayerState):
+    """The fast weights of every head, key-major, and (sum rule) the sum of the keys' features."""
+
+    fast_weight: torch.Tensor  # (B, H, m, dv) Wᵀ
+    k_sum: torch.Tensor | None = None  # (B, H, m) z, for the sum rule only
+
+    def cast(self, dtype: torch.dtype) -> "FastWeightState":
+        return FastWeightState(self.fast_weight.to(dtype), None if self.k_sum is None else self.k_sum.to(dtype))
+
+
+def delta_rule_loop(phi_q, phi_k, v, beta, *, state: FastWeightState | None = None, output_state: bool = True):
     """The delta rule token by token (the reference).
 
-    phi_q, phi_k (B, H, T, m); v (B, H, T, dv); beta (B, H, T); state Wᵀ (B, H, m, dv) or None (zeros).
-    Returns y (B, H, T, dv) and Wᵀ after the T tokens.
+    phi_q, phi_k (B, H, T, m); v (B, H, T, dv); beta (B, H, T); ``state`` Wᵀ (None: zeros).
+    Returns y (B, H, T, dv) and the ``FastWeightState`` after the T tokens.
     """
     B, H, T, m = phi_k.shape
-    S = phi_k.new_zeros(B, H, m, v.size(-1)) if state is None else state  # Wᵀ
+    S = phi_k.new_zeros(B, H, m, v.size(-1)) if state is None else state.fast_weight  # Wᵀ (B, H, m, dv)
     out = []
     for t in range(T):
         k_t = phi_k[:, :, t]  # (B, H, m)
         v_old = torch.einsum("bhm,bhmd->bhd", k_t, S)  # v̄_t = W_{t-1} φ(k_t)
         S = S + beta[:, :, t, None, None] * k_t[..., :, None] * (v[:, :, t] - v_old)[..., None, :]
         out.append(torch.einsum("bhm,bhmd->bhd", phi_q[:, :, t], S))  # y_t = W_t φ(q_t)
-    return torch.stack(out, dim=2), S
+    y = torch.stack(out, dim=2) if out else v  # (B, H, T, dv)
+    return y, (FastWeightState(S) if output_state else None)
 
 
-def delta_rule_chunked(phi_q, phi_k, v, beta, state=None, *, chunk_size: int = 32):
+def delta_rule_chunked(phi_q, phi_k, v, beta, *, chunk_size: int = 32, state: FastWeightState | None = None,
+                       output_state: bool = True):
     """The delta rule in chunks of ``chunk_size`` tokens (WY form, see the module docstring).
 
     Same arguments and returns as ``delta_rule_loop``.
     """
     B, H, T, m = phi_k.shape
     dv = v.size(-1)
-    S = phi_k.new_zeros(B, H, m, dv) if state is None else state  # Wᵀ (B, H, m, dv)
+    S = phi_k.new_zeros(B, H, m, dv) if state is None else state.fast_weight  # Wᵀ (B, H, m, dv)
     if T == 0:
-        return v, S
+        return v, (FastWeightState(S) if output_state else None)
     C = min(chunk_size, T)
     n = math.ceil(T / C)
     # padded tokens have zero keys and β = 0: they change nothing; their outputs are cut off
@@ -96,7 +110,17 @@ def delta_rule_chunked(phi_q, phi_k, v, beta, state=None, *, chunk_size: int = 3
         new = u_c - w_c @ S  # (B, H, C, dv): what each token adds, given S
         out.append(q_c @ S + qk_c @ new)  # (B, H, C, dv)
         S = S + k_c.transpose(-2, -1) @ new  # (B, H, m, dv)
-    return torch.cat(out, dim=2)[:, :, :T], S
+    return torch.cat(out, dim=2)[:, :, :T], (FastWeightState(S) if output_state else None)
+
+
+def sum_rule(phi_q, phi_k, v, *, chunk_size: int = 32, state: FastWeightState | None = None,
+             output_state: bool = True):
+    """The sum rule, chunked: linear attention on the normalised features, its (S, z) kept as the
+    fast weights Wᵀ and z. phi_q, phi_k (B, H, T, m); v (B, H, T, dv) -> y (B, H, T, dv) and the
+    ``FastWeightState`` after the T tokens."""
+    start = None if state is None else LinearState(state.fast_weight, state.k_sum)
+    y, after = causal_linear_attention(phi_q, phi_k, v, chunk_size=chunk_size, state=start, output_state=output_state)
+    return y, (FastWeightState(after.kv, after.k_sum) if output_state else None)
 
 
 def fla_delta_rule(phi_q, phi_k, v, beta, dtype: torch.dtype) -> torch.Tensor:
@@ -143,6 +167,8 @@ class FastWeightAttention(MultiHeadAttention):
 
     recurrent = True
     bidirectional = False
+    state_type = FastWeightState
+    ops = KindOps(parallel=delta_rule_chunked, recurrent=delta_rule_loop)  # the sum rule: ``sum_rule``
 
     def __init__(self, d_model: int, n_heads: int, *, dropout: float = 0.0, causal: bool = True,
                  update: str = "delta", feature_map: str = "dpfp", nu: int = 1, beta_init: float = 0.5,
@@ -191,41 +217,40 @@ class FastWeightAttention(MultiHeadAttention):
         return phi_q, phi_k, v.to(dtype), (beta.to(dtype) if beta is not None else None), q.dtype
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.parallel(x, output_state=False)[0]  # (B, T, D)
+
+    def parallel(self, x: torch.Tensor, state: FastWeightState | None = None, *, output_state: bool = True):
         phi_q, phi_k, v, beta, low = self.features(x)  # (B, H, T, d_φ), (B, H, T, d), (B, H, T)
-        if self.update == "delta" and fla_applies(self.backend, phi_q, low):
-            return self.output(fla_delta_rule(phi_q, phi_k, v, beta, dtype=low))
+        if self.update == "delta" and state is None and not output_state and fla_applies(self.backend, phi_q, low):
+            return self.output(fla_delta_rule(phi_q, phi_k, v, beta, dtype=low)), None
         with torch.autocast(x.device.type, enabled=False):
-            if self.update == "delta":
-                y = delta_rule_chunked(phi_q, phi_k, v, beta, chunk_size=self.chunk_size)[0]
-            else:
-                y = causal_linear_attention(phi_q, phi_k, v, chunk_size=self.chunk_size)[0]
-        return self.output(y)  # (B, T, D)
+            y, state = self.advance(phi_q, phi_k, v, beta, state, output_state)
+        return self.output(y), state  # (B, T, D)
+
+    def advance(self, phi_q, phi_k, v, beta, state: FastWeightState | None, output_state: bool = True):
+        """The update rule's chunked form over the features (see ``features``) from ``state``."""
+        if self.update == "delta":
+            return delta_rule_chunked(phi_q, phi_k, v, beta, chunk_size=self.chunk_size, state=state,
+                                      output_state=output_state)
+        return sum_rule(phi_q, phi_k, v, chunk_size=self.chunk_size, state=state, output_state=output_state)
 
     # ------------------------------------------------------------------ recurrent form
     def state_size(self, n_tokens: int) -> int:
         per_head = self.n_features * self.head_size + (self.n_features if self.update == "sum" else 0)
         return self.n_heads * per_head
 
-    def init_state(self, batch_size: int, *, device=None, dtype=None) -> dict:
+    def init_state(self, batch_size: int, *, device=None, dtype=None) -> FastWeightState:
         device = device if device is not None else self.qkv.weight.device
         dtype = dtype or self.qkv.weight.dtype
         H, m, d = self.n_heads, self.n_features, self.head_size
-        state = {"fast_weight": torch.zeros(batch_size, H, m, d, device=device, dtype=dtype)}  # Wᵀ
-        if self.update == "sum":
-            state["k_sum"] = torch.zeros(batch_size, H, m, device=device, dtype=dtype)  # z
-        return state
+        W = torch.zeros(batch_size, H, m, d, device=device, dtype=dtype)  # Wᵀ
+        z = torch.zeros(batch_size, H, m, device=device, dtype=dtype) if self.update == "sum" else None
+        return FastWeightState(W, z)
 
-    def stream(self, x: torch.Tensor, state: dict) -> tuple[torch.Tensor, dict]:
+    def stream(self, x: torch.Tensor, state: FastWeightState) -> tuple[torch.Tensor, FastWeightState]:
         self.check_streamable()
-        W = state["fast_weight"]
-        dtype = accumulation_dtype(x, W)
+        dtype = accumulation_dtype(x, state.fast_weight)
         phi_q, phi_k, v, beta, _ = self.features(x, dtype)  # (B, H, n, d_φ), (B, H, n, d), (B, H, n)
         with torch.autocast(x.device.type, enabled=False):
-            if self.update == "delta":
-                y, W = delta_rule_chunked(phi_q, phi_k, v, beta, W.to(dtype), chunk_size=self.chunk_size)
-                new = {"fast_weight": W.to(state["fast_weight"].dtype)}
-            else:
-                y, W, z = causal_linear_attention(phi_q, phi_k, v, W.to(dtype), state["k_sum"].to(dtype),
-                                                  chunk_size=self.chunk_size)
-                new = {"fast_weight": W.to(state["fast_weight"].dtype), "k_sum": z.to(state["k_sum"].dtype)}
-        return self.output(y), new
+            y, new = self.advance(phi_q, phi_k, v, beta, state.cast(dtype))
+        return self.output(y), new.cast(state.fast_weight.dtype)

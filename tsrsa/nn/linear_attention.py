@@ -8,32 +8,57 @@ so that the weighted sum over keys factorises. Per head, with ε = 1e-6:
                  y_t = S_tᵀ φ(q_t) / (z_tᵀ φ(q_t) + ε)
 
 The causal form is an RNN whose state (S, z) has d·(d + 1) numbers per head whatever the history.
-Three forms of the same causal maths, as flash-linear-attention lays them out:
+Three forms of the same causal maths, as flash-linear-attention lays them out, the first two with
+every kind's signature ``(phi_q, phi_k, v, ..., state=None) -> (output, final state)``, the state a
+``LinearState`` (S, z):
 
-- ``linear_attention_loop``: the recurrence above token by token, the plain reference;
+- ``linear_attention_loop``: the recurrence above token by token, the plain reference (the
+  recurrent form);
 - ``causal_linear_attention``: chunked, for training and for streaming a block of tokens: inside a
   chunk of C tokens the masked products tril(φ(Q) φ(K)ᵀ) (quadratic in C), across chunks the
   state at each chunk's start (an exclusive prefix sum of the chunks' φ(K)ᵀ V, all chunks at once);
   memory O(T·C + T/C·d²) per head;
 - optionally flash-linear-attention's ``chunk_linear_attn`` kernel on a GPU (``backend="fla"``).
+
+The non-causal forms (``linear_attention``, ``decayed_linear_attention``) are no recurrence: they
+return the output alone.
 """
 from __future__ import annotations
 
 import math
 import warnings
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 
 from tsrsa.nn.feature_maps import elu_plus_one
 from tsrsa.nn.multihead import MultiHeadAttention
-from tsrsa.nn.registry import register_attention
+from tsrsa.nn.registry import KindOps, register_attention
+from tsrsa.nn.state import LayerState
 
-__all__ = ["BACKENDS", "EPS", "LinearAttention", "accumulation_dtype", "causal_linear_attention", "check_chunk_size",
-           "decayed_linear_attention", "linear_attention", "linear_attention_loop", "normalise"]
+__all__ = ["BACKENDS", "EPS", "LinearAttention", "LinearState", "accumulation_dtype", "causal_linear_attention",
+           "check_chunk_size", "decayed_linear_attention", "linear_attention", "linear_attention_loop", "normalise"]
 
 EPS = 1e-6  # the denominator's ε
 BACKENDS = ("torch", "fla")
+
+
+@dataclass(frozen=True, eq=False)
+class LinearState(LayerState):
+    """The causal state of linear attention (and of T2R): S = Σ φ(k) vᵀ and z = Σ φ(k), per head."""
+
+    kv: torch.Tensor  # (B, H, m, dv) S
+    k_sum: torch.Tensor  # (B, H, m) z
+
+    @classmethod
+    def empty(cls, batch_size: int, n_heads: int, n_features: int, value_size: int, *, device=None,
+              dtype=None) -> "LinearState":
+        return cls(torch.zeros(batch_size, n_heads, n_features, value_size, device=device, dtype=dtype),
+                   torch.zeros(batch_size, n_heads, n_features, device=device, dtype=dtype))
+
+    def cast(self, dtype: torch.dtype) -> "LinearState":
+        return LinearState(self.kv.to(dtype), self.k_sum.to(dtype))
 
 
 def accumulation_dtype(*tensors: torch.Tensor) -> torch.dtype:
@@ -84,16 +109,18 @@ def linear_attention(phi_q, phi_k, v, eps: float = EPS, floor: float | None = No
     return normalise(phi_q @ kv, phi_q @ z[..., None], eps, floor)  # (B, H, T, dv)
 
 
-def linear_attention_loop(phi_q, phi_k, v, kv=None, k_sum=None, eps: float = EPS, floor: float | None = None,
-                          log_decay: torch.Tensor | None = None):
-    """The causal recurrence token by token (the reference): returns y (B, H, T, dv), S (B, H, m, dv), z (B, H, m).
+def linear_attention_loop(phi_q, phi_k, v, *, eps: float = EPS, floor: float | None = None,
+                          log_decay: torch.Tensor | None = None, state: LinearState | None = None,
+                          output_state: bool = True):
+    """The causal recurrence token by token (the reference): phi_q, phi_k (B, H, T, m), v (B, H, T, dv)
+    from ``state`` (None: zeros) -> y (B, H, T, dv) and the ``LinearState`` after the T tokens.
 
     ``log_decay`` (H,), log λ <= 0 per head: the state decays by λ before each token,
     S_t = λ S_{t-1} + φ(k_t) v_tᵀ and z_t = λ z_{t-1} + φ(k_t) (None: λ = 1).
     """
     B, H, T, m = phi_k.shape
-    kv = phi_k.new_zeros(B, H, m, v.size(-1)) if kv is None else kv
-    k_sum = phi_k.new_zeros(B, H, m) if k_sum is None else k_sum
+    kv = phi_k.new_zeros(B, H, m, v.size(-1)) if state is None else state.kv  # (B, H, m, dv)
+    k_sum = phi_k.new_zeros(B, H, m) if state is None else state.k_sum  # (B, H, m)
     lam = None if log_decay is None else log_decay.to(phi_k.dtype).exp().view(1, H, 1)
     out = []
     for t in range(T):
@@ -101,32 +128,35 @@ def linear_attention_loop(phi_q, phi_k, v, kv=None, k_sum=None, eps: float = EPS
             kv, k_sum = lam[..., None] * kv, lam * k_sum
         kv = kv + phi_k[:, :, t, :, None] * v[:, :, t, None, :]  # S_t = S_{t-1} + φ(k_t) v_tᵀ
         k_sum = k_sum + phi_k[:, :, t]  # z_t = z_{t-1} + φ(k_t)
-        num = torch.einsum("bhm,bhmd->bhd", phi_q[:, :, t], kv)
+        num = torch.einsum("bhm,bhmd->bhd", phi_q[:, :, t], kv)  # (B, H, dv)
         out.append(normalise(num, (phi_q[:, :, t] * k_sum).sum(-1, keepdim=True), eps, floor))
-    return torch.stack(out, dim=2), kv, k_sum
+    y = torch.stack(out, dim=2) if out else v  # (B, H, T, dv)
+    return y, (LinearState(kv, k_sum) if output_state else None)
 
 
-def causal_linear_attention(phi_q, phi_k, v, kv=None, k_sum=None, *, chunk_size: int = 64, eps: float = EPS,
-                            floor: float | None = None, log_decay: torch.Tensor | None = None):
-    """The causal form in chunks of ``chunk_size`` tokens, from the state (S, z) (zeros when None).
+def causal_linear_attention(phi_q, phi_k, v, *, chunk_size: int = 64, eps: float = EPS, floor: float | None = None,
+                            log_decay: torch.Tensor | None = None, state: LinearState | None = None,
+                            output_state: bool = True):
+    """The causal form in chunks of ``chunk_size`` tokens, from ``state`` (S, z) (zeros when None).
 
-    phi_q, phi_k (B, H, T, m); v (B, H, T, dv); kv (B, H, m, dv); k_sum (B, H, m); ``log_decay``
-    (H,), log λ <= 0 per head, for a state that decays by λ each token (``linear_attention_loop``).
-    Returns y (B, H, T, dv) and the state after the T tokens, S (B, H, m, dv) and z (B, H, m).
+    phi_q, phi_k (B, H, T, m); v (B, H, T, dv); ``log_decay`` (H,), log λ <= 0 per head, for a state
+    that decays by λ each token (``linear_attention_loop``). Returns y (B, H, T, dv) and the
+    ``LinearState`` after the T tokens: S (B, H, m, dv) and z (B, H, m).
     """
     B, H, T, m = phi_k.shape
     dv = v.size(-1)
-    kv = phi_k.new_zeros(B, H, m, dv) if kv is None else kv
-    k_sum = phi_k.new_zeros(B, H, m) if k_sum is None else k_sum
+    kv = phi_k.new_zeros(B, H, m, dv) if state is None else state.kv  # (B, H, m, dv)
+    k_sum = phi_k.new_zeros(B, H, m) if state is None else state.k_sum  # (B, H, m)
     if T == 0:
-        return v, kv, k_sum
+        return v, (LinearState(kv, k_sum) if output_state else None)
     C = min(chunk_size, T)
     n = math.ceil(T / C)
     # The denominator rides along as one more value column of ones: [S, z] = Σ φ(k) [v, 1]ᵀ.
     v1 = torch.cat([v, torch.ones_like(v[..., :1])], dim=-1)  # (B, H, T, dv + 1)
     if log_decay is not None:
         out, after = _decayed_chunks(phi_q, phi_k, v1, torch.cat([kv, k_sum[..., None]], dim=-1), log_decay, C)
-        return normalise(out[..., :dv], out[..., dv:], eps, floor), after[..., :dv], after[..., dv]
+        y = normalise(out[..., :dv], out[..., dv:], eps, floor)  # (B, H, T, dv)
+        return y, (LinearState(after[..., :dv], after[..., dv]) if output_state else None)
     # zero keys past T add nothing to the state; the padded queries' outputs are cut off
     q, k, v1 = (F.pad(t, (0, 0, 0, n * C - T)).reshape(B, H, n, C, t.size(-1)) for t in (phi_q, phi_k, v1))
     per_chunk = k.transpose(-2, -1) @ v1  # (B, H, n, m, dv + 1): what each chunk adds
@@ -137,8 +167,10 @@ def causal_linear_attention(phi_q, phi_k, v, kv=None, k_sum=None, *, chunk_size:
     out = q @ before + scores @ v1  # (B, H, n, C, dv + 1): [numerator, denominator]
     out = out.reshape(B, H, n * C, dv + 1)[:, :, :T]
     y = normalise(out[..., :dv], out[..., dv:], eps, floor)  # (B, H, T, dv)
+    if not output_state:
+        return y, None
     after = before[:, :, -1] + per_chunk[:, :, -1]  # (B, H, m, dv + 1)
-    return y, after[..., :dv], after[..., dv]
+    return y, LinearState(after[..., :dv], after[..., dv])
 
 
 def _decayed_chunks(phi_q, phi_k, v1, start, log_decay, C: int):
@@ -230,6 +262,8 @@ class LinearAttention(MultiHeadAttention):
 
     recurrent = True
     bidirectional = True
+    state_type = LinearState
+    ops = KindOps(parallel=causal_linear_attention, recurrent=linear_attention_loop)
 
     def __init__(self, d_model: int, n_heads: int, *, dropout: float = 0.0, causal: bool = False,
                  chunk_size: int = 64, backend: str = "torch"):
@@ -246,35 +280,37 @@ class LinearAttention(MultiHeadAttention):
         return elu_plus_one(q.to(dtype)), elu_plus_one(k.to(dtype)), v.to(dtype)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.parallel(x, output_state=False)[0]  # (B, T, D)
+
+    def parallel(self, x: torch.Tensor, state: LinearState | None = None, *, output_state: bool = True):
         q, k, v = self.project(x)  # (B, H, T, d)
-        if self.causal and not (torch.is_grad_enabled() and q.requires_grad) and fla_applies(self.backend, q):
-            return self.output(fla_causal_linear_attention(*self.features(q, k, v), dtype=q.dtype))
+        if (self.causal and state is None and not output_state and not (torch.is_grad_enabled() and q.requires_grad)
+                and fla_applies(self.backend, q)):
+            return self.output(fla_causal_linear_attention(*self.features(q, k, v), dtype=q.dtype)), None
         with torch.autocast(x.device.type, enabled=False):
             phi_q, phi_k, v = self.features(q, k, v)  # (B, H, T, d)
             if self.causal:
-                y = causal_linear_attention(phi_q, phi_k, v, chunk_size=self.chunk_size)[0]
+                y, state = causal_linear_attention(phi_q, phi_k, v, chunk_size=self.chunk_size, state=state,
+                                                   output_state=output_state)
             else:
-                y = linear_attention(phi_q, phi_k, v)
-        return self.output(y)  # (B, T, D)
+                y, state = linear_attention(phi_q, phi_k, v), None
+        return self.output(y), state  # (B, T, D)
 
     # ------------------------------------------------------------------ recurrent form
     def state_size(self, n_tokens: int) -> int:
         return self.n_heads * self.head_size * (self.head_size + 1)  # S and z per head
 
-    def init_state(self, batch_size: int, *, device=None, dtype=None) -> dict:
+    def init_state(self, batch_size: int, *, device=None, dtype=None) -> LinearState:
         device = device if device is not None else self.qkv.weight.device
-        dtype = dtype or self.qkv.weight.dtype
-        H, d = self.n_heads, self.head_size
-        return {"kv": torch.zeros(batch_size, H, d, d, device=device, dtype=dtype),
-                "k_sum": torch.zeros(batch_size, H, d, device=device, dtype=dtype)}
+        return LinearState.empty(batch_size, self.n_heads, self.head_size, self.head_size, device=device,
+                                 dtype=dtype or self.qkv.weight.dtype)
 
-    def stream(self, x: torch.Tensor, state: dict) -> tuple[torch.Tensor, dict]:
+    def stream(self, x: torch.Tensor, state: LinearState) -> tuple[torch.Tensor, LinearState]:
         self.check_streamable()
         q, k, v = self.project(x)  # (B, H, n, d)
         with torch.autocast(x.device.type, enabled=False):
             phi_q, phi_k, v = self.features(q, k, v)
-            dtype = accumulation_dtype(phi_q, state["kv"])
-            y, kv, k_sum = causal_linear_attention(phi_q.to(dtype), phi_k.to(dtype), v.to(dtype),
-                                                   state["kv"].to(dtype), state["k_sum"].to(dtype),
-                                                   chunk_size=self.chunk_size)
-        return self.output(y), {"kv": kv.to(state["kv"].dtype), "k_sum": k_sum.to(state["k_sum"].dtype)}
+            dtype = accumulation_dtype(phi_q, state.kv)
+            y, new = causal_linear_attention(phi_q.to(dtype), phi_k.to(dtype), v.to(dtype), state=state.cast(dtype),
+                                             chunk_size=self.chunk_size)
+        return self.output(y), new.cast(state.kv.dtype)

@@ -1,13 +1,13 @@
 """LSTM encoder with a direct multi-horizon head (the recurrent baseline)."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import torch
 from torch import nn
 
 from tsrsa.nn.covariates import CovariateInput, covariate_shape, has_covariates, split_inputs
+from tsrsa.nn.patches import n_tokens
 from tsrsa.nn.revin import RevIN
 
 
@@ -31,7 +31,7 @@ class LSTMNetwork(nn.Module):
         super().__init__()
         self.config = config
         self.patch_len = config.patch_len
-        self.n_steps = math.ceil(config.input_size / config.patch_len)
+        self.n_steps = n_tokens(config.input_size, config.patch_len)
         self.pad = self.n_steps * config.patch_len - config.input_size
         self.revin = RevIN() if config.revin else None
         self.covariates = None
@@ -48,6 +48,10 @@ class LSTMNetwork(nn.Module):
         )
         self.dropout = nn.Dropout(config.dropout)
         self.head = nn.Linear(config.hidden_size, config.h * config.n_outputs)
+
+    def parameter_groups(self) -> dict[str, list[nn.Parameter]]:
+        """Named groups of parameters an optimiser may treat apart: none."""
+        return {}
 
     def forward(self, inputs) -> torch.Tensor:
         """``inputs``: windows (B, L), or a :class:`~tsrsa.nn.covariates.CovariateBatch`."""

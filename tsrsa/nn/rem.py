@@ -22,10 +22,17 @@ The ways to compute it live here side by side:
   imaginary part the sin head; a dilated head runs d interleaved chains (t - d instead of t - 1);
 - ``rem_stream``: the recurrent form that streaming uses: the same recurrences advanced over a
   block of new tokens at once, O(1) per token in the length of the history.
+
+The REM heads of a layer as RSA's forms read them (``RemHeads``) go through ``rem_parallel`` (dense
+or FFT, training; from a history and with the state after, on request) and ``rem_recurrent``
+(``rem_stream``), both with the attention kinds' signature ``(v, heads, ..., state=None) ->
+(output, final state)``; the state z (B, H, d_max, hs), complex, holds what the next d_max tokens
+receive from the history (``rem_stream``).
 """
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import torch
 
@@ -161,6 +168,16 @@ def _powers(rho: torch.Tensor, steps: torch.Tensor) -> torch.Tensor:
     return torch.polar(rho.abs().view(shape) ** s, rho.angle().view(shape) * s)
 
 
+def rem_history(rho: torch.Tensor, d: torch.Tensor, z: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+    """What the tokens at ``positions`` (P,) (0: the first after the history) receive from the history,
+    whose state is z (B, H, d_max, hs): rho ** (p // d) z[p % d] per head, (B, H, P, hs) complex;
+    d (H, 1): each head's dilation, on z's device."""
+    B, H, _, hs = z.shape
+    ahead = torch.div(positions, d, rounding_mode="floor")  # (H, P) whole steps from the chain's state
+    chain = (positions % d)[None, :, :, None].expand(B, H, positions.numel(), hs)  # (B, H, P, hs)
+    return _powers(rho, ahead)[None, :, :, None] * z.gather(2, chain)  # (B, H, P, hs)
+
+
 def rem_stream(rho: torch.Tensor, dilation: torch.Tensor, v: torch.Tensor, z: torch.Tensor):
     """Advance causal REM heads over n new tokens by their recurrences (the streaming form).
 
@@ -184,10 +201,7 @@ def rem_stream(rho: torch.Tensor, dilation: torch.Tensor, v: torch.Tensor, z: to
     m = n + d_max
     d = dilation.to(v.device).view(H, 1)  # (H, 1)
     pos = torch.arange(m, device=v.device)  # (m,) the block and its virtual tokens
-    # from the history
-    ahead = torch.div(pos, d, rounding_mode="floor")  # (H, m) whole steps from the chain's state
-    chain = (pos % d)[None, :, :, None].expand(B, H, m, hs)  # (B, H, m, hs)
-    from_history = _powers(rho, ahead)[None, :, :, None] * z.gather(2, chain)  # (B, H, m, hs)
+    from_history = rem_history(rho, d, z, pos)  # (B, H, m, hs)
     # from the new tokens
     lag = (pos[:, None] - torch.arange(n, device=v.device)[None, :])[None]  # (1, m, n)
     valid = (lag >= 1) & (lag % d[..., None] == 0)  # (H, m, n)
@@ -197,6 +211,77 @@ def rem_stream(rho: torch.Tensor, dilation: torch.Tensor, v: torch.Tensor, z: to
     keep = (torch.arange(d_max, device=v.device)[None, :] < d)[None, :, :, None]  # (1, H, d_max, 1)
     z_next = torch.where(keep, total[:, :, n:], torch.zeros((), dtype=rho.dtype, device=v.device))
     return total[:, :, :n], z_next
+
+
+class RemHeads(NamedTuple):
+    """The REM heads of one layer, as their forms read them."""
+
+    codes: torch.Tensor  # (H,) 0 regular, 1 cyclic_cos, 2 cyclic_sin
+    radius: torch.Tensor  # (H,) lam (regular) or gamma (cyclic)
+    angle: torch.Tensor  # (H,) theta (0 for regular)
+    dilation: torch.Tensor  # (H,) int, in tokens
+    mask: str = "causal"
+    max_lag: int | None = None
+
+    def empty_state(self, v: torch.Tensor) -> torch.Tensor:
+        """The state of an empty history for values like v (B, H, T, hs): (B, H, d_max, hs) complex zeros."""
+        d_max = int(self.dilation.max()) if self.dilation.numel() else 0
+        dtype = torch.complex128 if v.dtype == torch.float64 else torch.complex64
+        return torch.zeros(v.size(0), v.size(1), d_max, v.size(-1), device=v.device, dtype=dtype)
+
+    def select(self, o: torch.Tensor) -> torch.Tensor:
+        """The complex sums o (B, H, T, hs) as each head reads them: the imaginary part for cyclic_sin
+        heads, the real part for the others."""
+        return torch.where((self.codes == 2).view(1, -1, 1, 1), o.imag, o.real)
+
+
+def _final_state(rho, dilation, v: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
+    """The state after the T tokens v (B, H, T, hs) that follow a history of state z (B, H, d_max, hs):
+    what each of the next d_max tokens receives from them all, O(T d_max) per head."""
+    T, d_max = v.size(-2), z.size(2)
+    d = dilation.to(v.device).view(-1, 1, 1)  # (H, 1, 1)
+    after = T + torch.arange(d_max, device=v.device)  # (d_max,) the tokens after the block
+    lag = after[:, None] - torch.arange(T, device=v.device)[None, :]  # (d_max, T), >= 1
+    slot = torch.arange(d_max, device=v.device)[None, :, None] < d  # (H, d_max, 1) chains of the head
+    valid = (lag % d == 0) & slot  # (H, d_max, T)
+    steps = torch.where(valid, torch.div(lag, d, rounding_mode="floor"), torch.zeros_like(lag))
+    kernel = torch.where(valid, _powers(rho, steps), torch.zeros((), dtype=rho.dtype, device=v.device))
+    history = torch.where(slot[None], rem_history(rho, d.view(-1, 1), z, after),
+                          torch.zeros((), dtype=rho.dtype, device=v.device))  # (B, H, d_max, hs)
+    return kernel[None] @ v.to(rho.dtype) + history  # (B, H, d_max, hs)
+
+
+def rem_parallel(v: torch.Tensor, heads: RemHeads, *, method: str = "dense", state: torch.Tensor | None = None,
+                 output_state: bool = True):
+    """P @ v of every REM head over T tokens v (B, H, T, hs), dense (O(T²)) or by the FFT (O(T log T)),
+    after a history of state ``state`` (None: none). Returns (B, H, T, hs) and the state after the
+    tokens (None without ``output_state``). Only a causal REM without ``max_lag`` has a state."""
+    T = v.size(-2)
+    if method == "fft":
+        kernels = rem_kernels(heads.codes, heads.radius, heads.angle, heads.dilation, T, max_lag=heads.max_lag)
+        y = rem_apply_fft(kernels, v, mask=heads.mask)  # (B, H, T, hs)
+    else:
+        y = rem_apply_dense(rem_matrices(heads.codes, heads.radius, heads.angle, heads.dilation, T, mask=heads.mask,
+                                         max_lag=heads.max_lag), v)  # (B, H, T, hs)
+    if state is None and not output_state:
+        return y, None
+    if heads.mask != "causal" or heads.max_lag is not None:
+        raise ValueError("only a causal REM without max_lag is a recurrence with a state")
+    z = heads.empty_state(v) if state is None else state  # (B, H, d_max, hs)
+    rho = rem_multipliers(heads.radius.to(z.real.dtype), heads.angle.to(z.real.dtype))  # (H,) complex
+    if state is not None:
+        d = heads.dilation.to(v.device).view(-1, 1)  # (H, 1)
+        y = y + heads.select(rem_history(rho, d, z, torch.arange(T, device=v.device))).to(y.dtype)
+    return y, (_final_state(rho, heads.dilation, v, z) if output_state else None)
+
+
+def rem_recurrent(v: torch.Tensor, heads: RemHeads, *, state: torch.Tensor | None = None, output_state: bool = True):
+    """The REM heads' recurrences over n new tokens v (B, H, n, hs) (``rem_stream``) from ``state``
+    (None: the empty history): (B, H, n, hs) and the state after them."""
+    z = heads.empty_state(v) if state is None else state  # (B, H, d_max, hs)
+    rho = rem_multipliers(heads.radius.to(z.real.dtype), heads.angle.to(z.real.dtype))  # (H,) complex
+    o, z = rem_stream(rho, heads.dilation, v, z)  # (B, H, n, hs) complex
+    return heads.select(o), (z if output_state else None)
 
 
 def rem_matrix(kind: str, length: int, *, lam=None, gamma=None, theta=None, dilation: int = 1,

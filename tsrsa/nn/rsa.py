@@ -6,11 +6,7 @@ Each REM head h mixes softmax attention with its Recurrence Encoding Matrix P_h 
 
 V is shared by both branches; attention dropout acts on the softmax branch only; P is used raw.
 With ``causal=True`` both branches are causal (the softmax mask and the causal REM mask).
-Heads are laid out in this order (per layer):
-
-    [regular] * n_regular, [cyclic_cos, cyclic_sin] * n_cyclic,
-    [regular, dilated] * n_dilated_regular, [cyclic_cos, cyclic_sin, dilated] * n_dilated_cyclic,
-    [softmax] * (the rest)
+Heads are laid out by ``tsrsa.nn.rsa_heads.plan_heads``: REM heads first, then plain softmax heads.
 
 Parameterisation: lam = tanh(eta), gamma = sigmoid(nu), theta free; the cos and sin heads of one
 pair share (gamma, theta) unless ``share_cyclic=False``. The gate mu is one per layer, or one per
@@ -20,24 +16,35 @@ Recurrent form (``stream``): the softmax branch keeps a key/value cache; each RE
 its own recurrence, O(1) per token (``tsrsa.nn.rem.rem_stream``): regular
 s_t = lam (s_{t-1} + v_{t-1}), cyclic z_t = gamma e^{i theta} (z_{t-1} + v_{t-1}) with the cos head
 reading the real part and the sin head the imaginary part of its own value slice, dilated heads d
-interleaved states.
+interleaved states. The state is an ``RSAState``: the branch's (``KeyValueState``,
+``BoundedCacheState``, or ``LinearState`` with ``t2r_features``) and the REM heads' z.
+
+The ops, with every kind's signature ``(q, k, v, ..., state=None) -> (output, final state)``:
+``rsa_parallel`` (the branch's parallel op and the dense or FFT REM, for training) and
+``rsa_recurrent`` (the branch's recurrent op and ``rem_stream``); each takes its branch's op, with
+its options bound, as ``branch``, so RSA composes the softmax or T2R forms unchanged.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import partial
+from typing import Callable
 
 import torch
 from torch import nn
 
+from tsrsa.nn.kv_cache import BoundedCacheState, CacheSpec, KeyValueState
+from tsrsa.nn.linear_attention import LinearState
 from tsrsa.nn.multihead import MultiHeadAttention
-from tsrsa.nn.registry import register_attention
-from tsrsa.nn.rem import (
-    REM_MASKS, kind_codes, rem_apply_dense, rem_apply_fft, rem_kernels, rem_matrices, rem_multipliers, rem_stream,
-)
-from tsrsa.nn.kv_cache import CacheSpec
-from tsrsa.nn.softmax import KeyValueCache, register_alibi, softmax_branch
-from tsrsa.nn.t2r import T2RFeatureMap, check_feature_size, t2r_empty_state, t2r_parallel, t2r_stream
+from tsrsa.nn.registry import KindOps, register_attention
+from tsrsa.nn.rem import REM_MASKS, RemHeads, kind_codes, rem_matrices, rem_parallel, rem_recurrent
+from tsrsa.nn.rsa_heads import plan_heads
+from tsrsa.nn.softmax import register_alibi, softmax_parallel, softmax_recurrent
+from tsrsa.nn.state import LayerState, nested_state
+from tsrsa.nn.t2r import T2RFeatureMap, check_feature_size, t2r_bidirectional, t2r_chunked, t2r_stream
+
+__all__ = ["FFT_FROM_TOKENS", "GATES", "RSAAttention", "RSAState", "gate_mix", "rsa_parallel", "rsa_recurrent"]
 
 GATES = ("layer", "head")
 METHODS = ("auto", "dense", "fft")
@@ -46,63 +53,54 @@ METHODS = ("auto", "dense", "fft")
 FFT_FROM_TOKENS = 1440
 
 
-@dataclass(frozen=True)
-class HeadPlan:
-    """Which REM each head carries and which parameters it reads."""
+@dataclass(frozen=True, eq=False)
+class RSAState(LayerState):
+    """An RSA layer's recurrent state: its softmax (or T2R) branch's and its REM heads'."""
 
-    kinds: tuple[str, ...]  # (H_rem,) "regular", "cyclic_cos" or "cyclic_sin"
-    dilations: tuple[int, ...]  # (H_rem,) in tokens
-    param: tuple[int, ...]  # (H_rem,) index into eta (regular) or nu/theta (cyclic)
-    n_eta: int
-    n_cyclic_params: int
+    branch: LayerState = nested_state()  # KeyValueState, BoundedCacheState, or LinearState (t2r_features)
+    rem: torch.Tensor  # (B, H_rem, d_max, hs) complex: what the next tokens receive from the history
+
+    @property
+    def kept_positions(self) -> torch.Tensor | None:
+        return self.branch.kept_positions
 
 
-def plan_heads(n_heads: int, *, n_regular: int = 1, n_cyclic: int = 1, n_dilated_regular: int = 0,
-               n_dilated_cyclic: int = 0, dilations=2, share_cyclic: bool = True) -> HeadPlan:
-    """Lay out the REM heads of one layer (see the module docstring)."""
-    counts = {"n_regular": n_regular, "n_cyclic": n_cyclic, "n_dilated_regular": n_dilated_regular,
-              "n_dilated_cyclic": n_dilated_cyclic}
-    for name, value in counts.items():
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"{name}={value!r} must be a non-negative int")
-    used = n_regular + 2 * n_cyclic + n_dilated_regular + 2 * n_dilated_cyclic
-    if used > n_heads:
-        raise ValueError(
-            f"the REM heads need {used} heads (n_regular + 2*n_cyclic + n_dilated_regular + "
-            f"2*n_dilated_cyclic) but the layer has n_heads={n_heads}"
-        )
-    n_units = n_dilated_regular + n_dilated_cyclic
-    units = [dilations] * n_units if isinstance(dilations, int) else list(dilations)
-    if len(units) != n_units:
-        raise ValueError(
-            f"dilations={dilations!r} must be one int or one per dilated head/pair ({n_units})"
-        )
-    for d in units:
-        if isinstance(d, bool) or not isinstance(d, int) or d < 1:
-            raise ValueError(f"dilations={dilations!r}: every dilation must be an int >= 1")
-    kinds, dil, param = [], [], []
-    n_eta = n_cyc = 0
+def gate_mix(y: torch.Tensor, rem: torch.Tensor | None, gate: torch.Tensor) -> torch.Tensor:
+    """Gate the REM heads' outputs into the branch's: y (B, H, T, hs), rem (B, H_rem, T, hs) (None:
+    no REM heads), gate σ(μ) (1,) or (H_rem,)."""
+    if rem is None:
+        return y
+    R = rem.size(1)
+    g = gate.to(y.dtype).view(1, -1, 1, 1)  # (1, 1 or R, 1, 1)
+    mixed = (1 - g) * y[:, :R] + g * rem.to(y.dtype)  # (B, R, T, hs)
+    return mixed if R == y.size(1) else torch.cat([mixed, y[:, R:]], dim=1)  # (B, H, T, hs)
 
-    def regular(d):
-        nonlocal n_eta
-        kinds.append("regular"), dil.append(d), param.append(n_eta)
-        n_eta += 1
 
-    def pair(d):
-        nonlocal n_cyc
-        kinds.extend(["cyclic_cos", "cyclic_sin"]), dil.extend([d, d])
-        param.extend([n_cyc, n_cyc] if share_cyclic else [n_cyc, n_cyc + 1])
-        n_cyc += 1 if share_cyclic else 2
+def rsa_parallel(q, k, v, heads: RemHeads, gate: torch.Tensor, *, branch: Callable, method: str = "dense",
+                 state: RSAState | None = None, output_state: bool = True):
+    """The parallel form: the branch's op (``branch(q, k, v, state=, output_state=)``, its options bound)
+    and P @ V of the REM heads (``rem_parallel``, dense or FFT), gated. q, k, v (B, H, T, hs), the
+    REM heads the first H_rem. Returns (B, H, T, hs) and the ``RSAState`` after the tokens."""
+    R = heads.codes.numel()
+    y, branch_state = branch(q, k, v, state=None if state is None else state.branch, output_state=output_state)
+    rem, z = None, None if state is None else state.rem
+    if R:
+        rem, z = rem_parallel(v[:, :R], heads, method=method, state=z, output_state=output_state)  # (B, R, T, hs)
+    elif output_state and z is None:
+        z = heads.empty_state(v[:, :0])
+    return gate_mix(y, rem, gate), (RSAState(branch_state, z) if output_state else None)
 
-    for _ in range(n_regular):
-        regular(1)
-    for _ in range(n_cyclic):
-        pair(1)
-    for d in units[:n_dilated_regular]:
-        regular(d)
-    for d in units[n_dilated_regular:]:
-        pair(d)
-    return HeadPlan(tuple(kinds), tuple(dil), tuple(param), n_eta, n_cyc)
+
+def rsa_recurrent(q, k, v, heads: RemHeads, gate: torch.Tensor, *, branch: Callable,
+                  state: RSAState | None = None, output_state: bool = True):
+    """The recurrent form: the branch's recurrent op and the REM heads' recurrences (``rem_stream``),
+    gated; arguments and returns as ``rsa_parallel``."""
+    R = heads.codes.numel()
+    y, branch_state = branch(q, k, v, state=None if state is None else state.branch, output_state=output_state)
+    rem, z = None, heads.empty_state(v[:, :R]) if state is None else state.rem
+    if R:
+        rem, z = rem_recurrent(v[:, :R], heads, state=z)  # (B, R, n, hs)
+    return gate_mix(y, rem, gate), (RSAState(branch_state, z) if output_state else None)
 
 
 @register_attention("rsa")
@@ -146,6 +144,8 @@ class RSAAttention(MultiHeadAttention):
     """
 
     recurrent = True
+    state_type = RSAState
+    ops = KindOps(parallel=rsa_parallel, recurrent=rsa_recurrent)
 
     def __init__(self, d_model: int, n_heads: int, *, dropout: float = 0.0, causal: bool = False,
                  n_regular: int = 1, n_cyclic: int = 1, n_dilated_regular: int = 0,
@@ -264,34 +264,41 @@ class RSAAttention(MultiHeadAttention):
         return rem_matrices(self.codes, radius, angle, self.dilation, length, mask=self.rem_mask,
                             max_lag=self.max_lag)
 
+    def rem_heads(self) -> RemHeads:
+        """The REM heads as their forms read them."""
+        radius, angle = self.rem_parameters()
+        return RemHeads(self.codes, radius, angle, self.dilation, self.rem_mask, self.max_lag)
+
+    def rem_method(self, n_tokens: int) -> str:
+        """How P @ V is computed over ``n_tokens``: "dense" or "fft"."""
+        use_fft = self.method == "fft" or (self.method == "auto" and n_tokens > FFT_FROM_TOKENS)
+        return "fft" if use_fft else "dense"
+
     # ------------------------------------------------------------------ forward
     def rem_branch(self, v: torch.Tensor) -> torch.Tensor:
         """P_h @ V_h of the REM heads: v (B, H_rem, T, hs) -> (B, H_rem, T, hs)."""
-        T = v.size(-2)
-        use_fft = self.method == "fft" or (self.method == "auto" and T > FFT_FROM_TOKENS)
-        if use_fft:
-            radius, angle = self.rem_parameters()
-            k = rem_kernels(self.codes, radius, angle, self.dilation, T, max_lag=self.max_lag)  # (H_rem, T)
-            return rem_apply_fft(k, v, mask=self.rem_mask)
-        return rem_apply_dense(self.rem_matrices(T), v)
+        return rem_parallel(v, self.rem_heads(), method=self.rem_method(v.size(-2)), output_state=False)[0]
 
-    def mix(self, y: torch.Tensor, rem: torch.Tensor) -> torch.Tensor:
-        """Gate the REM heads' outputs into the softmax outputs: y (B, H, T, hs), rem (B, H_rem, T, hs)."""
-        if not self.n_rem:
-            return y
-        R = self.n_rem
-        g = self.gate().to(y.dtype).view(1, -1, 1, 1)  # (1, 1 or R, 1, 1)
-        mixed = (1 - g) * y[:, :R] + g * rem.to(y.dtype)  # (B, R, T, hs)
-        return mixed if R == y.size(1) else torch.cat([mixed, y[:, R:]], dim=1)  # (B, H, T, hs)
+    def branch_op(self, recurrent: bool) -> Callable:
+        """The softmax (or T2R) branch's op, this layer's options bound: (q, k, v, state=, output_state=)."""
+        if self.features is None:
+            if recurrent:
+                return partial(softmax_recurrent, slopes=self.slopes, cache=self.cache)
+            return partial(softmax_parallel, causal=self.causal, slopes=self.slopes, dropout=self.attention_dropout)
+        if recurrent:
+            return partial(t2r_stream, feature_map=self.features, slopes=self.slopes)
+        return partial(t2r_chunked if self.causal else t2r_bidirectional, feature_map=self.features,
+                       slopes=self.slopes)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.parallel(x, output_state=False)[0]  # (B, T, D)
+
+    def parallel(self, x: torch.Tensor, state: RSAState | None = None, *, output_state: bool = True):
         q, k, v = self.project(x)  # (B, H, T, hs)
-        if self.features is None:
-            y = softmax_branch(q, k, v, self.slopes, causal=self.causal, dropout=self.attention_dropout)
-        else:
-            y = t2r_parallel(q, k, v, self.features, causal=self.causal, slopes=self.slopes)
-        rem = self.rem_branch(v[:, :self.n_rem]) if self.n_rem else None  # (B, H_rem, T, hs)
-        return self.output(self.mix(y, rem))  # (B, T, D)
+        y, state = rsa_parallel(q, k, v, self.rem_heads(), self.gate(), branch=self.branch_op(recurrent=False),
+                                method=self.rem_method(x.size(1)), state=state,
+                                output_state=output_state and self.causal)
+        return self.output(y), state  # (B, T, D)
 
     # ------------------------------------------------------------------ recurrent form
     def check_streamable(self) -> None:
@@ -307,36 +314,26 @@ class RSAAttention(MultiHeadAttention):
             return self.n_heads * self.features.feature_size * (self.head_size + 1) + rem
         return self.cache.state_size(n_tokens, self.d_model, self.n_heads) + rem
 
-    def init_state(self, batch_size: int, *, device=None, dtype=None) -> dict:
+    def init_state(self, batch_size: int, *, device=None, dtype=None) -> RSAState:
         device = device if device is not None else self.qkv.weight.device
         dtype = dtype or self.qkv.weight.dtype
-        if self.features is None:
-            state = KeyValueCache.empty(batch_size, self.n_heads, self.head_size, device=device, dtype=dtype,
-                                        spec=self.cache)
+        H, hs = self.n_heads, self.head_size
+        if self.features is not None:
+            branch = LinearState.empty(batch_size, H, self.features.feature_size, hs, device=device, dtype=dtype)
         else:
-            state = t2r_empty_state(batch_size, self.n_heads, self.features.feature_size, self.head_size,
-                                    device=device, dtype=dtype)
+            empty = BoundedCacheState.empty if self.cache.bounded else KeyValueState.empty
+            branch = empty(batch_size, H, hs, device=device, dtype=dtype)
         d_max = int(self.dilation.max()) if self.n_rem else 0
         complex_dtype = torch.complex128 if dtype == torch.float64 else torch.complex64
-        state["rem"] = torch.zeros(batch_size, self.n_rem, d_max, self.head_size, device=device, dtype=complex_dtype)
-        return state
+        rem = torch.zeros(batch_size, self.n_rem, d_max, hs, device=device, dtype=complex_dtype)
+        return RSAState(branch, rem)
 
-    def stream(self, x: torch.Tensor, state: dict) -> tuple[torch.Tensor, dict]:
+    def stream(self, x: torch.Tensor, state: RSAState) -> tuple[torch.Tensor, RSAState]:
         self.check_streamable()
         q, k, v = self.project(x)  # (B, H, n, hs)
-        branch = {key: value for key, value in state.items() if key != "rem"}
-        if self.features is None:
-            y, cache = KeyValueCache.attend(q, k, v, branch, self.slopes, self.cache)  # (B, H, n, hs)
-        else:
-            y, cache = t2r_stream(q, k, v, self.features, branch, slopes=self.slopes)
-        z = state["rem"]
-        rem = None
-        if self.n_rem:
-            radius, angle = self.rem_parameters()
-            rho = rem_multipliers(radius.to(z.real.dtype), angle.to(z.real.dtype))  # (H_rem,) complex
-            o, z = rem_stream(rho, self.dilation, v[:, :self.n_rem], z)  # (B, H_rem, n, hs) complex
-            rem = torch.where((self.codes == 2).view(1, -1, 1, 1), o.imag, o.real)
-        return self.output(self.mix(y, rem)), {**cache, "rem": z}
+        y, state = rsa_recurrent(q, k, v, self.rem_heads(), self.gate(), branch=self.branch_op(recurrent=True),
+                                 state=state)
+        return self.output(y), state  # (B, n, D)
 
     # ------------------------------------------------------------------ introspection
     def describe_heads(self) -> list[dict]:

@@ -2,7 +2,14 @@
 
 Its recurrent form is a key/value cache: a causal softmax transformer is an RNN whose state is
 every past key and value of every layer (Oren et al. 2024), so the state grows by one token per
-step and ``stream`` costs O(tokens seen) per new token.
+step and ``stream`` costs O(tokens seen) per new token (a bounded cache caps it:
+``tsrsa.nn.kv_cache``). The forms, each ``(q, k, v, ..., state=None) -> (output, final state)``:
+
+- ``softmax_attention``: the explicit lines, the reference of the fused kernel;
+- ``softmax_parallel``: the fused kernel (``scaled_dot_product_attention``), for training;
+- ``softmax_recurrent``: n new tokens over the cache (unbounded) or ``bounded_attend`` (bounded).
+
+With a state, the queries are the last n of the state's keys followed by the n new ones.
 """
 from __future__ import annotations
 
@@ -12,26 +19,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from tsrsa.nn.kv_cache import CacheSpec, bounded_attend, empty_bounded_cache
+from tsrsa.nn.kv_cache import BoundedCacheState, CacheSpec, KeyValueState, bounded_attend
 from tsrsa.nn.multihead import MultiHeadAttention
-from tsrsa.nn.registry import register_attention
+from tsrsa.nn.registry import KindOps, register_attention
 
-__all__ = ["KeyValueCache", "SoftmaxAttention", "alibi_slopes", "cached_softmax_attention", "position_bias",
-           "softmax_attention", "softmax_branch"]
-
-
-def softmax_attention(q, k, v, *, causal: bool = False, dropout: float = 0.0, training: bool = False):
-    """softmax(q kᵀ / √d) v, the explicit four lines (reference for the fused kernel).
-
-    q, k, v: (B, H, T, hs) -> (B, H, T, hs)
-    """
-    T = q.size(-2)
-    att = (q @ k.transpose(-2, -1)) / math.sqrt(q.size(-1))  # (B, H, T, T)
-    if causal:
-        mask = torch.ones(T, T, dtype=torch.bool, device=q.device).tril()
-        att = att.masked_fill(~mask, float("-inf"))
-    att = F.dropout(F.softmax(att, dim=-1), p=dropout, training=training)
-    return att @ v  # (B, H, T, hs)
+__all__ = ["SoftmaxAttention", "alibi_slopes", "position_bias", "softmax_attention", "softmax_parallel",
+           "softmax_recurrent"]
 
 
 def alibi_slopes(n_heads: int) -> list[float]:
@@ -63,50 +56,63 @@ def position_bias(n: int, T: int, slopes: torch.Tensor | None, *, causal: bool, 
     return bias.masked_fill(distance < 0, float("-inf")) if causal else bias
 
 
-def cached_softmax_attention(q, k, v, slopes: torch.Tensor | None = None):
-    """Causal attention of the last n tokens over all T (cached and new) keys.
+def _with_history(k, v, state: KeyValueState | None):
+    """The state's keys and values followed by the new ones: (B, H, T, hs) each."""
+    if state is None:
+        return k, v
+    if isinstance(state, BoundedCacheState):
+        raise TypeError("a bounded cache has no parallel form: stream it (softmax_recurrent with its CacheSpec)")
+    return torch.cat([state.k, k], dim=-2), torch.cat([state.v, v], dim=-2)  # (B, H, T, hs)
 
-    q (B, H, n, hs); k, v (B, H, T, hs) with T >= n, the queries being tokens T - n .. T - 1.
-    Returns (B, H, n, hs), equal to rows T - n .. T - 1 of causal softmax attention over T tokens
-    (with ALiBi's bias when ``slopes`` are given).
+
+def softmax_attention(q, k, v, *, causal: bool = False, slopes: torch.Tensor | None = None, dropout: float = 0.0,
+                      training: bool = False, state: KeyValueState | None = None, output_state: bool = True):
+    """softmax(q kᵀ / √d + bias) v, the explicit lines (the reference of the fused kernel).
+
+    q, k, v (B, H, n, hs) of n new tokens; ``state``: the earlier keys and values (None: none).
+    Returns (B, H, n, hs) and the cache after the new tokens.
     """
-    mask = position_bias(q.size(-2), k.size(-2), slopes, causal=True, device=q.device)
-    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask.to(q.dtype) if slopes is not None else mask)
+    keys, values = _with_history(k, v, state)  # (B, H, T, hs)
+    n, T = q.size(-2), keys.size(-2)
+    att = (q @ keys.transpose(-2, -1)) / math.sqrt(q.size(-1))  # (B, H, n, T)
+    bias = position_bias(n, T, slopes, causal=causal, device=q.device)  # (n, T) bool or (H, n, T)
+    if bias is not None:
+        att = att.masked_fill(~bias, float("-inf")) if bias.dtype == torch.bool else att + bias.to(att.dtype)
+    att = F.dropout(F.softmax(att, dim=-1), p=dropout, training=training)
+    return att @ values, (KeyValueState(keys, values) if output_state else None)  # (B, H, n, hs)
 
 
-class KeyValueCache:
-    """The recurrent state of softmax attention: every past key and value, (B, H, T, hs) each.
-
-    Kinds with a softmax branch keep their cache under ``"k"`` and ``"v"`` of their state.
-    """
-
-    @staticmethod
-    def empty(batch_size: int, n_heads: int, head_size: int, *, device=None, dtype=None,
-              spec: CacheSpec | None = None) -> dict:
-        if spec is not None and spec.bounded:
-            return empty_bounded_cache(batch_size, n_heads, head_size, device=device, dtype=dtype)
-        shape = (batch_size, n_heads, 0, head_size)
-        return {"k": torch.zeros(shape, device=device, dtype=dtype), "v": torch.zeros(shape, device=device, dtype=dtype)}
-
-    @staticmethod
-    def attend(q, k, v, state: dict, slopes: torch.Tensor | None = None,
-               spec: CacheSpec | None = None) -> tuple[torch.Tensor, dict]:
-        """Append the new keys/values to the cache and attend: q, k, v (B, H, n, hs) of n new tokens
-        (a bounded ``spec``: ``tsrsa.nn.kv_cache.bounded_attend``, one token at a time)."""
-        if spec is not None and spec.bounded:
-            return bounded_attend(q, k, v, state, slopes, size=spec.size, policy=spec.policy, sinks=spec.sinks)
-        keys = torch.cat([state["k"], k], dim=2)  # (B, H, T, hs)
-        values = torch.cat([state["v"], v], dim=2)
-        return cached_softmax_attention(q, keys, values, slopes), {"k": keys, "v": values}
+def softmax_parallel(q, k, v, *, causal: bool = False, slopes: torch.Tensor | None = None, dropout: float = 0.0,
+                     state: KeyValueState | None = None, output_state: bool = True):
+    """The fused kernel: as ``softmax_attention`` (``dropout`` acts whenever it is above 0)."""
+    if state is None:
+        if slopes is None:
+            y = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, is_causal=causal)  # (B, H, T, hs)
+        else:
+            T = q.size(-2)
+            bias = position_bias(T, T, slopes, causal=causal, device=q.device).to(q.dtype)  # (H, T, T)
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=bias, dropout_p=dropout)
+        return y, (KeyValueState(k, v) if output_state else None)
+    keys, values = _with_history(k, v, state)  # (B, H, T, hs)
+    mask = position_bias(q.size(-2), keys.size(-2), slopes, causal=causal, device=q.device)
+    if slopes is not None:
+        mask = mask.to(q.dtype)  # (H, n, T) additive
+    y = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask, dropout_p=dropout)  # (B, H, n, hs)
+    return y, (KeyValueState(keys, values) if output_state else None)
 
 
-def softmax_branch(q, k, v, slopes: torch.Tensor | None, *, causal: bool, dropout: float) -> torch.Tensor:
-    """Parallel softmax attention (B, H, T, hs), with ALiBi's bias when ``slopes`` are given."""
-    if slopes is None:
-        return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, is_causal=causal)
-    T = q.size(-2)
-    bias = position_bias(T, T, slopes, causal=causal, device=q.device).to(q.dtype)  # (H, T, T)
-    return F.scaled_dot_product_attention(q, k, v, attn_mask=bias, dropout_p=dropout)
+def softmax_recurrent(q, k, v, *, slopes: torch.Tensor | None = None, cache: CacheSpec | None = None,
+                      state: KeyValueState | None = None, output_state: bool = True):
+    """The recurrent form: n new tokens q, k, v (B, H, n, hs) attend causally over the cache and
+    themselves; a bounded ``cache`` keeps at most ``cache.size - 1`` tokens (``bounded_attend``).
+    Returns (B, H, n, hs) and the cache after them (``KeyValueState`` or ``BoundedCacheState``)."""
+    B, H, _, hs = q.shape
+    if cache is not None and cache.bounded:
+        return bounded_attend(q, k, v, size=cache.size, policy=cache.policy, sinks=cache.sinks, slopes=slopes,
+                              state=state, output_state=output_state)
+    if state is None:
+        state = KeyValueState.empty(B, H, hs, device=q.device, dtype=k.dtype)
+    return softmax_parallel(q, k, v, causal=True, slopes=slopes, state=state, output_state=output_state)
 
 
 def register_alibi(module: nn.Module, n_heads: int, alibi: bool) -> None:
@@ -138,6 +144,8 @@ class SoftmaxAttention(MultiHeadAttention):
     """
 
     recurrent = True
+    state_type = KeyValueState  # BoundedCacheState, a subclass, with a bounded cache
+    ops = KindOps(parallel=softmax_parallel, recurrent=softmax_recurrent)
 
     def __init__(self, d_model: int, n_heads: int, *, dropout: float = 0.0, causal: bool = False,
                  alibi: bool = False, cache_size: int | None = None, cache_policy: str = "window",
@@ -149,25 +157,42 @@ class SoftmaxAttention(MultiHeadAttention):
         self.reset_parameters()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.parallel(x, output_state=False)[0]  # (B, T, D)
+
+    def parallel(self, x: torch.Tensor, state: KeyValueState | None = None, *, output_state: bool = True):
         q, k, v = self.project(x)  # (B, H, T, hs)
-        p = self.attention_dropout
+        p, output_state = self.attention_dropout, output_state and self.causal
         if self.fused or self.slopes is not None:
-            y = softmax_branch(q, k, v, self.slopes, causal=self.causal, dropout=p)
+            y, state = softmax_parallel(q, k, v, causal=self.causal, slopes=self.slopes, dropout=p, state=state,
+                                        output_state=output_state)
         else:
-            y = softmax_attention(q, k, v, causal=self.causal, dropout=p, training=self.training)
-        return self.output(y)  # (B, T, D)
+            y, state = softmax_attention(q, k, v, causal=self.causal, dropout=p, training=self.training, state=state,
+                                         output_state=output_state)
+        return self.output(y), state  # (B, T, D)
 
     # ------------------------------------------------------------------ recurrent form
     def state_size(self, n_tokens: int) -> int:
         return self.cache.state_size(n_tokens, self.d_model, self.n_heads)
 
-    def init_state(self, batch_size: int, *, device=None, dtype=None) -> dict:
+    def init_state(self, batch_size: int, *, device=None, dtype=None) -> KeyValueState:
         device = device if device is not None else self.qkv.weight.device
-        return KeyValueCache.empty(batch_size, self.n_heads, self.head_size, device=device,
-                                   dtype=dtype or self.qkv.weight.dtype, spec=self.cache)
+        empty = BoundedCacheState.empty if self.cache.bounded else KeyValueState.empty
+        return empty(batch_size, self.n_heads, self.head_size, device=device, dtype=dtype or self.qkv.weight.dtype)
 
-    def stream(self, x: torch.Tensor, state: dict) -> tuple[torch.Tensor, dict]:
+    def stream(self, x: torch.Tensor, state: KeyValueState) -> tuple[torch.Tensor, KeyValueState]:
         self.check_streamable()
         q, k, v = self.project(x)  # (B, H, n, hs)
-        y, state = KeyValueCache.attend(q, k, v, state, self.slopes, self.cache)  # (B, H, n, hs)
+        y, state = softmax_recurrent(q, k, v, slopes=self.slopes, cache=self.cache, state=state)  # (B, H, n, hs)
         return self.output(y), state
+
+
+def __getattr__(name: str):
+    from tsrsa.nn.deprecated import resolve
+
+    def branch(q, k, v, slopes, *, causal: bool, dropout: float):
+        return softmax_parallel(q, k, v, causal=causal, slopes=slopes, dropout=dropout, output_state=False)[0]
+
+    return resolve(__name__, name, {"softmax_branch": ("softmax_parallel (it returns (output, state))", lambda: branch)},
+                   {"KeyValueCache": "the cache is a KeyValueState (tsrsa.nn.kv_cache), advanced by softmax_recurrent",
+                    "cached_softmax_attention": "softmax_recurrent(q, k, v, state=KeyValueState(...)) attends over "
+                                                "the cache and the new tokens"})

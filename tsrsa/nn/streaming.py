@@ -24,6 +24,8 @@ over the whole history at every completed token.
 """
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import torch
@@ -32,70 +34,31 @@ from torch import nn
 
 from tsrsa.nn.blocks import BackboneConfig, EncoderBlock, init_linear, merged_groups
 from tsrsa.nn.covariates import CovariateBatch, CovariateInput, covariate_shape, has_covariates, split_inputs
-from tsrsa.nn.rem import causal_conv_fft
+from tsrsa.nn.running_norm import RunningNorm
+from tsrsa.nn.state import State, layer_states, saved_as
+
+__all__ = ["CarriedBatch", "StreamingState", "StreamingTransformer"]
 
 
-class RunningNorm(nn.Module):
-    """Causal instance normalisation by exponentially weighted running statistics.
+@dataclass(frozen=True, eq=False)
+class StreamingState(State):
+    """A streaming network's state (batch first): what ``stream`` continues from.
 
-    Per series, from m_0 = 0 and q_0 = 1 (the statistics the forecaster's scaler gives every series)::
-
-        m_t = (1 - a) m_{t-1} + a x_t,   q_t = (1 - a) q_{t-1} + a x_t^2,   a = 2 / (span + 1)
-
-    Every step of token t is normalised by the statistics at t's last step,
-    (x - m) / sqrt(q - m^2 + eps), then scaled and shifted by a learned affine map (as RevIN);
-    token t's forecast is restored with the same statistics.
-
-    Parameters
-    ----------
-    span : int
-        Steps of the exponential window (the model's look-back).
-    affine : bool, default True
-    eps : float, default 1e-5
+    Saved, by ``tensors()``, under the names ``pending``, ``norm.mean``, ``norm.square``,
+    ``readout``, ``pending_covariates`` and ``blocks.{i}.{name}`` (block i's layer state).
     """
 
-    def __init__(self, span: int, affine: bool = True, eps: float = 1e-5):
-        super().__init__()
-        self.alpha = 2.0 / (int(span) + 1)
-        self.eps, self.affine = eps, affine
-        if affine:
-            self.weight = nn.Parameter(torch.ones(1))
-            self.bias = nn.Parameter(torch.zeros(1))
+    pending: torch.Tensor  # (B, r) the steps of the partial patch, r < P
+    norm_mean: torch.Tensor = saved_as("norm.mean")  # (B,) running mean m
+    norm_square: torch.Tensor = saved_as("norm.square")  # (B,) running mean of squares q
+    readout: torch.Tensor  # (B, k - 1, D) the final vectors of the latest k - 1 tokens, oldest first
+    blocks: tuple = layer_states("blocks")  # one state per encoder block, its attention's state_type
+    pending_covariates: torch.Tensor | None = None  # (B, r, C) the partial patch's covariates (None: none)
 
-    @staticmethod
-    def start(batch_size: int, *, device=None, dtype=None) -> tuple[torch.Tensor, torch.Tensor]:
-        """(m, q) of an empty history: (B,) zeros and ones."""
-        return (torch.zeros(batch_size, device=device, dtype=dtype),
-                torch.ones(batch_size, device=device, dtype=dtype))
-
-    def statistics(self, x: torch.Tensor, m0: torch.Tensor, q0: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Running (m_t, q_t) of every step: x (B, T), m0, q0 (B,) -> (B, T) each (an FFT convolution)."""
-        T = x.size(1)
-        t = torch.arange(T, device=x.device, dtype=x.dtype)
-        keep = 1.0 - self.alpha
-        kernel = self.alpha * keep ** t  # (T,) weight of the step l steps back
-        ema = causal_conv_fft(kernel[None], torch.stack([x, x * x], dim=-1)[:, None])[:, 0]  # (B, T, 2)
-        fade = keep ** (t + 1)  # (T,) what is left of the starting values
-        return ema[..., 0] + fade * m0[:, None], ema[..., 1] + fade * q0[:, None]
-
-    def normalise(self, x: torch.Tensor, patch_len: int, m0, q0):
-        """x (B, c * P) -> normalised patches (B, c, P), per-token (mean, std) (B, c) each, and (m, q)
-        after the last step."""
-        B = x.size(0)
-        m, q = self.statistics(x, m0, q0)  # (B, T)
-        mean, square = m[:, patch_len - 1::patch_len], q[:, patch_len - 1::patch_len]  # (B, c) at token ends
-        std = torch.sqrt((square - mean * mean).clamp(min=0.0) + self.eps)  # (B, c)
-        z = (x.view(B, -1, patch_len) - mean[..., None]) / std[..., None]  # (B, c, P)
-        if self.affine:
-            z = z * self.weight + self.bias
-        return z, (mean, std), (m[:, -1], q[:, -1])
-
-    def denormalise(self, y: torch.Tensor, stats) -> torch.Tensor:
-        """y (B, c, H, Q) in normalised units -> the input's units, token by token."""
-        mean, std = stats
-        if self.affine:
-            y = (y - self.bias) / (self.weight + self.eps * self.eps)
-        return y * std[:, :, None, None] + mean[:, :, None, None]
+    @property
+    def kept_positions(self) -> dict[int, torch.Tensor]:
+        """{block: (B, H, K) the stream positions of the tokens its bounded cache keeps}."""
+        return {i: layer.kept_positions for i, layer in enumerate(self.blocks) if layer.kept_positions is not None}
 
 
 class CarriedBatch(NamedTuple):
@@ -156,6 +119,11 @@ class StreamingTransformer(nn.Module):
 
     def parameter_groups(self) -> dict[str, list[nn.Parameter]]:
         return merged_groups(self.blocks)
+
+    @property
+    def readout_reach(self) -> int:
+        """How many of the latest token vectors each token's head reads (k)."""
+        return self.readout_tokens
 
     # ------------------------------------------------------------------ pieces
     def _tokens(self, steps: torch.Tensor, m0, q0, batch: CovariateBatch | None = None):
@@ -234,10 +202,10 @@ class StreamingTransformer(nn.Module):
         x = batch.inputs
         mode = "train" if self.training else "eval"
         state = self._carried.get(mode)
-        if batch.reset or state is None or state["pending"].size(0) != x.size(0):
+        if batch.reset or state is None or state.batch_size != x.size(0):
             state = self.init_state(x.size(0), device=x.device, dtype=x.dtype)
         y, _, state = self.stream_tokens(x, state)  # (B, N, h + P - 1, Q)
-        self._carried[mode] = {name: value.detach() for name, value in state.items()}
+        self._carried[mode] = state.detach()
         return y if self.training else y[:, -1, : self.config.h]
 
     def forget_carried(self) -> None:
@@ -245,28 +213,24 @@ class StreamingTransformer(nn.Module):
         self._carried = {}
 
     # ------------------------------------------------------------------ recurrent form
-    def init_state(self, batch_size: int, *, device=None, dtype=None) -> dict:
-        """The state of an empty history: a flat dict of tensors, batch first."""
+    def init_state(self, batch_size: int, *, device=None, dtype=None) -> StreamingState:
+        """The state of an empty history."""
         device = device if device is not None else self.embed.weight.device
         dtype = dtype or self.embed.weight.dtype
         m, q = RunningNorm.start(batch_size, device=device, dtype=dtype)
-        state = {"pending": torch.zeros(batch_size, 0, device=device, dtype=dtype), "norm.mean": m, "norm.square": q,
-                 "readout": torch.zeros(batch_size, self.readout_tokens - 1, self.config.d_model, device=device,
-                                        dtype=dtype)}
+        readout = torch.zeros(batch_size, self.readout_tokens - 1, self.config.d_model, device=device, dtype=dtype)
         n_past = covariate_shape(self.config)["n_past"]
-        if n_past:  # the covariates of the steps of a partial patch
-            state["pending_covariates"] = torch.zeros(batch_size, 0, n_past, device=device, dtype=dtype)
-        for i, block in enumerate(self.blocks):
-            for name, value in block.attn.init_state(batch_size, device=device, dtype=dtype).items():
-                state[f"blocks.{i}.{name}"] = value
-        return state
+        waiting = torch.zeros(batch_size, 0, n_past, device=device, dtype=dtype) if n_past else None
+        blocks = tuple(block.attn.init_state(batch_size, device=device, dtype=dtype) for block in self.blocks)
+        return StreamingState(torch.zeros(batch_size, 0, device=device, dtype=dtype), m, q, readout, blocks, waiting)
 
     def state_size(self, n_tokens: int) -> int:
         """Numbers held per series after ``n_tokens`` tokens (the partial patch and statistics included)."""
         held = self.patch_len + 2 + (self.readout_tokens - 1) * self.config.d_model
         return held + sum(block.attn.state_size(n_tokens) for block in self.blocks)
 
-    def stream(self, x: torch.Tensor, state: dict, covariates: CovariateBatch | None = None) -> tuple[torch.Tensor, dict]:
+    def stream(self, x: torch.Tensor, state: StreamingState,
+               covariates: CovariateBatch | None = None) -> tuple[torch.Tensor, StreamingState]:
         """Advance over new steps x (B, n): the forecasts of the tokens they complete,
         (B, c, h + P - 1, Q), and the new state (the given one is left as it was). ``covariates``: the
         covariates of the new steps (``past`` (B, n, C)) and the statics; the forecasts are then
@@ -274,30 +238,27 @@ class StreamingTransformer(nn.Module):
         y, _, state = self.stream_tokens(x, state, covariates)
         return y, state
 
-    def stream_tokens(self, x: torch.Tensor, state: dict, covariates: CovariateBatch | None = None):
+    def stream_tokens(self, x: torch.Tensor, state: StreamingState, covariates: CovariateBatch | None = None):
         """As ``stream``, with each completed token's final vector (B, c, D): the context that
         ``horizon_term`` reads with the known-future values after the token."""
-        steps = torch.cat([state["pending"], x.to(state["pending"].dtype)], dim=1)  # (B, r + n)
+        steps = torch.cat([state.pending, x.to(state.pending.dtype)], dim=1)  # (B, r + n)
         c = steps.size(1) // self.patch_len
         done, pending = steps[:, : c * self.patch_len], steps[:, c * self.patch_len:]
-        batch, extra = None, {}
+        batch, waiting = None, state.pending_covariates
         if covariates is not None and covariates.past is not None:  # the partial patch's covariates wait too
-            rows = torch.cat([state["pending_covariates"], covariates.past.to(steps.dtype)], dim=1)  # (B, r + n, C)
+            rows = torch.cat([state.pending_covariates, covariates.past.to(steps.dtype)], dim=1)  # (B, r + n, C)
             batch = covariates._replace(past=rows[:, : c * self.patch_len])
-            extra = {"pending_covariates": rows[:, c * self.patch_len:]}
+            waiting = rows[:, c * self.patch_len:]
         elif covariates is not None:
             batch = covariates
         if c == 0:
             empty = steps.new_zeros(steps.size(0), 0, self.horizon_out, self.config.n_outputs)
-            return empty, steps.new_zeros(steps.size(0), 0, self.config.d_model), {**state, "pending": pending, **extra}
-        z, stats, (m, q) = self._tokens(done, state["norm.mean"], state["norm.square"], batch)  # (B, c, D)
-        new = {"pending": pending, "norm.mean": m, "norm.square": q, **extra}
-        for i, block in enumerate(self.blocks):
-            prefix = f"blocks.{i}."
-            layer = {k[len(prefix):]: v for k, v in state.items() if k.startswith(prefix)}
+            context = steps.new_zeros(steps.size(0), 0, self.config.d_model)
+            return empty, context, dataclasses.replace(state, pending=pending, pending_covariates=waiting)
+        z, stats, (m, q) = self._tokens(done, state.norm_mean, state.norm_square, batch)  # (B, c, D)
+        layers = []
+        for block, layer in zip(self.blocks, state.blocks):
             z, layer = block.stream(z, layer)  # (B, c, D)
-            new.update({prefix + k: v for k, v in layer.items()})
-        for name, value in state.items():  # what this network does not advance is kept
-            new.setdefault(name, value)
-        y, new["readout"], context = self._readout(z, stats, state["readout"])
-        return y, context, new
+            layers.append(layer)
+        y, readout, context = self._readout(z, stats, state.readout)
+        return y, context, StreamingState(pending, m, q, readout, tuple(layers), waiting)

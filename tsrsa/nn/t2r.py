@@ -24,9 +24,11 @@ are summed forward and backward, still in linear time.
 
 relu features can all be zero, so the denominator has a floor c (``FLOOR`` = 1e-2, the value of
 the reference implementation) instead of linear attention's + ε: a query whose features vanish
-reads zero. The causal form is an RNN with state (S, z): k·(d + 1) numbers per head whatever
-the history. The forms are those of ``tsrsa.nn.linear_attention`` (loop, chunked, non-causal)
-with the floor.
+reads zero. The causal form is an RNN with state (S, z) (a ``LinearState``): k·(d + 1) numbers
+per head whatever the history. The forms are those of ``tsrsa.nn.linear_attention`` with the floor,
+each ``(q, k, v, feature_map, ..., state=None) -> (output, final state)``: ``t2r_chunked`` (the
+chunked form, for training and streaming) and ``t2r_loop`` (the recurrence token by token, the
+reference); ``t2r_bidirectional`` is the non-causal form (no state).
 
 The point of the kind is conversion: a trained softmax model keeps every weight, gains W_φ and
 b_φ, and is finetuned (``tsrsa.convert.to_recurrent``). W_φ and b_φ start as a torch linear
@@ -41,14 +43,15 @@ import torch.nn.functional as F
 from torch import nn
 
 from tsrsa.nn.linear_attention import (
-    accumulation_dtype, causal_linear_attention, check_chunk_size, decayed_linear_attention, linear_attention,
+    LinearState, accumulation_dtype, causal_linear_attention, check_chunk_size, decayed_linear_attention,
+    linear_attention, linear_attention_loop,
 )
 from tsrsa.nn.multihead import MultiHeadAttention
-from tsrsa.nn.registry import register_attention
+from tsrsa.nn.registry import KindOps, register_attention
 from tsrsa.nn.softmax import register_alibi
 
-__all__ = ["DEFAULT_FEATURE_SIZE", "FLOOR", "T2RAttention", "T2RFeatureMap", "check_feature_size", "t2r_parallel",
-           "t2r_stream"]
+__all__ = ["DEFAULT_FEATURE_SIZE", "FLOOR", "T2RAttention", "T2RFeatureMap", "check_feature_size", "t2r_bidirectional",
+           "t2r_chunked", "t2r_loop", "t2r_stream"]
 
 FLOOR = 1e-2  # c, the denominator's floor
 DEFAULT_FEATURE_SIZE = 32
@@ -99,36 +102,53 @@ def t2r_features(q: torch.Tensor, k: torch.Tensor, feature_map: T2RFeatureMap):
     return feature_map(q.to(dtype) / math.sqrt(q.size(-1))), feature_map(k.to(dtype))
 
 
-def t2r_parallel(q, k, v, feature_map: T2RFeatureMap, *, causal: bool, chunk_size: int = 64,
-                 floor: float = FLOOR, slopes: torch.Tensor | None = None) -> torch.Tensor:
-    """The parallel form over T tokens: q, k, v (B, H, T, d) -> (B, H, T, d) (in float32 at least);
-    ``slopes`` (H,): ALiBi's, as the causal state's decay."""
+def t2r_chunked(q, k, v, feature_map: T2RFeatureMap, *, chunk_size: int = 64, floor: float = FLOOR,
+                slopes: torch.Tensor | None = None, state: LinearState | None = None, output_state: bool = True):
+    """The causal form in chunks: q, k, v (B, H, T, d) from ``state`` -> (B, H, T, d) (in float32 at
+    least) and the ``LinearState`` after; ``slopes`` (H,): ALiBi's, as the state's decay."""
+    with torch.autocast(q.device.type, enabled=False):
+        phi_q, phi_k = t2r_features(q, k, feature_map)  # (B, H, T, k)
+        return causal_linear_attention(phi_q, phi_k, v.to(phi_q.dtype), chunk_size=chunk_size, floor=floor,
+                                       log_decay=_log_decay(slopes), state=state, output_state=output_state)
+
+
+def t2r_loop(q, k, v, feature_map: T2RFeatureMap, *, floor: float = FLOOR, slopes: torch.Tensor | None = None,
+             state: LinearState | None = None, output_state: bool = True):
+    """The recurrence token by token (the reference of ``t2r_chunked``, same arguments and returns)."""
+    with torch.autocast(q.device.type, enabled=False):
+        phi_q, phi_k = t2r_features(q, k, feature_map)  # (B, H, T, k)
+        return linear_attention_loop(phi_q, phi_k, v.to(phi_q.dtype), floor=floor, log_decay=_log_decay(slopes),
+                                     state=state, output_state=output_state)
+
+
+def t2r_bidirectional(q, k, v, feature_map: T2RFeatureMap, *, chunk_size: int = 64, floor: float = FLOOR,
+                      slopes: torch.Tensor | None = None, state: None = None, output_state: bool = True):
+    """The non-causal form: every token reads every token (weighted by λ^|t − s| with ``slopes``):
+    q, k, v (B, H, T, d) -> (B, H, T, d), and no state (it is no recurrence: ``state`` must be None)."""
+    if state is not None:
+        raise ValueError("the non-causal T2R form reads every token at once: it continues no state")
     with torch.autocast(q.device.type, enabled=False):
         phi_q, phi_k = t2r_features(q, k, feature_map)
         v = v.to(phi_q.dtype)
-        if causal:
-            return causal_linear_attention(phi_q, phi_k, v, chunk_size=chunk_size, floor=floor,
-                                           log_decay=_log_decay(slopes))[0]
         if slopes is not None:
-            return decayed_linear_attention(phi_q, phi_k, v, _log_decay(slopes), chunk_size=chunk_size, floor=floor)
-        return linear_attention(phi_q, phi_k, v, floor=floor)
+            return decayed_linear_attention(phi_q, phi_k, v, _log_decay(slopes), chunk_size=chunk_size,
+                                            floor=floor), None
+        return linear_attention(phi_q, phi_k, v, floor=floor), None
 
 
-def t2r_empty_state(batch_size: int, n_heads: int, feature_size: int, head_size: int, *, device, dtype) -> dict:
-    return {"kv": torch.zeros(batch_size, n_heads, feature_size, head_size, device=device, dtype=dtype),
-            "k_sum": torch.zeros(batch_size, n_heads, feature_size, device=device, dtype=dtype)}
-
-
-def t2r_stream(q, k, v, feature_map: T2RFeatureMap, state: dict, *, chunk_size: int = 64,
-               floor: float = FLOOR, slopes: torch.Tensor | None = None) -> tuple[torch.Tensor, dict]:
-    """Advance the state {"kv": S (B, H, k, d), "k_sum": z (B, H, k)} over n new tokens q, k, v (B, H, n, d)."""
+def t2r_stream(q, k, v, feature_map: T2RFeatureMap, *, chunk_size: int = 64, floor: float = FLOOR,
+               slopes: torch.Tensor | None = None, state: LinearState | None = None, output_state: bool = True):
+    """``t2r_chunked`` over n new tokens q, k, v (B, H, n, d) in the state's precision (float32 at
+    least), the state returned in its own (None: the empty history, in q's precision)."""
+    if state is None:
+        B, H, _, d = q.shape
+        state = LinearState.empty(B, H, feature_map.feature_size, d, device=q.device, dtype=q.dtype)
     with torch.autocast(q.device.type, enabled=False):
         phi_q, phi_k = t2r_features(q, k, feature_map)
-        dtype = accumulation_dtype(phi_q, state["kv"])
-        y, kv, k_sum = causal_linear_attention(phi_q.to(dtype), phi_k.to(dtype), v.to(dtype), state["kv"].to(dtype),
-                                               state["k_sum"].to(dtype), chunk_size=chunk_size, floor=floor,
-                                               log_decay=_log_decay(slopes))
-    return y, {"kv": kv.to(state["kv"].dtype), "k_sum": k_sum.to(state["k_sum"].dtype)}
+        dtype = accumulation_dtype(phi_q, state.kv)
+        y, new = causal_linear_attention(phi_q.to(dtype), phi_k.to(dtype), v.to(dtype), state=state.cast(dtype),
+                                         chunk_size=chunk_size, floor=floor, log_decay=_log_decay(slopes))
+    return y, (new.cast(state.kv.dtype) if output_state else None)
 
 
 @register_attention("t2r")
@@ -160,6 +180,8 @@ class T2RAttention(MultiHeadAttention):
 
     recurrent = True
     bidirectional = True
+    state_type = LinearState
+    ops = KindOps(parallel=t2r_chunked, recurrent=t2r_loop)
 
     def __init__(self, d_model: int, n_heads: int, *, dropout: float = 0.0, causal: bool = False,
                  feature_size: int = DEFAULT_FEATURE_SIZE, floor: float = FLOOR, chunk_size: int = 64,
@@ -183,23 +205,41 @@ class T2RAttention(MultiHeadAttention):
         self.feature_map.reset_parameters()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.parallel(x, output_state=False)[0]  # (B, T, D)
+
+    def parallel(self, x: torch.Tensor, state: LinearState | None = None, *, output_state: bool = True):
         q, k, v = self.project(x)  # (B, H, T, d)
-        y = t2r_parallel(q, k, v, self.feature_map, causal=self.causal, chunk_size=self.chunk_size, floor=self.floor,
-                         slopes=self.slopes)
-        return self.output(y)  # (B, T, D)
+        if not self.causal:
+            y, _ = t2r_bidirectional(q, k, v, self.feature_map, chunk_size=self.chunk_size, floor=self.floor,
+                                     slopes=self.slopes)
+            return self.output(y), None
+        y, state = t2r_chunked(q, k, v, self.feature_map, chunk_size=self.chunk_size, floor=self.floor,
+                               slopes=self.slopes, state=state, output_state=output_state)
+        return self.output(y), state  # (B, T, D)
 
     # ------------------------------------------------------------------ recurrent form
     def state_size(self, n_tokens: int) -> int:
         return self.n_heads * self.feature_map.feature_size * (self.head_size + 1)  # S and z per head
 
-    def init_state(self, batch_size: int, *, device=None, dtype=None) -> dict:
+    def init_state(self, batch_size: int, *, device=None, dtype=None) -> LinearState:
         device = device if device is not None else self.qkv.weight.device
-        return t2r_empty_state(batch_size, self.n_heads, self.feature_map.feature_size, self.head_size,
-                               device=device, dtype=dtype or self.qkv.weight.dtype)
+        return LinearState.empty(batch_size, self.n_heads, self.feature_map.feature_size, self.head_size,
+                                 device=device, dtype=dtype or self.qkv.weight.dtype)
 
-    def stream(self, x: torch.Tensor, state: dict) -> tuple[torch.Tensor, dict]:
+    def stream(self, x: torch.Tensor, state: LinearState) -> tuple[torch.Tensor, LinearState]:
         self.check_streamable()
         q, k, v = self.project(x)  # (B, H, n, d)
-        y, state = t2r_stream(q, k, v, self.feature_map, state, chunk_size=self.chunk_size, floor=self.floor,
-                              slopes=self.slopes)
+        y, state = t2r_stream(q, k, v, self.feature_map, chunk_size=self.chunk_size, floor=self.floor,
+                              slopes=self.slopes, state=state)
         return self.output(y), state
+
+
+def __getattr__(name: str):
+    from tsrsa.nn.deprecated import resolve
+
+    def parallel(q, k, v, feature_map, *, causal: bool, **options):
+        form = t2r_chunked if causal else t2r_bidirectional
+        return form(q, k, v, feature_map, output_state=False, **options)[0]
+
+    return resolve(__name__, name, {"t2r_parallel": ("t2r_chunked (causal) or t2r_bidirectional", lambda: parallel)},
+                   {"t2r_empty_state": "the state is a LinearState: tsrsa.nn.linear_attention.LinearState.empty(...)"})

@@ -45,15 +45,16 @@ def parameter_groups(network: nn.Module, config: TrainingConfig) -> list[dict]:
     """AdamW's parameter groups: every weight at ``learning_rate`` in the first group (the rate the
     history records), except the network's named groups that ``config.group_options`` sets apart.
 
-    A network names groups of its parameters with a ``parameter_groups()`` method returning
-    ``{name: [parameters]}``; each name in ``group_options`` becomes an AdamW group with those
-    options (``{"lr": ..., "weight_decay": ...}``), e.g. RSA's "recurrence" group of REM values
-    and gates at a rate of its own.
+    Every network declares the groups of its parameters with a ``parameter_groups()`` method returning
+    ``{name: [parameters]}`` (every network of ``tsrsa.nn`` has it, most returning none); it is read
+    when ``group_options`` names groups, each becoming an AdamW group with those options
+    (``{"lr": ..., "weight_decay": ...}``), e.g. RSA's "recurrence" group of REM values and gates at
+    a rate of its own.
     """
     options = config.group_options or {}
     if not options:
         return [{"params": list(network.parameters())}]
-    offered = network.parameter_groups() if hasattr(network, "parameter_groups") else {}
+    offered = network.parameter_groups()
     unknown = sorted(set(options) - set(offered))
     if unknown:
         raise ValueError(f"group_options names parameter group(s) {unknown} that the network does not offer "

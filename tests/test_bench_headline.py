@@ -1,0 +1,49 @@
+"""benchmarks/headline.py: the README's figure reads the results files as the tables do."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import headline  # noqa: E402
+
+
+@pytest.fixture
+def results(tmp_path) -> Path:
+    ltsf = [("ETTh1", h, "RSAForecaster", "default", s, mse, 96, 1.0)
+            for h, base in zip((96, 192, 336, 720), (0.4, 0.5, 0.6, 0.7)) for s, mse in ((0, base), (1, base + 0.02))]
+    ltsf += [("ETTh1", 96, "TransformerForecaster", "default", 0, 9.0, 96, 1.0),  # one horizon only: left out
+             ("ETTh1", 96, "RSAForecaster", "learning_rate=1e-3", 0, 9.0, 96, 1.0)]  # another variant
+    pd.DataFrame(ltsf, columns=["dataset", "horizon", "model", "variant", "seed", "mse", "input_size",
+                                "train_fraction"]).to_csv(tmp_path / "ltsf.csv", index=False)
+    m4 = [("Hourly", "RSA", "default", 0, "test", 12.0, 100.0), ("Hourly", "RSA", "default", 1, "test", 14.0, 300.0),
+          ("Hourly", "RSA", "default", 0, "validation", 1.0, 1.0), ("Hourly", "NHITS", "default", 0, "test", 13.0, 50.0)]
+    pd.DataFrame(m4, columns=["frequency", "model", "label", "seed", "split", "smape", "fit_seconds"]) \
+        .to_csv(tmp_path / "m4.csv", index=False)
+    short = [("co2", 200, "RSAForecaster", "default", 0, 2.0), ("co2", 200, "RSAForecaster", "default", 0, 3.0),
+             ("co2", 200, "RSAForecaster", "default", 1, 5.0), ("co2", 200, "ETS", "default", 0, 2.0),
+             ("co2", 200, "ARIMA", "default", 0, 8.0), ("ar2_cycle", 200, "RSAForecaster", "default", 0, 1.0),
+             ("co2", 500, "RSAForecaster", "patch_len=1", 0, 1.0)]
+    pd.DataFrame(short, columns=["dataset", "train_length", "model", "label", "seed", "test_mse"]) \
+        .to_csv(tmp_path / "short_series.csv", index=False)
+    return tmp_path
+
+
+def test_each_panel_reads_the_default_runs_as_the_tables_do(results):
+    long = headline.long_horizon(results)
+    assert list(long.index) == ["ETTh1"] and long.loc["ETTh1", "RSA"] == pytest.approx(0.56)  # seeds, then horizons
+    assert np.isnan(long.loc["ETTh1", "Transformer"])  # not every horizon ran
+    m4 = headline.m4(results)
+    assert m4.loc[("Hourly", "RSA")].tolist() == [13.0, 200.0] and ("Hourly", "NHITS") in m4.index
+    ratio = headline.short_series(results)
+    assert ratio.to_dict() == {("co2", 200): pytest.approx(4.0 / 2.0)}  # the latest seed-0 run, over ETS
+
+
+def test_the_figure_is_drawn(results, tmp_path):
+    pytest.importorskip("matplotlib")
+    out = headline.draw(results, tmp_path / "figure" / "headline.png")
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
