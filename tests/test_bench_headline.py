@@ -47,3 +47,13 @@ def test_the_figure_is_drawn(results, tmp_path):
     pytest.importorskip("matplotlib")
     out = headline.draw(results, tmp_path / "figure" / "headline.png")
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_an_m4_default_row_made_at_earlier_defaults_is_left_out(tmp_path):
+    rows = [("Hourly", "RSA", "default", 0, "test", 12.0, 4000.0, '{"h": 48, "max_epochs": 10}'),  # whole passes
+            ("Hourly", "RSA", "default", 0, "test", 13.0, 100.0, '{"h": 48, "max_epochs": "auto"}'),
+            ("Hourly", "NHITS", "default", 0, "test", 12.5, 300.0, "")]
+    pd.DataFrame(rows, columns=["frequency", "model", "label", "seed", "split", "smape", "fit_seconds", "params"]) \
+        .to_csv(tmp_path / "m4.csv", index=False)
+    m4 = headline.m4(tmp_path)
+    assert m4.loc[("Hourly", "RSA")].tolist() == [13.0, 100.0] and ("Hourly", "NHITS") in m4.index

@@ -13,7 +13,7 @@ import bench_long_input  # noqa: E402  (a script of benchmarks/)
 def row(model, variant, input_size, seed, mse, dataset="ETTh1", h=96):
     return {"dataset": dataset, "horizon": h, "model": model, "variant": variant, "seed": seed, "mse": mse,
             "mae": mse, "input_size": input_size, "train_fraction": 1.0, "device": "cpu", "train_seconds": 1.0,
-            "best_epoch": 1, "val_loss": mse, "params": "{}"}
+            "best_epoch": 1, "val_loss": mse, "params": "{}", "val_mse": mse, "val_mae": None}
 
 
 def test_the_table_gives_each_model_per_input_and_the_anchors(tmp_path):

@@ -112,6 +112,25 @@ def test_every_test_window_is_scored_once():
     assert score.mse == pytest.approx(expected, rel=1e-12)
 
 
+def test_the_validation_windows_are_scored_from_the_end_of_the_training_rows():
+    data = prepare("weather", _synthetic(), ["a", "b", "c"], 12)
+    h, b = 4, data.borders
+    firsts = []
+
+    def forecast(tails, loc, scale, horizon):
+        firsts.append(tails[0].copy())
+        return np.zeros((len(tails), horizon))
+
+    score = score_forecasts(forecast, data, h, part="val")
+    assert score.n_windows == b.n_windows("val", h) > 0
+    np.testing.assert_array_equal(firsts[0], data.scaled[b.train_end - 12 : b.train_end, 0])
+    val = data.scaled[b.train_end : b.val_end]
+    expected = np.mean([np.mean(val[j : j + h] ** 2) for j in range(score.n_windows)])
+    assert score.mse == pytest.approx(expected, rel=1e-12)
+    with pytest.raises(ValueError, match="part="):
+        score_forecasts(forecast, data, h, part="train")
+
+
 def _dlinear_config():
     return ModelConfig(name="DLinear", estimator="DLinearForecaster",
                        params={"kernel_size": 5, "max_epochs": 2, "batch_size": 16, "early_stopping_patience": 3})
@@ -172,16 +191,17 @@ def test_a_file_from_before_the_last_columns_is_extended_and_read_with_them_miss
     old_row = "ETTh1,96,RSAForecaster,default,0,0.37,0.39,96,1.0,cpu (1 thread),500.0,3"
     path.write_text(",".join(first) + "\n" + old_row + "\n")
     row = dict(zip(first, ["ETTh1", 96, "RSAForecaster", "default", 1, 0.38, 0.4, 96, 1.0, "cpu (1 thread)", 400.0, 2]))
-    append_rows(path, [dict(row, val_loss=0.61, params='{"h": 96}')])
+    append_rows(path, [dict(row, val_loss=0.61, params='{"h": 96}', val_mse=0.7, val_mae=0.5)])
     lines = path.read_text().splitlines()
     assert lines[0] == ",".join(COLUMNS) and lines[1] == old_row  # header extended, the old row untouched
     df = read_results(path)
     assert tuple(df.columns) == COLUMNS and len(df) == 2
     assert np.isnan(df["val_loss"].iloc[0]) and pd.isna(df["params"].iloc[0])
     assert df["val_loss"].iloc[1] == 0.61 and json.loads(df["params"].iloc[1]) == {"h": 96}
+    assert np.isnan(df["val_mse"].iloc[0]) and df["val_mse"].iloc[1] == 0.7
     path.write_text("dataset,score\nETTh1,1\n")
     with pytest.raises(ValueError, match="has columns"):
-        append_rows(path, [dict(row, val_loss=0.61, params="{}")])
+        append_rows(path, [dict(row, val_loss=0.61, params="{}", val_mse=0.7, val_mae=0.5)])
     with pytest.raises(ValueError, match="has columns"):
         read_results(path)
 

@@ -74,8 +74,9 @@ def test_python_blocks_compile_and_their_tsrsa_imports_exist(page):
         tree = ast.parse(code)  # a SyntaxError names the page through the test id
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("tsrsa"):
-                if "pytorch_forecasting" in node.module:
-                    pytest.importorskip("pytorch_forecasting")
+                for extra in ("pytorch_forecasting", "sktime"):  # optional dependencies
+                    if node.module.endswith(f".{extra}"):
+                        pytest.importorskip(extra)
                 module = importlib.import_module(node.module)
                 for alias in node.names:
                     assert hasattr(module, alias.name) or importlib.util.find_spec(f"{node.module}.{alias.name}"), \

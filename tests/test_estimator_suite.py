@@ -44,6 +44,9 @@ SUITE = [
     pytest.param(lambda **kw: tsrsa.RSAForecaster(h=H, input_size=8, patch_len=2, d_model=8, n_heads=4, n_layers=1,
                                                   d_ff=16, stream=True, max_epochs=2, batch_size=16, random_state=0,
                                                   **kw), id="RSAStream"),
+    pytest.param(lambda **kw: tsrsa.ETSForecaster(h=H, season_length=6, initialization="heuristic", **kw), id="ETS"),
+    pytest.param(lambda **kw: tsrsa.ARIMAForecaster(h=H, order=(2, 0, 1), seasonal_order=None, **kw), id="ARIMA"),
+    pytest.param(lambda **kw: tsrsa.ThetaForecaster(h=H, season_length=6, **kw), id="Theta"),
 ]
 
 
@@ -239,6 +242,15 @@ def test_plot_returns_figure(fitted):
     assert len(fig2.axes) == 1 and fig2.axes[0].get_title(loc="left") == "s2"
 
 
+def test_fitted_values_are_the_forecasts_made_before(fitted):
+    model, train, out = fitted["model"], fitted["train"], fitted["model"].fitted(step=2)
+    assert len(out) == int((train.groupby("unique_id").size() - model.memory_.tails.shape[1] - 1).sum())
+    forecast = model.predict(df=train[train["unique_id"] == "s1"].iloc[:-5])  # the origin 5 steps before the end
+    row = out[(out["unique_id"] == "s1") & (out["ds"] == forecast["ds"].iloc[1])].iloc[0]
+    np.testing.assert_allclose([row["yhat"], row["residual"]], [forecast["yhat"].iloc[1], row["y"] - row["yhat"]],
+                               rtol=1e-5)
+
+
 def test_neural_attributes(fitted):
     model = fitted["model"]
     if not hasattr(model, "network_"):
@@ -315,6 +327,8 @@ BAD_PARAMS = [
     ("precision", "8", ValueError, "precision='8' is not supported"),
     ("random_state", -1, ValueError, "random_state=-1"),
     ("lr_schedule", "linear", ValueError, "lr_schedule='linear' is not supported"),
+    ("conformal_windows", 0, ValueError, "conformal_windows=0 must be >= 1"),
+    ("conformal_windows", 2.5, TypeError, "conformal_windows must be None or an int"),
 ]
 
 
@@ -359,40 +373,10 @@ def test_bad_input_at_predict(fitted):
 
 def test_verbose_one_shows_one_progress_bar(fitted, capsys):
     model = fitted["model"]
-    if "verbose" not in model.get_params():
+    if not hasattr(model, "network_"):
         pytest.skip("no training loop")
     clone(model).set_params(verbose=1).fit(fitted["train"])
     err = capsys.readouterr().err
     assert type(model).__name__ in err
-    assert err.count(f"{type(model).__name__}:") >= 1
-    assert "epoch" in err
-
-
-# ---------------------------------------------------------------------- shared argument names
-COMMON = [
-    "h", "input_size", "patch_len", "loss", "quantiles", "scaler", "fill", "freq", "max_epochs",
-    "batch_size", "inference_batch_size", "learning_rate", "weight_decay", "lr_schedule",
-    "early_stopping_patience", "val_size",
-    "accelerator", "devices", "strategy", "precision", "compile", "num_threads", "random_state", "verbose", "id_col",
-    "time_col", "target_col",
-]
-
-
-def test_neural_classes_share_argument_names_order_and_defaults():
-    import inspect
-
-    from tsrsa.forecasters import FORECASTERS, NeuralForecaster
-
-    neural = [c for c in FORECASTERS if issubclass(c, NeuralForecaster)]
-    defaults = {}
-    for cls in neural:
-        params = inspect.signature(cls.__init__).parameters
-        names = [n for n in params if n != "self"]
-        common = COMMON if "patch_len" in names else [n for n in COMMON if n != "patch_len"]
-        assert [n for n in names if n in COMMON] == common, cls.__name__  # patch_len: token models
-        assert all(params[n].kind is inspect.Parameter.KEYWORD_ONLY for n in names[1:]), cls.__name__
-        for name in common[1:]:
-            if name == "patch_len":
-                continue  # a per-model default (tokens are a model's own choice)
-            defaults.setdefault(name, params[name].default)
-            assert params[name].default == defaults[name], (cls.__name__, name)
+    assert err.count(f"{type(model).__name__} (") >= 1  # the line names the model, then its windows
+    assert "windows/epoch" in err and "epoch 1/" in err and "step" in err

@@ -82,6 +82,35 @@ def test_gpu_fit_matches_cpu_accuracy_and_loads_on_cpu(name, precision, tmp_path
     np.testing.assert_allclose(loaded.predict()["yhat"], gpu.predict()["yhat"], rtol=tolerance, atol=tolerance)
 
 
+#: the distribution losses (tsrsa.nn.distributions), on every fixed-window network and the streaming one
+DISTRIBUTION_LOSSES = ["normal", "student_t", "negative_binomial"]
+
+
+@pytest.mark.parametrize("precision", ["32", "bf16-mixed", "16-mixed"])
+@pytest.mark.parametrize("loss", DISTRIBUTION_LOSSES)
+@pytest.mark.parametrize("name", ["DLinear", "LSTM", "Transformer", "RSA-stream"])
+def test_gpu_distribution_losses_fit_sample_and_load_on_cpu(name, loss, precision, tmp_path):
+    df = seasonal_panel()
+    options = {}
+    if loss == "negative_binomial":  # counts around the series' level
+        df = df.assign(y=np.random.default_rng(1).poisson(df["y"].clip(lower=0)).astype(float))
+        options["scaler"] = None
+    make = (functools.partial(RSAForecaster, **PATCHED, stream=True) if name == "RSA-stream" else MODELS[name])
+    gpu = make(accelerator="gpu", precision=precision, loss=loss, quantiles=[0.1, 0.9], max_epochs=3,
+               batch_size=64, random_state=0, **options).fit(df)
+    assert next(gpu.network_.parameters()).is_cuda and np.isfinite(gpu.fit_history_["train_loss"]).all()
+    fc = gpu.predict()
+    assert np.isfinite(fc[["yhat", "yhat_q10", "yhat_q90"]].to_numpy()).all()
+    assert (fc["yhat_q10"] <= fc["yhat_q90"]).all()
+    paths = gpu.sample(50, random_state=0)
+    assert len(paths) == 4 * 50 * H and np.isfinite(paths["yhat"]).all()
+    gpu.save(tmp_path / "m")
+    loaded = tsrsa.load(tmp_path / "m")
+    assert all(p.device.type == "cpu" for p in loaded.network_.parameters())
+    tolerance = 2e-3 if precision == "32" else 5e-2
+    np.testing.assert_allclose(loaded.predict()["yhat"], fc["yhat"], rtol=tolerance, atol=tolerance)
+
+
 @pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.device_count() < 2, reason="needs 2 CUDA devices")
 def test_two_gpus_train_like_one(tmp_path):
     """devices=2 spawns two nccl workers (the multi-GPU path of examples/data_parallel.py)."""

@@ -226,22 +226,22 @@ def test_tables_only_renders_validation_and_test_per_model(tmp_path, capsys):
 def test_a_row_made_at_an_earlier_default_keeps_what_it_ran(tmp_path, capsys):
     path = tmp_path / "m4.csv"
     earlier = dict(_row("RSA", "test", 12.0, 1.1), params='{"h": 48, "batch_size": 64, "max_epochs": 10}')
-    today = dict(_row("RSA", "test", 11.0, 1.0), params='{"h": 48, "batch_size": 32, "max_epochs": 10}')
+    today = dict(_row("RSA", "test", 11.0, 1.0), params='{"h": 48, "batch_size": 32, "max_epochs": "auto"}')
     named = dict(_row("RSA", "test", 10.0, 0.9, label="batch_size=64"), params='{"h": 48, "batch_size": 64}')
     validation = [dict(_row("RSA", "validation", 13.0, 1.2), params=today["params"], owa=0.6),
                   dict(_row("RSA", "validation", 12.0, 1.0, label="batch_size=64"), params=named["params"], owa=0.4),
                   dict(_row("RSA", "validation", 9.0, 0.5, label="lr=1"), owa=0.3)]  # no test: not chosen
     for row in (earlier, today, named, *validation):
         m4.append(row, path)
-    assert m4.earlier_defaults("RSA", "default", earlier["params"]) == "batch_size=64"
-    assert m4.earlier_defaults("RSA", "default", today["params"]) == ""  # max_epochs is the protocol's
+    assert m4.earlier_defaults("RSA", "default", earlier["params"]) == "batch_size=64,max_epochs=10"
+    assert m4.earlier_defaults("RSA", "default", today["params"]) == ""  # the budget is the library's
     assert m4.earlier_defaults("RSA", "batch_size=64", named["params"]) == ""  # the label names it
     assert m4.earlier_defaults("NHITS", "default", '{"batch_size": 64}') == ""  # not a tsrsa model
     assert len(m4.read_rows(path)) == 6  # the run at today's defaults does not replace the earlier one
     assert m4.main(["--tables-only", "--results", str(path)]) == 0
     out = capsys.readouterr().out
     assert "| RSA | default | 1 | 13.000 | 1.200 | 0.600 | 11.000 | 1.000 |" in out
-    assert "| RSA | default (ran at batch_size=64) | 1 |  |  |  | 12.000 | 1.100 |" in out
+    assert "| RSA | default (ran at batch_size=64,max_epochs=10) | 1 |  |  |  | 12.000 | 1.100 |" in out
     assert "| RSA | batch_size=64 | 1 | 12.000 | 1.000 | 0.400 | 10.000 | 0.900 |" in out
     assert "Gap of RSA (batch_size=64: the lowest validation OWA of its rows with a test) to the winner on the test: " \
         "sMAPE +0.672, MASE +0.007" in out

@@ -11,7 +11,7 @@ import pytest
 import tsrsa
 
 ROOT = Path(__file__).resolve().parents[1]
-HEAVY = ("torch", "optuna", "statsmodels", "matplotlib", "pytorch_forecasting", "lightning", "sklearn")
+HEAVY = ("torch", "optuna", "statsmodels", "matplotlib", "pytorch_forecasting", "lightning", "sklearn", "sktime")
 
 
 def _modules_after(code: str) -> list[str]:

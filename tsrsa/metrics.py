@@ -5,7 +5,11 @@ Array functions take ``y_true`` and ``y_pred`` of one shape and return a float:
 - ``mse``, ``mae``, ``rmse``;
 - ``smape``: symmetric MAPE in percent, 200·|y − ŷ| / (|y| + |ŷ|) (0 where both are 0), as in M4;
 - ``mase``: MAE scaled by the in-sample MAE of the seasonal naive forecast on ``y_train``;
-- ``pinball``: the quantile loss max(q·e, (q − 1)·e) with e = y − ŷ_q.
+- ``pinball``: the quantile loss max(q·e, (q − 1)·e) with e = y − ŷ_q;
+- ``weighted_quantile_loss`` ("wql"): 2·Σ pinball_q / Σ|y| averaged over the levels q (GluonTS's
+  mean wQuantileLoss), a scale-free score of quantile forecasts;
+- ``crps``: the continuous ranked probability score of sample forecasts, E|X − y| − E|X − X'|/2
+  (``crps_ensemble`` elementwise; ``crps_normal`` the closed form of a normal forecast).
 
 :func:`evaluate` scores a tidy frame (the output of ``predict`` joined to actuals, or of
 ``cross_validate``) overall or per group.
@@ -78,7 +82,66 @@ def pinball(y_true, y_quantile, q: float) -> float:
     return float(np.mean(np.maximum(q * err, (q - 1.0) * err)))
 
 
-METRICS = ("mse", "mae", "rmse", "smape", "mase", "pinball")
+def weighted_quantile_loss(y_true, y_quantiles, quantiles) -> float:
+    """Weighted quantile loss: mean over levels q of 2·Σ max(q·e, (q − 1)·e) / Σ|y|, e = y − ŷ_q.
+
+    ``y_quantiles`` holds one forecast array per level of ``quantiles`` (each of ``y_true``'s shape).
+    """
+    levels = [float(q) for q in np.atleast_1d(quantiles)]
+    forecasts = list(y_quantiles)
+    if len(forecasts) != len(levels) or not levels:
+        raise ValueError(f"y_quantiles holds {len(forecasts)} forecast(s) for {len(levels)} level(s); give one per "
+                         f"level")
+    y = np.asarray(y_true, dtype=np.float64)
+    total = np.sum(np.abs(y))
+    if total == 0:
+        raise ValueError("the weighted quantile loss divides by sum(|y_true|), which is 0 here; use pinball instead")
+    losses = []
+    for q, forecast in zip(levels, forecasts):
+        if not 0.0 < q < 1.0:
+            raise ValueError(f"q={q} must lie in (0, 1)")
+        a, b = _pair(y, forecast)
+        err = a - b
+        losses.append(2.0 * np.sum(np.maximum(q * err, (q - 1.0) * err)) / total)
+    return float(np.mean(losses))
+
+
+def crps_ensemble(y_true, samples, *, axis: int = -1) -> np.ndarray:
+    """Elementwise CRPS of sample forecasts: ``samples`` has ``y_true``'s shape plus the draws along
+    ``axis``; for each value, E|X − y| − E|X − X'|/2 over the m draws (the empirical distribution's
+    CRPS; E|X − X'| from the sorted draws in O(m log m))."""
+    y = np.asarray(y_true, dtype=np.float64)
+    x = np.moveaxis(np.asarray(samples, dtype=np.float64), axis, -1)  # (..., m)
+    if x.shape[:-1] != y.shape:
+        raise ValueError(f"samples has shape {np.shape(samples)} but y_true has {y.shape}: samples needs y_true's "
+                         f"shape plus the draws along axis={axis}")
+    m = x.shape[-1]
+    if m == 0 or y.size == 0:
+        raise ValueError("no values to score: y_true or the draws are empty")
+    x = np.sort(x, axis=-1)
+    spread = 2.0 * np.sum((2.0 * np.arange(1, m + 1) - m - 1) * x, axis=-1) / m**2  # E|X - X'|
+    return np.mean(np.abs(x - y[..., None]), axis=-1) - 0.5 * spread
+
+
+def crps_normal(y_true, mu, sigma) -> np.ndarray:
+    """Elementwise CRPS of normal forecasts N(mu, sigma²), in closed form (Gneiting et al. 2005):
+    sigma · (z (2Φ(z) − 1) + 2φ(z) − 1/√π), z = (y − mu) / sigma."""
+    from scipy.special import ndtr
+
+    y, mu, sigma = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in (y_true, mu, sigma)))
+    if not np.all(sigma > 0):
+        raise ValueError("sigma must be > 0 everywhere")
+    z = (y - mu) / sigma
+    pdf = np.exp(-0.5 * z * z) / np.sqrt(2.0 * np.pi)
+    return sigma * (z * (2.0 * ndtr(z) - 1.0) + 2.0 * pdf - 1.0 / np.sqrt(np.pi))
+
+
+def crps(y_true, samples, *, axis: int = -1) -> float:
+    """Mean CRPS of sample forecasts (see :func:`crps_ensemble`)."""
+    return float(np.mean(crps_ensemble(y_true, samples, axis=axis)))
+
+
+METRICS = ("mse", "mae", "rmse", "smape", "mase", "pinball", "wql")
 
 
 def quantile_columns(frame: pd.DataFrame) -> dict[str, float]:
@@ -116,7 +179,7 @@ def evaluate(
     ----------
     df : DataFrame
         Rows with the actual value (``target_col``) and the forecast (``pred_col``), and for
-        "pinball" the quantile columns ``yhat_q..``.
+        "pinball" and "wql" the quantile columns ``yhat_q..``.
     metrics : sequence of str
         Names from :data:`METRICS`.
     by : str or list of str, optional
@@ -153,8 +216,9 @@ def evaluate(
     if missing:
         raise ValueError(f"the frame lacks column(s) {missing}; it has {list(df.columns)}")
     quantiles = quantile_columns(df)
-    if "pinball" in metrics and not quantiles:
-        raise ValueError("pinball needs quantile columns named like 'yhat_q10'; none found")
+    for name in ("pinball", "wql"):
+        if name in metrics and not quantiles:
+            raise ValueError(f"{name} needs quantile columns named like 'yhat_q10'; none found")
     if "mase" in metrics and train_df is None:
         raise ValueError("mase needs train_df= (the history each series' error is scaled by)")
     scales = None
@@ -170,6 +234,9 @@ def evaluate(
         for name in metrics:
             if name == "pinball":
                 row[name] = float(np.mean([pinball(y, group[c].to_numpy(float), q) for c, q in quantiles.items()]))
+            elif name == "wql":
+                row[name] = weighted_quantile_loss(y, [group[c].to_numpy(float) for c in quantiles],
+                                                   list(quantiles.values()))
             elif name == "mase":
                 per_series = [
                     mae(g[target_col], g[pred_col]) / scales[key]

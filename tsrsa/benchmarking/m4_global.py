@@ -1,8 +1,10 @@
 """One global tsrsa model over every series of an M4 frequency, fitted once, used for both splits.
 
 The protocol: the model is fitted on the validation histories (each training series without its
-last h values), with early stopping on their last h steps (``val_size=h``, patience 3, at most 10
-epochs, the best epoch kept) and the library's defaults otherwise; input 168 (Hourly: 7 days) or
+last h values), with early stopping on their last h steps (``val_size=h``, the best epoch kept) and
+the library's defaults otherwise, its training budget included (``max_epochs="auto"``: on these
+panels 10 epochs of 400 batches, patience 3; rows made before 2026-11-27 ran 10 whole passes,
+which their parameters record); input 168 (Hourly: 7 days) or
 52 (Weekly: a year). That one model forecasts the validation target from the validation
 histories and the test from the full training series (``predict(df=full train)``: the last h
 training values reach it as inputs, not as training data), so one fit gives both rows. Series
@@ -21,8 +23,8 @@ from tsrsa.benchmarking.m4 import M4Split
 #: the benchmark's names of tsrsa's neural forecasters
 NEURAL = {"RSA": "RSAForecaster", "Transformer": "TransformerForecaster", "LSTM": "LSTMForecaster",
           "DLinear": "DLinearForecaster"}
-#: the protocol's settings of every neural model (the rest at the library's defaults)
-PROTOCOL = {"max_epochs": 10, "early_stopping_patience": 3}
+#: the protocol's settings of every neural model beyond the run's own (none: the library's defaults)
+PROTOCOL: dict = {}
 #: the options every neural run sets itself (never an earlier default)
 RUN_KEYS = {"h", "input_size", "freq", "val_size", "random_state", "num_threads", *PROTOCOL}
 

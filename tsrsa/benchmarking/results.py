@@ -22,7 +22,7 @@ import pandas as pd
 from tsrsa.benchmarking.anchors import ANCHORS, SOURCE
 
 COLUMNS = ("dataset", "horizon", "model", "variant", "seed", "mse", "mae", "input_size", "train_fraction",
-           "device", "train_seconds", "best_epoch", "val_loss", "params")
+           "device", "train_seconds", "best_epoch", "val_loss", "params", "val_mse", "val_mae")
 KEY = ("dataset", "horizon", "model", "variant", "seed", "input_size", "train_fraction")
 
 #: display order of the models; others follow alphabetically

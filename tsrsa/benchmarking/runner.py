@@ -93,7 +93,10 @@ def run_one(config: ModelConfig, data: ProtocolData, h: int, *, seed: int = 0, v
         "variant": config.variant_label(variant, overrides), "seed": int(seed), "mse": score.mse, "mae": score.mae,
         "input_size": data.input_size, "train_fraction": float(train_fraction), "device": device_label(model),
         "train_seconds": round(seconds, 2), "best_epoch": best_epoch(model), "val_loss": best_val_loss(model),
-        "params": explicit_params(model),
+        "params": explicit_params(model), "val_mse": None, "val_mae": None,
     }
+    if v and max_windows is None and hasattr(model, "forecast_windows"):  # choices are made on these
+        val = score_model(model, data, h, part="val")
+        row.update(val_mse=val.mse, val_mae=val.mae)
     assert list(row) == list(COLUMNS)
     return row

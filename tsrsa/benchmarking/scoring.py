@@ -27,32 +27,37 @@ class Score:
 
 
 def window_views(data: ProtocolData, channel: int, h: int, lookback: int | None = None,
-                 max_windows: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Inputs (n, lookback) and targets (n, h) of the test windows of one channel (views).
+                 max_windows: int | None = None, part: str = "test") -> tuple[np.ndarray, np.ndarray]:
+    """Inputs (n, lookback) and targets (n, h) of the test (or validation) windows of one channel (views).
 
-    Window j has targets at rows [val_end + j, val_end + j + h) and inputs at the ``lookback``
+    Test window j has targets at rows [val_end + j, val_end + j + h) and inputs at the ``lookback``
     rows before them (``lookback`` defaults to the protocol's input length; a longer one, for a
-    seasonal naive whose season exceeds it, reaches further back into the validation rows).
+    seasonal naive whose season exceeds it, reaches further back into the validation rows);
+    ``part="val"``: the validation windows, targets from row ``train_end``.
     """
+    if part not in ("test", "val"):
+        raise ValueError(f"part={part!r}: choose 'test' or 'val'")
     b = data.borders
     lookback = b.input_size if lookback is None else int(lookback)
-    n = b.n_windows("test", h)
+    n = b.n_windows(part, h)
     if n < 1:
-        raise ValueError(f"h={h} leaves no test window in {data.name}")
+        raise ValueError(f"h={h} leaves no {part} window in {data.name}")
     if max_windows is not None:
         n = min(n, int(max_windows))
-    first = b.val_end - lookback
+    begin = b.val_end if part == "test" else b.train_end
+    first = begin - lookback
     if first < 0:
         raise ValueError(f"a look-back of {lookback} rows reaches before the first row of {data.name}")
-    column = data.scaled[first : b.val_end + n - 1 + h, channel]  # (lookback + n - 1 + h,)
+    column = data.scaled[first : begin + n - 1 + h, channel]  # (lookback + n - 1 + h,)
     windows = sliding_window_view(column, lookback + h)  # (n, lookback + h), a view
     return windows[:, :lookback], windows[:, lookback:]
 
 
 def score_forecasts(forecast, data: ProtocolData, h: int, *, loc=None, scale=None,
                     lookback: int | None = None, max_windows: int | None = None,
-                    chunk: int = CHUNK) -> Score:
-    """MSE and MAE of ``forecast(tails, loc, scale, h) -> (n, h)`` over every test window.
+                    chunk: int = CHUNK, part: str = "test") -> Score:
+    """MSE and MAE of ``forecast(tails, loc, scale, h) -> (n, h)`` over every test (``part="val"``:
+    validation) window.
 
     Parameters
     ----------
@@ -77,7 +82,7 @@ def score_forecasts(forecast, data: ProtocolData, h: int, *, loc=None, scale=Non
     sq = ab = 0.0
     count = n_windows = 0
     for c in range(C):
-        inputs, targets = window_views(data, c, h, lookback, max_windows)  # (n, T), (n, h)
+        inputs, targets = window_views(data, c, h, lookback, max_windows, part)  # (n, T), (n, h)
         n_windows = len(inputs)
         for start in range(0, n_windows, chunk):
             x, y = inputs[start : start + chunk], targets[start : start + chunk]
@@ -93,8 +98,10 @@ def score_forecasts(forecast, data: ProtocolData, h: int, *, loc=None, scale=Non
 
 
 def score_model(model, data: ProtocolData, h: int, *, max_windows: int | None = None,
-                chunk: int = CHUNK) -> Score:
-    """Score a forecaster fitted on ``data``'s channels (each channel one of its series)."""
+                chunk: int = CHUNK, part: str = "test") -> Score:
+    """Score a forecaster fitted on ``data``'s channels (each channel one of its series) on the test
+    windows (``part="val"``: the validation windows, in the units of the test's, whatever loss the
+    model trained with)."""
     memory = model.memory_
     where = memory.ids.get_indexer(data.channels)  # (C,) position of each channel in the fit
     if (where < 0).any():
@@ -106,7 +113,7 @@ def score_model(model, data: ProtocolData, h: int, *, max_windows: int | None = 
         return model.forecast_windows(tails, loc, scale, horizon)["yhat"]
 
     return score_forecasts(forecast, data, h, loc=memory.loc[where], scale=memory.scale[where],
-                           lookback=lookback, max_windows=max_windows, chunk=chunk)
+                           lookback=lookback, max_windows=max_windows, chunk=chunk, part=part)
 
 
 def score_streamed(model, data: ProtocolData, h: int, *, max_windows: int | None = None) -> Score:

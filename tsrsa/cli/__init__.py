@@ -34,6 +34,9 @@ MODELS = {
     "LSTM": "LSTMForecaster",
     "DLinear": "DLinearForecaster",
     "SeasonalNaive": "SeasonalNaiveForecaster",
+    "ETS": "ETSForecaster",
+    "ARIMA": "ARIMAForecaster",
+    "Theta": "ThetaForecaster",
 }
 
 #: constructor arguments with a flag of their own (not settable with --param)
@@ -129,7 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
     predict = commands.add_parser(
         "predict", help="forecast with a saved model and write the forecast as CSV",
         description="Forecast with a model saved by 'tsrsa fit' (or Forecaster.save) and write a\n"
-                    "long CSV: id, time, yhat (and yhat_q.. columns for quantile models). Without\n"
+                    "long CSV: id, time, yhat (and yhat_q.. columns for quantile models, yhat_lo_../\n"
+                    "yhat_hi_.. with --level for a model fitted with -p conformal_windows=k). Without\n"
                     "--input the model forecasts after the end of its training data; with --input,\n"
                     "after the end of each series in that file (ids unseen in training allowed). With\n"
                     "--update, the rows of --input are new observations that continue each series\n"
@@ -147,6 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
                               "next --h steps of every series; needed by a model fitted with future_covariates")
     predict.add_argument("--h", type=int, help="steps to forecast (at most the trained horizon; default all)")
     predict.add_argument("--device", default="cpu", help="device to load the network on (default cpu)")
+    predict.add_argument("--level", type=float, nargs="+", metavar="PERCENT",
+                         help="conformal prediction intervals at these coverage percentages, e.g. --level 80 95 "
+                              "(a model fitted with -p conformal_windows=k)")
     predict.add_argument("--update", action="store_true",
                          help="--input holds new observations after each series' saved end: take them in and "
                               "save the model back to --model-dir")
@@ -237,10 +244,10 @@ def _run_predict(args) -> int:
             model.update(df, new_ids=args.new_ids or "raise")
         except ValueError as err:  # the library's advice, in the command line's spelling
             raise CommandError(str(err).replace("pass new_ids='add'", "pass --new-ids add")) from None
-        forecast = model.predict(args.h, future_df=future)
+        forecast = model.predict(args.h, future_df=future, level=args.level)
         _save_and_write(model, args.model_dir, forecast, args.output)
     else:
-        forecast = model.predict(args.h, df=df, future_df=future)
+        forecast = model.predict(args.h, df=df, future_df=future, level=args.level)
         _write_forecast(forecast, args.output)
     return 0
 

@@ -76,6 +76,18 @@ class Panel:
         return Panel(self.ids, self.values[index], offsets, self.first, pd.Index(last), self.freq, self.layout,
                      self._rows_of(index))
 
+    def steps(self, rows, start: int, stop: int) -> "Panel":
+        """Positions ``start`` to ``stop - 1`` (0 <= start < stop <= each length) of the series at ``rows``:
+        a stretch of equal length from the middle of each (``update``'s scoring of new windows)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        n = stop - start
+        index = ((self.offsets[rows] + start)[:, None] + np.arange(n)[None, :]).ravel()  # (len(rows) * n,)
+        offsets = np.arange(len(rows) + 1, dtype=np.int64) * n
+        first = pd.Index(self.first).take(rows)
+        moved = np.full(len(rows), start, dtype=np.int64)
+        return Panel(self.ids[rows], self.values[index], offsets, pd.Index(self.freq.shift(first, moved)),
+                     pd.Index(self.freq.shift(first, moved + n - 1)), self.freq, self.layout, self._rows_of(index))
+
     def _rows_of(self, index: np.ndarray) -> pd.DataFrame | None:
         """The covariate rows at positions ``index``, on a fresh RangeIndex."""
         if self.covariates is None:

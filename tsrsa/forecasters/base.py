@@ -18,6 +18,10 @@ object's.
 
 Capabilities are data: ``stochastic`` (a fit is random), ``reads_scaled`` (the model reads values
 scaled by per-series statistics, in float32), ``takes_covariates`` (the covariate parameters).
+
+Prediction intervals: every forecaster takes ``conformal_windows`` (None, or k held-out horizons per
+series); a model fitted with it is calibrated (``conformal_``) and ``predict(level=[80, 95])`` adds
+split-conformal intervals (:mod:`tsrsa.forecasters.conformal`).
 """
 from __future__ import annotations
 
@@ -34,6 +38,11 @@ from tsrsa.data.validation import (
     build_panel, check_continuation, check_fill, check_finite_forecast, check_min_length, check_time_zone,
 )
 from tsrsa.data.frequency import Frequency, parse_freq
+from tsrsa.forecasters.conformal import (
+    ConformalCalibration, calibrated, calibration_length, check_levels, frame_scale, held_out_errors,
+    require_calibration, updated_calibration,
+)
+from tsrsa.forecasters.conveniences import Conveniences
 from tsrsa.forecasters.estimator import Estimator
 from tsrsa.forecasters.params import check_choice, check_int, check_str
 from tsrsa.forecasters.window_state import WindowState, encoded
@@ -50,7 +59,7 @@ def quiet(verbose: int):
         yield
 
 
-class BaseForecaster(Estimator):
+class BaseForecaster(Conveniences, Estimator):
     """Shared behaviour of tsrsa forecasters (see the module docstring)."""
 
     #: whether a fit is random (neural networks) or deterministic (naive)
@@ -60,11 +69,14 @@ class BaseForecaster(Estimator):
     reads_scaled = False
     #: whether the class takes the covariate parameters (``past_covariates``, ...)
     takes_covariates = False
+    #: the conformal calibration of a model fitted with ``conformal_windows`` (None: no intervals)
+    conformal_: ConformalCalibration | None = None
 
     # ------------------------------------------------------------------ hooks
     def check_params(self) -> None:
         """Validate the constructor arguments (``fit`` does this first); ValueError/TypeError naming the fix."""
         check_int("h", self.h)
+        check_int("conformal_windows", self.conformal_windows, allow_none=True)
         check_fill(self.fill)
         parse_freq(self.freq)
         for name in ("id_col", "time_col", "target_col"):
@@ -128,16 +140,22 @@ class BaseForecaster(Estimator):
 
         All or nothing: when training raises (a NaN loss, an interrupt, bad data found late), the
         estimator is left exactly as it was before the call, fitted or not. A ``FloatingPointError``
-        carries the model trained up to its best epoch as ``error.estimator``.
+        carries the model trained up to its best epoch as ``error.estimator``. With
+        ``conformal_windows`` a copy is first fitted without the held-out horizons to calibrate the
+        intervals (:mod:`tsrsa.forecasters.conformal`).
         """
         need, why = self.required_length(panel)
         check_min_length(panel, need, why)
+        calibration_length(self, panel, need, why)
         before = dict(vars(self))
         for name in [a for a in vars(self) if a.endswith("_") and not a.startswith("_")]:
             delattr(self, name)  # a refit starts from nothing
         try:
+            errors = held_out_errors(self, panel, **fit_options) if self.conformal_windows is not None else None
             self._fit(panel, **fit_options)
             self.freq_ = panel.freq
+            self.train_panel_ = panel  # what fitted() reads (never saved)
+            self.conformal_ = None if errors is None else calibrated(self, panel, errors)
         except BaseException as error:
             if isinstance(error, FloatingPointError) and hasattr(self, "memory_"):
                 error.estimator = copy.copy(self)  # the best weights so far, never lost
@@ -152,7 +170,7 @@ class BaseForecaster(Estimator):
         """An unfitted copy with the same parameters (as ``sklearn.base.clone``)."""
         return type(self)(**copy.deepcopy(self.get_params()))
 
-    def cross_validate(self, df, *, n_windows: int = 3, step_size: int | None = None, refit=False):
+    def cross_validate(self, df, *, n_windows: int = 3, step_size: int | None = None, refit=False, level=None):
         """Rolling-origin evaluation over the last ``n_windows`` cutoffs of every series.
 
         Works on copies: this estimator is left as it is (fitted or not).
@@ -168,18 +186,24 @@ class BaseForecaster(Estimator):
         refit : bool or int, default False
             False: one model trained on the data up to the earliest cutoff scores every cutoff
             (in batched forward passes); True: refit at every cutoff; k: refit every k cutoffs.
+        level : list of float, optional
+            Add conformal intervals, as ``predict(level=...)``, for an estimator with
+            ``conformal_windows=k``: each fitted model is calibrated on the k horizons before its
+            first cutoff (one extra fit per fitted model; series need k * h more steps). Without
+            ``level`` the fits skip the calibration.
 
         Returns
         -------
         DataFrame
             id, time, ``cutoff`` (the last observed timestamp), ``step`` (1..h), the actual
-            value (after ``fill``) and ``yhat`` (+ quantile columns), in the user's column names.
+            value (after ``fill``) and ``yhat`` (+ quantile and interval columns), in the user's
+            column names.
         """
         from tsrsa.forecasters.crossval import cross_validate
 
-        return cross_validate(self, df, n_windows=n_windows, step_size=step_size, refit=refit)
+        return cross_validate(self, df, n_windows=n_windows, step_size=step_size, refit=refit, level=level)
 
-    def predict(self, h: int | None = None, *, df=None, future_df=None):
+    def predict(self, h: int | None = None, *, df=None, future_df=None, level=None):
         """Forecast the next ``h`` steps of every series.
 
         Parameters
@@ -194,17 +218,30 @@ class BaseForecaster(Estimator):
             their values for the next ``h`` steps of every series forecast (the whole trained
             horizon with ``known_future="tokens"``); other rows are ignored. Horizon step j reads
             the covariates of step j only, so ``h`` steps are enough.
+        level : list of float, optional
+            Coverage percentages in (0, 100), e.g. ``[80, 95]``: split-conformal intervals around
+            ``yhat``, calibrated per horizon step on held-out windows, for a model fitted with
+            ``conformal_windows`` (:mod:`tsrsa.forecasters.conformal`). Each level adds
+            ``yhat_lo_{level}`` and ``yhat_hi_{level}`` (``yhat_lo_80``; ``yhat_lo_97.5``).
 
         Returns
         -------
         DataFrame
-            Long frame: id, time, ``yhat`` (and ``yhat_q..`` columns for quantile losses).
+            Long frame: id, time, ``yhat`` (and ``yhat_q..`` columns for quantile losses, then
+            the interval columns of each level, in increasing order).
         """
         self.check_is_fitted()
         h = self._check_predict_h(h)
+        levels = check_levels(level)
+        if levels:
+            require_calibration(self, "predict").quantiles(levels, h)  # refused before any work
         with quiet(getattr(self, "verbose", 0)):
-            memory = self.memory_ if df is None else self.memory_.for_frame(self, self._predict_panel(df))
+            panel = None if df is None else self._predict_panel(df)
+            memory = self.memory_ if df is None else self.memory_.for_frame(self, panel)
             columns = memory.forecast(self, h, future_df)
+        if levels:
+            scale = self.conformal_.scale if df is None else frame_scale(self, panel, memory)
+            columns.update(self.conformal_.intervals(columns["yhat"], scale, levels))
         check_finite_forecast(columns, memory.ids)
         times = self.freq_.future(memory.last, h)
         return forecast_frame(memory.ids, times, columns, self.frame_spec)
@@ -227,6 +264,10 @@ class BaseForecaster(Estimator):
             Ids not seen in fit: an error, or taken in as new series whose whole history is in
             ``df`` (scaled by their own statistics, as in ``predict(df=...)``).
 
+        A model with prediction intervals also scores the forecasts it makes without refit on every
+        whole window of ``h`` new steps of a known series: those residuals replace the oldest ones
+        of its calibration (:mod:`tsrsa.forecasters.conformal`).
+
         Returns
         -------
         self
@@ -244,7 +285,9 @@ class BaseForecaster(Estimator):
         if rows is not None:
             self.covariates_.check_statics_unchanged(panel, rows, known, memory.static_num, memory.static_cat)
         with quiet(getattr(self, "verbose", 0)):
-            self.memory_ = memory.advance(self, panel, known)
+            after = memory.advance(self, panel, known)
+            calibration = None if self.conformal_ is None else updated_calibration(self, memory, after, panel, known)
+        self.memory_, self.conformal_ = after, calibration
         return self
 
     def _predict_panel(self, df):
@@ -319,6 +362,8 @@ class BaseForecaster(Estimator):
         encoder = self.covariates_ if self.takes_covariates else None
         if encoder is not None:
             state["covariates"] = encoder.to_json()
+        if self.conformal_ is not None:
+            arrays.update(self.conformal_.to_arrays())
         return state, arrays, None
 
     def restore_fitted(self, state: dict, arrays: dict, weights, device) -> None:
@@ -327,3 +372,4 @@ class BaseForecaster(Estimator):
         encoder = state.get("covariates")  # format 3; earlier formats have none
         self.covariates_ = None if encoder is None else CovariateEncoder.from_json(encoder)
         self.memory_ = self.state_type().from_files(state, arrays)
+        self.conformal_ = ConformalCalibration.from_arrays(arrays)  # None: saved without intervals

@@ -9,13 +9,18 @@ COMMON_PARAMS_DOC = """
         Steps per token (1 = one token per step; the LSTM reads one patch per step). REM lags
         count tokens. Defaults, chosen on accuracy and speed (benchmarks/RESULTS.md, "Default patch
         length"): 4 for the transformers and 8 for the LSTM.
-    loss : {"mse", "mae", "huber", "quantile"}, default "mse"
-        Training loss; "quantile" trains one output per level in ``quantiles``. Match it to how
-        the forecasts are judged: "mae" for absolute errors (sMAPE, MASE; docs/benchmark_configuration.md
-        has the M4 figures), "mse" for squared ones.
+    loss : {"mse", "mae", "huber", "quantile", "normal", "student_t", "negative_binomial"}, default "mse"
+        Training loss; "quantile" trains one output per level in ``quantiles``; "normal",
+        "student_t" and "negative_binomial" output a distribution's parameters per step, trained by
+        negative log-likelihood (``yhat`` its mean; ``sample(n)`` draws paths; counts need
+        ``scaler=None``: :mod:`tsrsa.forecasters.outputs`). Match it to how the forecasts are
+        judged: "mae" for absolute errors (sMAPE, MASE; docs/benchmark_configuration.md has the M4
+        figures), "mse" for squared ones.
     quantiles : list of float, optional
-        Levels in (0, 1) for ``loss="quantile"`` (default 0.1, 0.5, 0.9; 0.5 is always
-        added and becomes ``yhat``). Columns are named ``yhat_q10``, ``yhat_q2.5``, ...
+        Levels in (0, 1): for ``loss="quantile"`` the levels trained (default 0.1, 0.5, 0.9; 0.5 is
+        always trained and becomes ``yhat``, with a ``yhat_q50`` column only when listed here); for a
+        distribution loss the quantiles reported (default none). Columns are named ``yhat_q10``,
+        ``yhat_q2.5``, ...
     scaler : {"standard", "robust", "minmax", "identity"} or None, default "standard"
         Per-series scaling fitted on each series' training part.
     fill : {"ffill", "interpolate", "zero"} or None, default None
@@ -23,18 +28,21 @@ COMMON_PARAMS_DOC = """
     freq : str or int, optional
         pandas offset alias ("h", "MS", ...) or integer step; inferred when None.
     max_epochs : int or "auto", default "auto"
-        Passes over the training windows. "auto" scales them with the data: enough epochs for
-        about 2,000 optimiser steps, at least 10 and at most 100 (10 on ETTh1 at input 96 with
-        batch 32; 100 on a series of a few hundred steps). The fitted ``max_epochs_`` says how
-        many were allowed, ``fit_history_`` how many ran.
+        Epochs of training. "auto" counts optimiser steps (``tsrsa.training.budget``): about 2,000
+        of them in 10 to 100 epochs, an epoch being one pass over the training windows or, when a
+        pass is longer than 400 batches (a large panel), 400 batches drawn afresh from the shuffled
+        windows; so a fit runs 2,000 to 4,000 steps whatever the data's size (10 epochs on ETTh1 at
+        input 96 with batch 32; 100 on a series of a few hundred steps; 10 of 400 batches on M4
+        Hourly). A number counts whole passes. The fitted ``max_epochs_`` and ``batches_per_epoch_``
+        say what was allowed, ``fit_history_`` how many epochs ran.
     batch_size : int, default 32
         Training windows per optimisation step.
-    batches_per_epoch : int, optional
+    batches_per_epoch : int, "auto" or None, default "auto"
         Optimisation steps per epoch: each epoch trains on this many batches drawn afresh from
         the shuffled training windows, as Lightning's ``limit_train_batches`` does (validation
-        still reads every validation window). None: every training window once per epoch. For
-        large panels, where one pass over every window is long; ``max_epochs="auto"`` then counts
-        these batches. Not with training that carries the state across windows.
+        still reads every validation window). None: every training window once per epoch. "auto":
+        the rule of ``max_epochs="auto"`` (every window when ``max_epochs`` is a number). A number
+        is not allowed with training that carries the state across windows.
     inference_batch_size : int, default 1024
         Windows per forward pass in validation and prediction (bounds their memory).
     learning_rate : float, default 1e-3
@@ -49,6 +57,11 @@ COMMON_PARAMS_DOC = """
         best epoch's weights are kept.
     val_size : int, default 0
         Trailing steps of each series held out for validation (0 or at least ``h``).
+    conformal_windows : int, optional
+        Prediction intervals: hold out the last ``conformal_windows`` horizons (``h`` steps each) of
+        every series, score them with a copy of the model fitted without them, and keep those
+        errors, so that ``predict(level=[80, 95])`` adds split-conformal intervals calibrated per
+        horizon step (one extra fit; :mod:`tsrsa.forecasters.conformal`). None: no intervals.
     accelerator : {"auto", "cpu", "gpu", "cuda", "mps"}, default "auto"
         "auto" uses CUDA when present.
     devices : int or list, optional
@@ -73,7 +86,21 @@ COMMON_PARAMS_DOC = """
     random_state : int, optional
         Seed that makes a fit repeatable; the global random state is left untouched.
     verbose : int, default 0
-        0 is silent; 1 shows one progress bar.
+        0 is silent; 1 shows one progress line per fit (on standard error): optimiser steps done of
+        the budget, elapsed and estimated time left, the windows an epoch reads, the epoch and the
+        latest training and validation losses.
+    checkpoint_dir : str or path, optional
+        Keep the training run's state in this folder after every epoch
+        (``training_checkpoint.pt``), so that a fit that is interrupted or killed resumes, when
+        the same model is fitted on the same data again, after its last finished epoch, to the
+        weights an uninterrupted fit would reach (``tsrsa.training.checkpoint``). The file goes
+        when the fit ends; one of another fit (other parameters or data) is refused. One process
+        only (not with ``devices > 1``); nothing is written without it.
+    callbacks : list of callables, optional
+        Each called after every epoch with its record (a dict: ``epoch``, ``train_loss``,
+        ``val_loss``, ``learning_rate``, ``seconds``): the hook for experiment trackers (MLflow,
+        Weights & Biases, TensorBoard: log the record). An exception raised there ends the fit,
+        leaving the estimator as it was (and, with ``checkpoint_dir``, the epoch saved).
     past_covariates : list of str, optional
         Columns of a long frame known up to each series' end (docs/covariates.md). Numeric, or
         categorical (pandas ``category`` or strings: one indicator per category).

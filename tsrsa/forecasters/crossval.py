@@ -4,6 +4,10 @@ Window w of series i (w = 0 is the earliest) forecasts the h steps after the cut
 c[i, w] = n_i - h - 1 - (n_windows - 1 - w) * step_size. Without refitting, one model trained on
 every series up to its earliest cutoff scores all windows at once: the input windows of every
 (series, cutoff) are gathered into one array and forecast in bounded batches.
+
+With ``level=`` each fitted model is calibrated as ``fit`` calibrates one with ``conformal_windows=k``
+(on the k horizons before its first cutoff) and the windows get its conformal intervals; without it
+the fits skip the calibration, whatever the estimator's ``conformal_windows``.
 """
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from tsrsa.data.validation import format_id
+from tsrsa.forecasters.conformal import check_enough, check_levels
 from tsrsa.forecasters.params import check_int
 
 
@@ -28,7 +33,7 @@ def cutoff_positions(lengths: np.ndarray, h: int, n_windows: int, step: int) -> 
     return lengths[:, None] - h - 1 - back[None, :]
 
 
-def cross_validate(estimator, df, *, n_windows: int = 3, step_size: int | None = None, refit=False,
+def cross_validate(estimator, df, *, n_windows: int = 3, step_size: int | None = None, refit=False, level=None,
                    **fit_options) -> pd.DataFrame:
     """See :meth:`tsrsa.forecasters.base.BaseForecaster.cross_validate`.
 
@@ -37,26 +42,34 @@ def cross_validate(estimator, df, *, n_windows: int = 3, step_size: int | None =
     estimator.check_params()
     panel = estimator.to_panel(df)
     return cross_validate_panel(estimator, panel, n_windows=n_windows, step_size=step_size, refit=refit,
-                                **fit_options)
+                                level=level, **fit_options)
 
 
 def cross_validate_panel(estimator, panel, *, n_windows: int = 3, step_size: int | None = None, refit=False,
-                         **fit_options) -> pd.DataFrame:
+                         level=None, **fit_options) -> pd.DataFrame:
     """Cross-validation on an already validated panel (the tuner validates once for all trials)."""
     check_int("n_windows", n_windows)
     check_int("step_size", step_size, allow_none=True)
+    levels = check_levels(level)
+    if levels and estimator.conformal_windows is None:
+        raise ValueError(f"cross_validate(level=...) calibrates each fitted model on held-out horizons before its "
+                         f"first cutoff, and this {type(estimator).__name__} has conformal_windows=None: set "
+                         f"conformal_windows=k (k horizons per series, e.g. 10), or leave level out")
+    calibration = int(estimator.conformal_windows) if levels else 0  # held-out horizons before the first cutoff
+    check_enough(levels, calibration * panel.n_series, panel.n_series)
     h = int(estimator.h)
     step = int(step_size) if step_size is not None else h
     per_fit = _refit_every(refit, n_windows)
     spec = estimator.frame_spec
     need, why = estimator.required_length(panel)
-    required = need + h + (n_windows - 1) * step
+    required = need + calibration * h + h + (n_windows - 1) * step
     short = np.flatnonzero(panel.lengths < required)
     if short.size:
         i = int(short[0])
+        held = f" + conformal_windows * h = {calibration * h}" if calibration else ""
         raise ValueError(
             f"series {format_id(panel.ids[i])} has {int(panel.lengths[i])} observations; "
-            f"cross_validate needs at least {required} ({why}, then h={h} + (n_windows - 1) * "
+            f"cross_validate needs at least {required} ({why}{held}, then h={h} + (n_windows - 1) * "
             f"step_size = {(n_windows - 1) * step} more); lower n_windows or step_size"
         )
     cutoffs = cutoff_positions(panel.lengths, h, n_windows, step)  # (S, W)
@@ -64,9 +77,14 @@ def cross_validate_panel(estimator, panel, *, n_windows: int = 3, step_size: int
     blocks: dict[str, np.ndarray] = {}
     for first in range(0, n_windows, per_fit):
         windows = list(range(first, min(first + per_fit, n_windows)))
-        model = estimator.clone().fit_panel(panel.head(cutoffs[:, first] + 1), **fit_options)
+        model = estimator.clone()
+        if not levels:
+            model.set_params(conformal_windows=None)  # no calibration fit unless intervals are asked for
+        model.fit_panel(panel.head(cutoffs[:, first] + 1), **fit_options)
         reps = len(windows)
         columns = model.forecast_cutoffs(panel, cutoffs[:, windows], h)  # (W_chunk * S, h), window-major
+        if levels:
+            columns.update(model.conformal_.intervals(columns["yhat"], np.tile(model.conformal_.scale, reps), levels))
         for name, values in columns.items():
             blocks.setdefault(name, np.empty((n_windows, S, h)))[windows] = values.reshape(reps, S, h)
     # rows ordered by series, cutoff, step

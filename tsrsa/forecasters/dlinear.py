@@ -42,10 +42,10 @@ class DLinearForecaster(NeuralForecaster):
 
     def __init__(
         self, h, *, input_size=None, kernel_size=None, loss="mse", quantiles=None, scaler="standard",
-        fill=None, freq=None, max_epochs="auto", batch_size=32, batches_per_epoch=None, inference_batch_size=1024,
+        fill=None, freq=None, max_epochs="auto", batch_size=32, batches_per_epoch="auto", inference_batch_size=1024,
         learning_rate=1e-3, weight_decay=1e-4, lr_schedule=None, early_stopping_patience="auto",
-        val_size=0, accelerator="auto", devices=None, strategy="auto", precision="32", compile=False,
-        num_threads=None, random_state=None, verbose=0,
+        val_size=0, conformal_windows=None, accelerator="auto", devices=None, strategy="auto", precision="32",
+        compile=False, num_threads=None, random_state=None, verbose=0, checkpoint_dir=None, callbacks=None,
         past_covariates=None, future_covariates=None, static_covariates=None, calendar=None, holidays=None,
         unknown_categories="raise", covariate_norm=None, id_col="unique_id", time_col="ds", target_col="y",
     ):
@@ -70,10 +70,9 @@ class DLinearForecaster(NeuralForecaster):
         return int(self.kernel_size) if self.kernel_size is not None else min(PAPER_KERNEL, self.resolved_input_size)
 
     def network_config(self) -> DLinearConfig:
-        levels = self._quantile_levels()
         return DLinearConfig(
             input_size=self.resolved_input_size, h=int(self.h), kernel_size=self._kernel_size(),
-            n_outputs=len(levels) if levels else 1,
+            **self._head_outputs(),
         )
 
     @staticmethod

@@ -39,10 +39,10 @@ class LSTMForecaster(NeuralForecaster):
     def __init__(
         self, h, *, input_size=None, hidden_size=64, n_layers=2, dropout=0.1, revin=True,
         patch_len=8, loss="mse", quantiles=None, scaler="standard", fill=None, freq=None,
-        max_epochs="auto", batch_size=32, batches_per_epoch=None, inference_batch_size=1024, learning_rate=1e-3,
-        weight_decay=1e-4, lr_schedule=None, early_stopping_patience="auto", val_size=0,
+        max_epochs="auto", batch_size=32, batches_per_epoch="auto", inference_batch_size=1024, learning_rate=1e-3,
+        weight_decay=1e-4, lr_schedule=None, early_stopping_patience="auto", val_size=0, conformal_windows=None,
         accelerator="auto", devices=None, strategy="auto", precision="32", compile=False, num_threads=None,
-        random_state=None, verbose=0,
+        random_state=None, verbose=0, checkpoint_dir=None, callbacks=None,
         past_covariates=None, future_covariates=None, static_covariates=None, calendar=None, holidays=None,
         unknown_categories="raise", covariate_norm=None, id_col="unique_id", time_col="ds", target_col="y",
     ):
@@ -61,12 +61,11 @@ class LSTMForecaster(NeuralForecaster):
         check_int("n_layers", self.n_layers)
 
     def network_config(self) -> LSTMConfig:
-        levels = self._quantile_levels()
         return LSTMConfig(
             input_size=self.resolved_input_size, h=int(self.h), patch_len=int(self.patch_len),
             hidden_size=int(self.hidden_size), n_layers=int(self.n_layers),
             dropout=float(self.dropout), revin=bool(self.revin),
-            n_outputs=len(levels) if levels else 1,
+            **self._head_outputs(),
         )
 
     @staticmethod

@@ -20,6 +20,10 @@ class SeasonalNaiveForecaster(BaseForecaster):
         Season m in steps. None takes the first natural period of the frequency (24 for
         hourly, 7 daily, 52 weekly, 12 monthly, 4 quarterly; 1 where there is none, e.g.
         yearly); integer time needs it given.
+    conformal_windows : int, optional
+        Hold out the last ``conformal_windows`` horizons of every series to calibrate conformal
+        prediction intervals, ``predict(level=[80, 95])`` (one extra fit; see
+        :mod:`tsrsa.forecasters.conformal`). None: no intervals.
     fill : {"ffill", "interpolate", "zero"} or None, default None
         How to fill missing timestamps and NaN values; None makes them errors.
     freq : str or int, optional
@@ -29,14 +33,18 @@ class SeasonalNaiveForecaster(BaseForecaster):
 
     Examples
     --------
-    >>> import pandas as pd
+    >>> import numpy as np, pandas as pd
     >>> from tsrsa import SeasonalNaiveForecaster
     >>> y = pd.Series([1.0, 2.0, 3.0, 1.5, 2.5, 3.5], index=pd.RangeIndex(6))
     >>> SeasonalNaiveForecaster(h=4, season_length=3).fit(y).predict()["yhat"].tolist()
     [1.5, 2.5, 3.5, 1.5]
+    >>> z = pd.Series(np.arange(60.0) % 7 + np.cos(np.arange(60.0)), index=pd.RangeIndex(60))
+    >>> f = SeasonalNaiveForecaster(h=3, season_length=7, conformal_windows=9).fit(z)
+    >>> list(f.predict(level=[80]).columns)
+    ['unique_id', 'ds', 'yhat', 'yhat_lo_80', 'yhat_hi_80']
     """
 
-    def __init__(self, h, *, season_length=None, fill=None, freq=None,
+    def __init__(self, h, *, season_length=None, conformal_windows=None, fill=None, freq=None,
                  id_col="unique_id", time_col="ds", target_col="y"):
         store_init_args(self, locals())
 

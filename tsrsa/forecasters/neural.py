@@ -12,35 +12,36 @@ from __future__ import annotations
 
 import dataclasses
 import numbers
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import torch
 
 from tsrsa.data.covariate_encoding import CovariateEncoder
-from tsrsa.data.scalers import SCALERS, check_scaled, series_statistics
+from tsrsa.data.scalers import check_scaled, series_statistics
 from tsrsa.data.windows import ConsecutiveWindows, WindowSource
 from tsrsa.forecasters.base import BaseForecaster, quiet
+from tsrsa.forecasters.fine_tuning import FineTuning, fitted_config, kept_statistics
+from tsrsa.forecasters.outputs import DEFAULT_QUANTILES, HeadOutputs  # noqa: F401 (DEFAULT_QUANTILES: its old home)
 from tsrsa.forecasters.window_state import SCALED_FIX, encoded
-from tsrsa.forecasters.params import check_choice, check_float, check_int, quantile_column, quantile_levels
+from tsrsa.forecasters.params import check_choice, check_float, check_int
 from tsrsa.nn.covariates import CovariateBatch
-from tsrsa.nn.losses import LOSSES, make_loss
+from tsrsa.nn.losses import make_loss
 from tsrsa.training import (
     SINGLE, CarriedLoader, TrainingConfig, WindowLoader, check_precision, resolve_seed, seeded,
     torch_threads, train_network,
 )
 from tsrsa.training.budget import check_budget, resolve_budget
+from tsrsa.training.checkpoint import Checkpoint, check_checkpointing, epoch_hook, fingerprint
 from tsrsa.training.devices import autocast, check_accelerator, check_compile
 from tsrsa.training.distributed import (
     TrainingJob, check_strategy, join_process_group, plan_placement, rank_seed, spawn_training,
 )
 from tsrsa.training.loop import check_lr_schedule
 
-#: quantile levels used by loss="quantile" when none are given
-DEFAULT_QUANTILES = (0.1, 0.5, 0.9)
 
-
-class NeuralForecaster(BaseForecaster):
+class NeuralForecaster(FineTuning, HeadOutputs, BaseForecaster):
     """Base of the neural forecasters (see the module docstring)."""
 
     stochastic = True
@@ -87,27 +88,13 @@ class NeuralForecaster(BaseForecaster):
         patch = getattr(self, "patch_len", 1)
         return max(2 * int(self.h), patch if isinstance(patch, numbers.Integral) else 1)
 
-    def _quantile_levels(self) -> tuple[float, ...] | None:
-        if self.loss != "quantile":
-            return None
-        levels = quantile_levels(self.quantiles if self.quantiles is not None else DEFAULT_QUANTILES)
-        return tuple(sorted(set(levels) | {0.5}))
-
     def check_params(self) -> None:
         super().check_params()
         check_int("input_size", self.input_size, allow_none=True)
-        check_choice("loss", self.loss, LOSSES)
-        if self.quantiles is not None:
-            quantile_levels(self.quantiles)
-            if self.loss != "quantile":
-                raise ValueError(
-                    f"quantiles={self.quantiles!r} need loss='quantile' (loss={self.loss!r} gives a "
-                    f"point forecast)"
-                )
-        check_choice("scaler", self.scaler, SCALERS, allow_none=True)
+        self._check_outputs()  # loss, quantiles, scaler
         check_budget("max_epochs", self.max_epochs, allow_none=False)
         check_int("batch_size", self.batch_size)
-        check_int("batches_per_epoch", self.batches_per_epoch, allow_none=True)
+        check_budget("batches_per_epoch", self.batches_per_epoch, allow_none=True)
         check_int("inference_batch_size", self.inference_batch_size)
         check_float("learning_rate", self.learning_rate, strict=True)
         check_float("weight_decay", self.weight_decay)
@@ -126,6 +113,7 @@ class NeuralForecaster(BaseForecaster):
         check_int("num_threads", self.num_threads, allow_none=True)
         resolve_seed(self.random_state)
         check_int("verbose", self.verbose, minimum=0)
+        check_checkpointing(self.checkpoint_dir, self.callbacks, self.devices)
         self.declared_covariates()
         check_choice("covariate_norm", self.covariate_norm, ("window", "fit"), allow_none=True)
         self._check_architecture()
@@ -136,11 +124,12 @@ class NeuralForecaster(BaseForecaster):
 
     def _training_config(self) -> TrainingConfig:
         return TrainingConfig(
-            max_epochs=self.max_epochs_, batch_size=self.batch_size, batches_per_epoch=self.batches_per_epoch,
+            max_epochs=self.max_epochs_, batch_size=self.batch_size, batches_per_epoch=self.batches_per_epoch_,
             learning_rate=self.learning_rate, weight_decay=self.weight_decay, lr_schedule=self.lr_schedule,
             early_stopping_patience=self.early_stopping_patience_, precision=check_precision(self.precision),
             compile=self.compile,
             verbose=self.verbose, description=type(self).__name__, group_options=self._group_options(),
+            checkpoint=getattr(self, "_checkpoint", None),
         )
 
     # ------------------------------------------------------------------ fit
@@ -155,12 +144,15 @@ class NeuralForecaster(BaseForecaster):
         self.check_params()
         return self.fit_panel(self.to_panel(df), warm_start=(weights, tuple(new)))
 
-    def _fit(self, panel, *, epoch_callback=None, warm_start=None) -> None:
+    def _fit(self, panel, *, epoch_callback=None, warm_start=None, fitted_from=None) -> None:
         """Train on ``panel``; ``epoch_callback(record)`` sees every epoch's record (the tuner's pruning);
-        ``warm_start``: (weights, new) of ``fit_from``."""
+        ``warm_start``: (weights, new) of ``fit_from``; ``fitted_from``: the fitted model a ``fine_tune``
+        continues, whose network configuration, covariate encoding and statistics of known ids are kept."""
         v = int(self.val_size)
         fit_lengths = panel.lengths - v
         loc, scale = series_statistics(panel.values, panel.offsets, fit_lengths, self.scaler)
+        if fitted_from is not None:
+            loc, scale = kept_statistics(fitted_from, panel, loc, scale)
         scaled = check_scaled(panel, loc, scale, statistics="the statistics of its training part",
                               fix=SCALED_FIX)  # (N,) float32, built once
         placement = plan_placement(self.strategy, self.accelerator, self.devices)
@@ -170,27 +162,36 @@ class NeuralForecaster(BaseForecaster):
         spec, rows = self.declared_covariates(), None
         self.covariates_ = None
         if spec.active:  # encoded once; windows gather their rows as they gather the target's
-            self.covariates_ = CovariateEncoder.fit(spec, panel, fit_lengths)
+            self.covariates_ = fitted_from.covariates_ if fitted_from is not None else CovariateEncoder.fit(
+                spec, panel, fit_lengths)
             rows = encoded(self, panel)
             source = WindowSource(rows.time, self.covariates_.future_from, rows.static_num, rows.static_cat)
             for windows in (train, val):
                 if windows is not None:
                     windows.covariates = source
-        self.max_epochs_, self.early_stopping_patience_ = resolve_budget(
-            self.max_epochs, self.early_stopping_patience, len(train), int(self.batch_size), val is not None,
-            self.batches_per_epoch)
+        carried = isinstance(train, ConsecutiveWindows)  # reads every window of each series in order
+        budget = resolve_budget(self.max_epochs, self.early_stopping_patience, len(train), int(self.batch_size),
+                                val is not None, None if carried else self.batches_per_epoch)
+        self.max_epochs_, self.batches_per_epoch_ = budget.epochs, budget.batches_per_epoch
+        self.early_stopping_patience_ = budget.patience
         self.n_train_windows_ = len(train)  # what rules that scale with the data read (readout_tokens="auto")
-        self._prepare_fit(panel, fit_lengths)
-        config = self.network_config()
-        if self.covariates_ is not None:
-            config = dataclasses.replace(config, covariates=self._covariate_layout())
+        self._checkpoint = None if self.checkpoint_dir is None else Checkpoint(
+            Path(self.checkpoint_dir), fingerprint(type(self).__name__, self.get_params(), panel.values, panel.offsets))
+        if fitted_from is None:
+            self._prepare_fit(panel, fit_lengths)
+            config = self.network_config()
+            if self.covariates_ is not None:
+                config = dataclasses.replace(config, covariates=self._covariate_layout())
+        else:
+            config = fitted_config(fitted_from)
         seed = resolve_seed(self.random_state)
         rank = SINGLE
         if placement.mode == "join":  # one rank of a torchrun launch: every rank uses rank 0's seed
             rank, seed = join_process_group(placement.device, seed)
         with quiet(self.verbose), torch_threads(self.num_threads), seeded(seed, placement.device) as rng:
             network = self.build_network(config)
-            self._initialise_network(network, panel, fit_lengths)
+            if fitted_from is None:
+                self._initialise_network(network, panel, fit_lengths)
             if warm_start is not None:
                 load_weights(network, *warm_start)
             loss_fn = make_loss(self.loss, self._quantile_levels())
@@ -209,6 +210,9 @@ class NeuralForecaster(BaseForecaster):
         """
         config = self._training_config()
         carried = isinstance(train, ConsecutiveWindows)
+        if self.checkpoint_dir is not None and placement.mode != "single":
+            raise ValueError("checkpoint_dir trains in one process on one device: leave devices unset (or 1) and "
+                             "strategy 'auto' or 'single_device' with checkpoints")
         if carried and placement.mode != "single":
             raise ValueError("this model trains with the state carried from window to window, in one process on "
                              "one device: use devices=1 (or leave devices unset) with strategy 'auto' or "
@@ -248,7 +252,7 @@ class NeuralForecaster(BaseForecaster):
                                           drop_uneven=False)
         try:
             return train_network(network, loss_fn, train_loader, val_loader, config, device=device, rng=rng,
-                                 rank=rank, on_epoch_end=epoch_callback).history
+                                 rank=rank, on_epoch_end=epoch_hook(self.callbacks, epoch_callback)).history
         finally:
             if carried:
                 network.forget_carried()
@@ -263,10 +267,14 @@ class NeuralForecaster(BaseForecaster):
             self.memory_ = self.state_type().from_fit(self, panel, loc, scale, covariates)
 
     # ------------------------------------------------------------------ predict
-    @torch.no_grad()
     def _network_forecast(self, tails: np.ndarray, loc: np.ndarray, scale: np.ndarray, covariates=None) -> np.ndarray:
-        """Forecasts (n, H, Q) in the data's units from windows (n, L) (and their
-        :class:`~tsrsa.data.memory.WindowCovariates`), in bounded batches."""
+        """The head's outputs (n, H, Q) in the data's units (a point or quantile head)."""
+        return self._network_outputs(tails, loc, scale, covariates) * scale[:, None, None] + loc[:, None, None]
+
+    @torch.no_grad()
+    def _network_outputs(self, tails: np.ndarray, loc: np.ndarray, scale: np.ndarray, covariates=None) -> np.ndarray:
+        """The head's outputs (n, H, Q) in the units of the series scaled by ``loc``/``scale`` (n,), from
+        windows (n, L) (and their :class:`~tsrsa.data.memory.WindowCovariates`), in bounded batches."""
         network = self.network_.eval()
         device = next(network.parameters()).device
         L, n = self.resolved_input_size, len(tails)
@@ -280,23 +288,11 @@ class NeuralForecaster(BaseForecaster):
                     x = covariate_batch(x, covariates, slice(start, stop), L, device)
                 with autocast(device, self.precision):
                     y = network(x).float().cpu().numpy()  # (B, H, Q)
-                out[start:stop] = y * scale[start:stop, None, None] + loc[start:stop, None, None]
+                out[start:stop] = y
         return out
 
     def forecast_windows(self, tails, loc, scale, h: int, covariates=None) -> dict[str, np.ndarray]:
-        return self.output_columns(self._network_forecast(tails, loc, scale, covariates)[:, :h, :])
-
-    def output_columns(self, y: np.ndarray) -> dict[str, np.ndarray]:
-        """Forecasts (n, h, Q) in the data's units -> ``{"yhat": (n, h), "yhat_q..": ...}``."""
-        levels = self._quantile_levels()
-        if levels is None:
-            return {"yhat": y[..., 0]}
-        y = np.sort(y, axis=-1)  # quantiles never cross
-        columns = {"yhat": y[..., levels.index(0.5)]}
-        asked = quantile_levels(self.quantiles) if self.quantiles is not None else DEFAULT_QUANTILES
-        for q in asked:
-            columns[quantile_column(q)] = y[..., levels.index(q)]
-        return columns
+        return self.output_columns(self._network_outputs(tails, loc, scale, covariates)[:, :h, :], loc, scale)
 
     # ------------------------------------------------------------------ saving
     def fitted_files(self):

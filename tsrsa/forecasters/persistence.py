@@ -5,8 +5,11 @@ Layout of a saved model::
     config.json   format version, class name, get_params(), package versions, the checksums of
                   the other files, and its own (of its content without that field)
     state.json    fitted state without data: frequency, ids, last timestamps, history, ...
-    arrays.npz    the last values of each series and their scaling statistics, and in the streaming
-                  configuration every series' recurrent state (no pickle)
+    arrays.npz    the last values of each series and their scaling statistics, in the streaming
+                  configuration every series' recurrent state, and for a model fitted with
+                  ``conformal_windows`` its calibration ("conformal.residuals", "conformal.scale")
+                  (no pickle); a statistical forecaster's per-series parameters and filter states
+                  ("statistical.*", their forms in state.json's "statistical")
     weights.pt    network weights, a flat dict of tensors (torch.load(weights_only=True)-safe)
 
 Format versions: 1, the first; 2 adds the streaming configuration (the state's "stream" entry
@@ -14,7 +17,9 @@ and its arrays) and the network configuration's ``stream`` field; 3 adds covaria
 parameters, the state's "covariates" encoder, the arrays "covariates", "static_num", "static_cat"
 and the network configuration's ``covariates`` layout); 4 adds config.json's checksum of itself
 (``config_sha256``), so that every file of a model is covered. ``MIGRATIONS`` brings a file of an
-earlier version up to the current one as it is loaded.
+earlier version up to the current one as it is loaded. The conformal calibration arrays and the
+``conformal_windows`` parameter are optional within format 4: a file without them loads as a model
+without intervals.
 
 ``save`` writes the whole folder or nothing (:mod:`tsrsa.forecasters.model_folder`): into a new or
 empty folder, or over a saved tsrsa model with ``overwrite=True``, never into a folder that holds
@@ -64,6 +69,21 @@ def _versions() -> dict:
 
     return {"tsrsa": __version__, "torch": torch.__version__, "numpy": np.__version__,
             "pandas": pd.__version__, "python": platform.python_version()}
+
+
+#: parameters that belong to the session that trains, not to the model: saved as None (callbacks)
+#: or as text (a folder path)
+RUNTIME_PARAMS = ("callbacks", "checkpoint_dir")
+
+
+def saved_param(name: str, value):
+    """What a saved model keeps of parameter ``name``: the value, but no callbacks (code of the session
+    that trained it, which a load elsewhere cannot run) and a folder path as text."""
+    if name == "callbacks":
+        return None
+    if name == "checkpoint_dir" and value is not None:
+        return str(value)
+    return value
 
 
 def _jsonable(value, what: str):
@@ -136,7 +156,7 @@ def save(estimator, path, *, overwrite: bool = False) -> None:
 
     estimator.check_is_fitted()
     check_bool("overwrite", overwrite)
-    params = {k: _jsonable(v, k) for k, v in estimator.get_params().items()}
+    params = {k: _jsonable(saved_param(k, v), k) for k, v in estimator.get_params().items()}
     state, arrays, weights = estimator.fitted_files()
     config = {"format_version": FORMAT_VERSION, "class": type(estimator).__name__, "params": params,
               "versions": _versions()}

@@ -4,9 +4,10 @@ The checksums of format 4 cover every file, config.json included; a file of an e
 none for config.json. For both, the parameters that config.json holds are compared with what the
 other files record: the network configuration that state.json saved (what the parameters would
 build, field by field), the look-back the arrays hold (``input_size``, a naive model's season),
-the series the arrays hold against the ids, and the declared covariates against the saved
-encoding. An edited ``d_model``, ``input_size``, ``h``, ``loss`` or covariate name is refused here,
-with the file and the fix, instead of loading with parameters that no longer match the network or
+the series the arrays hold against the ids, the declared covariates against the saved
+encoding, and a conformal calibration (optional arrays) against the horizon and the series. An
+edited ``d_model``, ``input_size``, ``h``, ``loss`` or covariate name is refused here, with the
+file and the fix, instead of loading with parameters that no longer match the network or
 failing inside numpy or torch at predict time.
 
 Some fields of the network configuration are chosen from the data by ``fit`` and have no
@@ -48,6 +49,7 @@ def check_consistent(directory: Path, estimator, state: dict, arrays: dict) -> N
     """ValueError naming the file when the parameters of ``estimator`` (from config.json) disagree with
     ``state`` (state.json, migrated) or ``arrays`` (arrays.npz)."""
     _check_arrays(directory, estimator, state, arrays)
+    _check_conformal(directory, estimator, state, arrays)
     _check_covariates(directory, estimator, state)
     if "network" in state:
         _check_network(directory, estimator, state["network"])
@@ -57,6 +59,8 @@ def _check_arrays(directory: Path, estimator, state: dict, arrays: dict) -> None
     tails = arrays.get("tails")
     if not isinstance(tails, np.ndarray) or tails.ndim != 2:
         raise ValueError(f"{directory / ARRAYS} holds no 2-D 'tails' array: it does not describe a fitted model")
+    if "statistical" in state:  # per-series models, checked against the ids by StatisticalState.from_files
+        return
     n_ids = len(state.get("ids", {}).get("values", ()))
     for name in ("tails", "loc", "scale"):
         if name not in arrays or len(arrays[name]) != n_ids:
@@ -76,6 +80,29 @@ def _check_arrays(directory: Path, estimator, state: dict, arrays: dict) -> None
     season = getattr(estimator, "season_length", None)
     if season is not None and season != width:
         raise _edited(directory, f"season_length={season!r}, but the season saved in {ARRAYS} holds {width} steps")
+
+
+def _check_conformal(directory: Path, estimator, state: dict, arrays: dict) -> None:
+    """The calibration arrays, when present (a model fitted with ``conformal_windows``), fit together."""
+    from tsrsa.forecasters.conformal import RESIDUALS_ARRAY, SCALE_ARRAY
+
+    residuals, scale = arrays.get(RESIDUALS_ARRAY), arrays.get(SCALE_ARRAY)
+    if residuals is None and scale is None:
+        return
+    n_ids = len(state.get("ids", {}).get("values", ()))
+    if not (isinstance(residuals, np.ndarray) and isinstance(scale, np.ndarray)):
+        problem = f"one of {RESIDUALS_ARRAY!r} and {SCALE_ARRAY!r} is missing"
+    elif residuals.ndim != 2 or len(residuals) == 0 or residuals.shape[1] != int(estimator.h):
+        problem = f"{RESIDUALS_ARRAY!r} has shape {residuals.shape}, not (windows, h={estimator.h})"
+    elif scale.shape != (n_ids,):
+        problem = f"{SCALE_ARRAY!r} has shape {scale.shape}, not one scale for each of the {n_ids} series"
+    elif not (np.isfinite(residuals).all() and (residuals >= 0).all() and np.isfinite(scale).all()
+              and (scale > 0).all()):
+        problem = "it holds negative or non-finite values"
+    else:
+        return
+    raise ValueError(f"{directory / ARRAYS} holds a conformal calibration that does not fit the model ({problem}); "
+                     f"restore the files as they were saved, or fit and save the model again")
 
 
 def _check_covariates(directory: Path, estimator, state: dict) -> None:

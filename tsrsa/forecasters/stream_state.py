@@ -119,10 +119,10 @@ class StreamState(WindowState):
             raise ValueError(f"attention kind {kind.kind!r} streams after training that carries its state from "
                              f"window to window, which does not read covariates yet; use stream=False with "
                              f"covariates")
-        if model.batches_per_epoch is not None and cls.carries_state(kind):
+        if model.batches_per_epoch not in (None, "auto") and cls.carries_state(kind):
             raise ValueError(f"attention kind {kind.kind!r} trains with its state carried through every window of "
                              f"each series in order, so an epoch cannot stop after a few batches; leave "
-                             f"batches_per_epoch=None")
+                             f"batches_per_epoch='auto' (or None)")
         if model.resolved_input_size % int(model.patch_len):
             raise ValueError(f"stream=True trains on windows of whole tokens: input_size={model.resolved_input_size} "
                              f"must be a multiple of patch_len={model.patch_len}")
@@ -187,7 +187,7 @@ class StreamState(WindowState):
             steps = steps + self._future_term(model, future)
         at = self.pending[:, None] + np.arange(h)[None, :]  # (S, h)
         y = np.take_along_axis(steps, at[:, :, None], axis=1)  # (S, h, Q) scaled units
-        return model.output_columns(y * self.scale[:, None, None] + self.loc[:, None, None])
+        return model.output_columns(y, self.loc, self.scale)
 
     def _future_term(self, model, future: np.ndarray) -> np.ndarray:
         """The known-future term (S, h + P - 1, Q) of the stored forecasts: ``future`` (S, H, F) the values
@@ -226,8 +226,7 @@ class StreamState(WindowState):
             out = out + horizon_term(model, future, context).reshape(out.shape)
         at = ((cutoffs + 1) % P).T[:, :, None] + np.arange(h)[None, None, :]  # (W, S, h)
         out = np.take_along_axis(out, at[..., None], axis=2)  # (W, S, h, Q)
-        out = out * self.scale[None, :, None, None] + self.loc[None, :, None, None]
-        return model.output_columns(out.reshape(W * S, h, -1))
+        return model.output_columns(out.reshape(W * S, h, -1), np.tile(self.loc, W), np.tile(self.scale, W))
 
     def kept_history(self, model) -> pd.DataFrame:
         """What each bounded cache keeps: one row per (series, layer, kept token), or per head as well

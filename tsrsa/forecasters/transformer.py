@@ -106,9 +106,10 @@ class TransformerForecaster(NeuralForecaster):
         attention="softmax", attention_options=None, causal=None, revin=True, stream=False, readout_tokens="auto",
         known_future="readout", patch_len=4,
         loss="mse", quantiles=None, scaler="standard", fill=None, freq=None, max_epochs="auto", batch_size=32,
-        batches_per_epoch=None, inference_batch_size=1024, learning_rate=1e-3, weight_decay=1e-4, lr_schedule=None,
-        early_stopping_patience="auto", val_size=0, accelerator="auto", devices=None, strategy="auto", precision="32",
-        compile=False, num_threads=None, random_state=None, verbose=0,
+        batches_per_epoch="auto", inference_batch_size=1024, learning_rate=1e-3, weight_decay=1e-4, lr_schedule=None,
+        early_stopping_patience="auto", val_size=0, conformal_windows=None, accelerator="auto", devices=None,
+        strategy="auto", precision="32", compile=False, num_threads=None, random_state=None, verbose=0,
+        checkpoint_dir=None, callbacks=None,
         past_covariates=None, future_covariates=None, static_covariates=None, calendar=None, holidays=None,
         unknown_categories="raise", covariate_norm=None, id_col="unique_id", time_col="ds", target_col="y",
     ):
@@ -193,13 +194,12 @@ class TransformerForecaster(NeuralForecaster):
 
     def network_config(self) -> BackboneConfig:
         """The network's configuration (saved with a fitted model)."""
-        levels = self._quantile_levels()
         return BackboneConfig(
             input_size=self.resolved_input_size, h=int(self.h), patch_len=int(self.patch_len),
             d_model=int(self.d_model), n_heads=int(self.n_heads), n_layers=int(self.n_layers),
             d_ff=int(self.d_ff), dropout=float(self.dropout), attention=self.attention_kind().kind,
             attention_options=self._kind_options(), causal=self._causal(),
-            revin=bool(self.revin), n_outputs=len(levels) if levels else 1, stream=bool(self.stream),
+            revin=bool(self.revin), **self._head_outputs(), stream=bool(self.stream),
             readout_tokens=self.state_type().readout_tokens(self, self._auto_readout()),
         )
 

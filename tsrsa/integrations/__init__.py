@@ -5,6 +5,9 @@
   ``plot_prediction``, ``load_from_checkpoint``); needs ``pip install 'tsrsa[ptf]'``.
 - :mod:`tsrsa.integrations.tslib`: ``Model(configs)`` and ``VanillaModel(configs)`` in
   Time-Series-Library's model contract (torch only).
+- :mod:`tsrsa.integrations.sktime`: ``TsrsaForecaster(estimator)``, any tsrsa forecaster as an
+  sktime forecaster (``fit(y, X, fh)``, ``predict_interval``, ``update``, panels); needs
+  ``pip install 'tsrsa[sktime]'``.
 
 Nothing is imported until a submodule is asked for, so ``import tsrsa.integrations`` stays light.
 """
@@ -12,7 +15,7 @@ from __future__ import annotations
 
 import importlib
 
-_SUBMODULES = ("networks", "pytorch_forecasting", "tslib")
+_SUBMODULES = ("networks", "pytorch_forecasting", "sktime", "sktime_frames", "tslib")
 
 
 def __getattr__(name: str):

@@ -5,6 +5,7 @@ Imports nothing from the rest of tsrsa; no pandas, no I/O.
 from tsrsa.nn.backbone import (
     BackboneConfig, EncoderBlock, FlattenHead, ForecastingTransformer, PatchEmbedding, build_transformer,
 )
+from tsrsa.nn.distributions import DISTRIBUTIONS, DistributionLoss, DistributionOutput, get_distribution
 from tsrsa.nn.dlinear import DLinearConfig, DLinearNetwork, MovingAverage
 from tsrsa.nn.fast_weight import FastWeightAttention, FastWeightState
 from tsrsa.nn.kv_cache import CACHE_POLICIES, BoundedCacheState, CacheSpec, KeyValueState
@@ -25,12 +26,13 @@ from tsrsa.nn.streaming import StreamingState, StreamingTransformer
 from tsrsa.nn.t2r import T2RAttention
 
 __all__ = [
-    "CACHE_POLICIES", "LOSSES", "Attention", "BoundedCacheState", "CacheSpec", "BackboneConfig", "DLinearConfig",
-    "DLinearNetwork", "EncoderBlock", "FastWeightAttention", "FastWeightState", "FlattenHead", "ForecastingTransformer",
-    "KeyValueState", "KindOps", "LayerState", "LinearAttention", "LinearState",
-    "LSTMConfig", "LSTMNetwork", "MovingAverage", "MultiHeadAttention", "PatchEmbedding", "PointLoss",
-    "QuantileLoss", "REM_KINDS", "REM_MASKS", "RNNAsREM", "RSAAttention", "RSAState", "RevIN", "RunningNorm",
-    "SoftmaxAttention", "State", "StreamingState", "StreamingTransformer", "T2RAttention", "attention_kinds",
-    "build_attention", "build_transformer", "get_attention", "linear_rnn_to_rem", "make_loss", "plan_heads",
-    "register_attention", "rem_matrix", "softmax_attention",
+    "CACHE_POLICIES", "DISTRIBUTIONS", "LOSSES", "Attention", "BoundedCacheState", "CacheSpec", "BackboneConfig",
+    "DLinearConfig", "DLinearNetwork", "DistributionLoss", "DistributionOutput", "EncoderBlock",
+    "FastWeightAttention", "FastWeightState", "FlattenHead", "ForecastingTransformer", "KeyValueState", "KindOps",
+    "LayerState", "LinearAttention", "LinearState", "LSTMConfig", "LSTMNetwork", "MovingAverage",
+    "MultiHeadAttention", "PatchEmbedding", "PointLoss", "QuantileLoss", "REM_KINDS", "REM_MASKS", "RNNAsREM",
+    "RSAAttention", "RSAState", "RevIN", "RunningNorm", "SoftmaxAttention", "State", "StreamingState",
+    "StreamingTransformer", "T2RAttention", "attention_kinds", "build_attention", "build_transformer",
+    "get_attention", "get_distribution", "linear_rnn_to_rem", "make_loss", "plan_heads", "register_attention",
+    "rem_matrix", "softmax_attention",
 ]

@@ -15,7 +15,7 @@ from torch import nn
 from tsrsa.nn.blocks import BackboneConfig, EncoderBlock, FeedForward, init_linear, merged_groups
 from tsrsa.nn.patches import PatchEmbedding
 from tsrsa.nn.covariates import CovariateInput, covariate_shape, has_covariates, split_inputs
-from tsrsa.nn.revin import RevIN
+from tsrsa.nn.revin import instance_norm
 from tsrsa.nn.streaming import StreamingTransformer
 
 __all__ = ["BackboneConfig", "EncoderBlock", "FeedForward", "FlattenHead", "ForecastingTransformer", "PatchEmbedding",
@@ -52,7 +52,7 @@ class ForecastingTransformer(nn.Module):
     def __init__(self, config: BackboneConfig):
         super().__init__()
         self.config = config
-        self.revin = RevIN() if config.revin else None
+        self.revin = instance_norm(config.revin, config.distribution)
         self.embed = PatchEmbedding(config.input_size, config.patch_len, config.d_model, config.dropout)
         self.blocks = nn.ModuleList(EncoderBlock(config) for _ in range(config.n_layers))
         self.ln_f = nn.LayerNorm(config.d_model)

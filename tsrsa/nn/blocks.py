@@ -33,6 +33,7 @@ class BackboneConfig:
     causal: bool = False  # mask keys after the query in the look-back
     revin: bool = True  # instance normalisation (per window; running statistics when streaming)
     n_outputs: int = 1  # values per horizon step (1 for a point forecast, Q for quantiles)
+    distribution: str | None = None  # the head outputs this distribution's parameters (tsrsa.nn.distributions)
     stream: bool = False  # the streaming configuration (tsrsa.nn.streaming.StreamingTransformer)
     readout_tokens: int | None = None  # the latest token vectors the head reads (None: n_tokens)
     covariates: dict = field(default_factory=dict)  # covariate layout (tsrsa.nn.covariates); empty: none

@@ -4,7 +4,8 @@
                   -> trend_map(trend) + remainder_map(remainder) -> (B, h, Q)
 
 Channel independence: every series (channel) is one window, so the same two maps serve all
-channels. No normalisation inside the network (the estimator scales each series).
+channels. No normalisation inside the network (the estimator scales each series), except for a count
+distribution (``distribution="negative_binomial"``), whose raw counts are mean-scaled per window.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from tsrsa.nn.covariates import CovariateInput, covariate_shape, has_covariates, split_inputs
+from tsrsa.nn.revin import instance_norm
 
 #: width of the covariates' context and hidden layer in DLinear (it has no token width of its own)
 COVARIATE_WIDTH = 32
@@ -26,6 +28,7 @@ class DLinearConfig:
     h: int = 24  # forecast horizon, in steps
     kernel_size: int = 25  # moving-average window of the trend, in steps
     n_outputs: int = 1  # values per horizon step (1 for a point forecast, Q for quantiles)
+    distribution: str | None = None  # the head outputs this distribution's parameters (tsrsa.nn.distributions)
     covariates: dict = field(default_factory=dict)  # covariate layout (tsrsa.nn.covariates); empty: none
 
 
@@ -64,6 +67,7 @@ class DLinearNetwork(nn.Module):
         self.trend_map = nn.Linear(config.input_size, out)
         self.remainder_map = nn.Linear(config.input_size, out)
         self._init_weights()
+        self.norm = instance_norm(False, config.distribution)  # None but for counts: their mean scaling
         self.covariates = None
         if has_covariates(config):  # the whole look-back as one token: a linear map, then the horizon term
             self.covariates = CovariateInput(covariate_shape(config), d_model=COVARIATE_WIDTH,
@@ -89,9 +93,13 @@ class DLinearNetwork(nn.Module):
     def forward(self, inputs) -> torch.Tensor:
         """``inputs``: windows (B, L), or a :class:`~tsrsa.nn.covariates.CovariateBatch`."""
         x, batch = split_inputs(inputs)
+        stats = None
+        if self.norm is not None:
+            x, stats = self.norm.normalise(x)  # (B, L)
         trend, remainder = self.decompose(x)  # (B, L), (B, L)
         y = self.trend_map(trend) + self.remainder_map(remainder)  # (B, h * Q)
         y = y.view(x.size(0), self.config.h, self.config.n_outputs)  # (B, h, Q)
+        y = self.norm.denormalise(y, stats) if stats is not None else y
         if batch is not None and self.covariates is not None:
             context = self.covariates.tokens(batch)  # (B, 1, W) or None (known-future alone)
             context = context[:, 0] if context is not None else x.new_zeros(x.size(0), COVARIATE_WIDTH)

@@ -1,11 +1,17 @@
-"""Training losses on forecasts ``(B, h, Q)`` against targets ``(B, h)``."""
+"""Training losses on forecasts ``(B, h, Q)`` against targets ``(B, h)``.
+
+Point losses read one output per step, the quantile loss one per level, and a distribution loss
+(:mod:`tsrsa.nn.distributions`) the distribution's raw parameters.
+"""
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-LOSSES = ("mse", "mae", "huber", "quantile")
+from tsrsa.nn.distributions import DISTRIBUTIONS, DistributionLoss
+
+LOSSES = ("mse", "mae", "huber", "quantile", *DISTRIBUTIONS)
 
 
 class PointLoss(nn.Module):
@@ -46,6 +52,8 @@ def make_loss(name: str, quantiles=None) -> nn.Module:
     """The loss module for ``name`` (one of LOSSES); "quantile" needs ``quantiles``."""
     if name == "quantile":
         return QuantileLoss(quantiles)
+    if name in DISTRIBUTIONS:
+        return DistributionLoss(name)
     if name not in LOSSES:
         raise ValueError(f"loss={name!r} is not supported; use one of {LOSSES}")
     return PointLoss(name)

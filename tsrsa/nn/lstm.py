@@ -8,7 +8,7 @@ from torch import nn
 
 from tsrsa.nn.covariates import CovariateInput, covariate_shape, has_covariates, split_inputs
 from tsrsa.nn.patches import n_tokens
-from tsrsa.nn.revin import RevIN
+from tsrsa.nn.revin import instance_norm
 
 
 @dataclass
@@ -21,6 +21,7 @@ class LSTMConfig:
     dropout: float = 0.1  # between LSTM layers and before the head
     revin: bool = True  # reversible instance normalisation of each window
     n_outputs: int = 1  # values per horizon step (1 for a point forecast, Q for quantiles)
+    distribution: str | None = None  # the head outputs this distribution's parameters (tsrsa.nn.distributions)
     covariates: dict = field(default_factory=dict)  # covariate layout (tsrsa.nn.covariates); empty: none
 
 
@@ -33,7 +34,7 @@ class LSTMNetwork(nn.Module):
         self.patch_len = config.patch_len
         self.n_steps = n_tokens(config.input_size, config.patch_len)
         self.pad = self.n_steps * config.patch_len - config.input_size
-        self.revin = RevIN() if config.revin else None
+        self.revin = instance_norm(config.revin, config.distribution)
         self.covariates = None
         if has_covariates(config):  # each step reads its patch and the covariates' vector of it
             self.covariates = CovariateInput(covariate_shape(config), d_model=config.hidden_size,

@@ -104,10 +104,34 @@ def rem_kernels(code, radius, theta, dilation, length: int, *, max_lag: int | No
     return torch.where(valid, values, torch.zeros((), dtype=values.dtype, device=values.device))
 
 
+class RemLattice(NamedTuple):
+    """Where the REMs of a layer are non-zero over T tokens, and their step counts there: what P depends
+    on apart from the learned values, built once per length (``rem_lattice``)."""
+
+    steps: torch.Tensor  # (H, T, T) m = l / d where the REM is non-zero, else 0
+    valid: torch.Tensor  # (H, T, T) 1 where the REM is non-zero, else 0
+    shift: torch.Tensor  # (H, 1, 1) pi / 2 for cyclic_sin heads (sin x = cos(x - pi / 2)), else 0
+
+
+def rem_lattice(code, dilation, length: int, *, mask: str = "causal", max_lag: int | None = None,
+                dtype=torch.float32) -> RemLattice:
+    """The ``RemLattice`` of heads with codes ``code`` and dilations ``dilation`` (H,) over ``length`` tokens."""
+    valid, m = _lattice(_toeplitz_index(length, mask, dilation.device), dilation, max_lag)  # (H, T, T)
+    shift = (code.to(dilation.device) == 2).to(dtype).view(-1, 1, 1) * (math.pi / 2)
+    return RemLattice(m.to(dtype), valid.to(dtype), shift)
+
+
+def lattice_matrices(radius: torch.Tensor, theta: torch.Tensor, lattice: RemLattice) -> torch.Tensor:
+    """P of every head (H, T, T) on its lattice: radius ** m * cos(theta * m - shift) where the REM is
+    non-zero (``rem_matrices``' values, without its per-call index arithmetic; theta is 0 for
+    regular heads, so their cosine is 1)."""
+    r, th = radius.view(-1, 1, 1), theta.view(-1, 1, 1)
+    return lattice.valid * r ** lattice.steps * torch.cos(th * lattice.steps - lattice.shift)
+
+
 def rem_apply_dense(P: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    """P (H, T, T) @ v (B, H, T, hs) -> (B, H, T, hs), one product per head over the whole batch
-    (not P broadcast to every window)."""
-    return torch.einsum("hij,bhjd->bhid", P.to(v.dtype), v)
+    """P (H, T, T) @ v (B, H, T, hs) -> (B, H, T, hs), P broadcast over the batch."""
+    return torch.matmul(P.to(v.dtype), v)
 
 
 def causal_conv_fft(k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
@@ -222,6 +246,7 @@ class RemHeads(NamedTuple):
     dilation: torch.Tensor  # (H,) int, in tokens
     mask: str = "causal"
     max_lag: int | None = None
+    lattice: RemLattice | None = None  # built for the length of the tokens (None: built on each call)
 
     def empty_state(self, v: torch.Tensor) -> torch.Tensor:
         """The state of an empty history for values like v (B, H, T, hs): (B, H, d_max, hs) complex zeros."""
@@ -261,8 +286,11 @@ def rem_parallel(v: torch.Tensor, heads: RemHeads, *, method: str = "dense", sta
         kernels = rem_kernels(heads.codes, heads.radius, heads.angle, heads.dilation, T, max_lag=heads.max_lag)
         y = rem_apply_fft(kernels, v, mask=heads.mask)  # (B, H, T, hs)
     else:
-        y = rem_apply_dense(rem_matrices(heads.codes, heads.radius, heads.angle, heads.dilation, T, mask=heads.mask,
-                                         max_lag=heads.max_lag), v)  # (B, H, T, hs)
+        lattice = heads.lattice
+        if lattice is None or lattice.steps.size(-1) != T:
+            lattice = rem_lattice(heads.codes, heads.dilation, T, mask=heads.mask, max_lag=heads.max_lag,
+                                  dtype=heads.radius.dtype)
+        y = rem_apply_dense(lattice_matrices(heads.radius, heads.angle, lattice), v)  # (B, H, T, hs)
     if state is None and not output_state:
         return y, None
     if heads.mask != "causal" or heads.max_lag is not None:

@@ -38,7 +38,7 @@ from tsrsa.nn.kv_cache import BoundedCacheState, CacheSpec, KeyValueState
 from tsrsa.nn.linear_attention import LinearState
 from tsrsa.nn.multihead import MultiHeadAttention
 from tsrsa.nn.registry import KindOps, register_attention
-from tsrsa.nn.rem import REM_MASKS, RemHeads, kind_codes, rem_matrices, rem_parallel, rem_recurrent
+from tsrsa.nn.rem import REM_MASKS, RemHeads, kind_codes, rem_lattice, rem_matrices, rem_parallel, rem_recurrent
 from tsrsa.nn.rsa_heads import plan_heads
 from tsrsa.nn.softmax import register_alibi, softmax_parallel, softmax_recurrent
 from tsrsa.nn.state import LayerState, nested_state
@@ -72,7 +72,7 @@ def gate_mix(y: torch.Tensor, rem: torch.Tensor | None, gate: torch.Tensor) -> t
         return y
     R = rem.size(1)
     g = gate.to(y.dtype).view(1, -1, 1, 1)  # (1, 1 or R, 1, 1)
-    mixed = (1 - g) * y[:, :R] + g * rem.to(y.dtype)  # (B, R, T, hs)
+    mixed = torch.lerp(y[:, :R], rem.to(y.dtype), g)  # (1 - g) y + g rem: (B, R, T, hs)
     return mixed if R == y.size(1) else torch.cat([mixed, y[:, R:]], dim=1)  # (B, H, T, hs)
 
 
@@ -182,6 +182,7 @@ class RSAAttention(MultiHeadAttention):
         self.register_buffer("codes", kind_codes(self.plan.kinds), persistent=False)
         self.register_buffer("dilation", torch.tensor(self.plan.dilations, dtype=torch.long), persistent=False)
         self.register_buffer("param_index", torch.tensor(self.plan.param, dtype=torch.long), persistent=False)
+        self._lattice, self._lattice_key = None, None  # the REMs' lattice of the last length (rem_heads)
         #: set to a number in [0, 1] to force the gate (tests and analysis), None to learn it
         self.gate_override: float | None = None
         register_alibi(self, n_heads, alibi)
@@ -264,10 +265,20 @@ class RSAAttention(MultiHeadAttention):
         return rem_matrices(self.codes, radius, angle, self.dilation, length, mask=self.rem_mask,
                             max_lag=self.max_lag)
 
-    def rem_heads(self) -> RemHeads:
-        """The REM heads as their forms read them."""
+    def rem_heads(self, n_tokens: int | None = None) -> RemHeads:
+        """The REM heads as their forms read them (with their lattice over ``n_tokens`` tokens, kept from
+        one call to the next while the length and the heads' dilations stay the same)."""
         radius, angle = self.rem_parameters()
-        return RemHeads(self.codes, radius, angle, self.dilation, self.rem_mask, self.max_lag)
+        lattice = None
+        if n_tokens is not None:
+            key = (n_tokens, radius.dtype, self.dilation.device, id(self.dilation), self.dilation._version,
+                   self.max_lag, self.rem_mask)
+            if self._lattice_key != key:
+                self._lattice = rem_lattice(self.codes, self.dilation, n_tokens, mask=self.rem_mask,
+                                            max_lag=self.max_lag, dtype=radius.dtype)
+                self._lattice_key = key
+            lattice = self._lattice
+        return RemHeads(self.codes, radius, angle, self.dilation, self.rem_mask, self.max_lag, lattice)
 
     def rem_method(self, n_tokens: int) -> str:
         """How P @ V is computed over ``n_tokens``: "dense" or "fft"."""
@@ -277,7 +288,7 @@ class RSAAttention(MultiHeadAttention):
     # ------------------------------------------------------------------ forward
     def rem_branch(self, v: torch.Tensor) -> torch.Tensor:
         """P_h @ V_h of the REM heads: v (B, H_rem, T, hs) -> (B, H_rem, T, hs)."""
-        return rem_parallel(v, self.rem_heads(), method=self.rem_method(v.size(-2)), output_state=False)[0]
+        return rem_parallel(v, self.rem_heads(v.size(-2)), method=self.rem_method(v.size(-2)), output_state=False)[0]
 
     def branch_op(self, recurrent: bool) -> Callable:
         """The softmax (or T2R) branch's op, this layer's options bound: (q, k, v, state=, output_state=)."""
@@ -295,7 +306,7 @@ class RSAAttention(MultiHeadAttention):
 
     def parallel(self, x: torch.Tensor, state: RSAState | None = None, *, output_state: bool = True):
         q, k, v = self.project(x)  # (B, H, T, hs)
-        y, state = rsa_parallel(q, k, v, self.rem_heads(), self.gate(), branch=self.branch_op(recurrent=False),
+        y, state = rsa_parallel(q, k, v, self.rem_heads(x.size(1)), self.gate(), branch=self.branch_op(recurrent=False),
                                 method=self.rem_method(x.size(1)), state=state,
                                 output_state=output_state and self.causal)
         return self.output(y), state  # (B, T, D)

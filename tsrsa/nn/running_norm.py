@@ -4,6 +4,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from tsrsa.nn.distributions import restore_channels, shifts
 from tsrsa.nn.rem import causal_conv_fft
 
 __all__ = ["RunningNorm"]
@@ -26,12 +27,17 @@ class RunningNorm(nn.Module):
         Steps of the exponential window (the model's look-back).
     affine : bool, default True
     eps : float, default 1e-5
+    distribution : str, optional
+        The distribution the head outputs (``tsrsa.nn.distributions``): each output channel is restored
+        by its kind. For a count distribution (no shift) a step is divided by the running root mean
+        square sqrt(q), at least 1, and not shifted.
     """
 
-    def __init__(self, span: int, affine: bool = True, eps: float = 1e-5):
+    def __init__(self, span: int, affine: bool = True, eps: float = 1e-5, distribution: str | None = None):
         super().__init__()
         self.alpha = 2.0 / (int(span) + 1)
         self.eps, self.affine = eps, affine
+        self.distribution, self.shift = distribution, shifts(distribution)
         if affine:
             self.weight = nn.Parameter(torch.ones(1))
             self.bias = nn.Parameter(torch.zeros(1))
@@ -58,7 +64,10 @@ class RunningNorm(nn.Module):
         B = x.size(0)
         m, q = self.statistics(x, m0, q0)  # (B, T)
         mean, square = m[:, patch_len - 1::patch_len], q[:, patch_len - 1::patch_len]  # (B, c) at token ends
-        std = torch.sqrt((square - mean * mean).clamp(min=0.0) + self.eps)  # (B, c)
+        if self.shift:
+            std = torch.sqrt((square - mean * mean).clamp(min=0.0) + self.eps)  # (B, c)
+        else:  # counts: scaled by the running root mean square, never shifted
+            std, mean = torch.sqrt(square.clamp(min=1.0)), torch.zeros_like(mean)  # (B, c)
         z = (x.view(B, -1, patch_len) - mean[..., None]) / std[..., None]  # (B, c, P)
         if self.affine:
             z = z * self.weight + self.bias
@@ -66,7 +75,7 @@ class RunningNorm(nn.Module):
 
     def denormalise(self, y: torch.Tensor, stats) -> torch.Tensor:
         """y (B, c, H, Q) in normalised units -> the input's units, token by token."""
-        mean, std = stats
+        mean, std = stats[0][:, :, None], stats[1][:, :, None]  # (B, c, 1) each
         if self.affine:
-            y = (y - self.bias) / (self.weight + self.eps * self.eps)
-        return y * std[:, :, None, None] + mean[:, :, None, None]
+            return restore_channels(y, mean, std, self.distribution, self.weight + self.eps * self.eps, self.bias)
+        return restore_channels(y, mean, std, self.distribution)

@@ -34,6 +34,7 @@ from torch import nn
 
 from tsrsa.nn.blocks import BackboneConfig, EncoderBlock, init_linear, merged_groups
 from tsrsa.nn.covariates import CovariateBatch, CovariateInput, covariate_shape, has_covariates, split_inputs
+from tsrsa.nn.distributions import shifts
 from tsrsa.nn.running_norm import RunningNorm
 from tsrsa.nn.state import State, layer_states, saved_as
 
@@ -89,7 +90,9 @@ class StreamingTransformer(nn.Module):
         self.config = config
         self.patch_len = config.patch_len
         self.horizon_out = config.h + config.patch_len - 1  # steps each token forecasts
-        self.norm = RunningNorm(config.input_size) if config.revin else None
+        self.norm = None  # running statistics when revin; a count distribution's scaling whatever revin
+        if config.revin or not shifts(config.distribution):
+            self.norm = RunningNorm(config.input_size, affine=config.revin, distribution=config.distribution)
         self.embed = nn.Linear(config.patch_len, config.d_model)
         self.embed_dropout = nn.Dropout(config.dropout)
         self.blocks = nn.ModuleList(EncoderBlock(config) for _ in range(config.n_layers))

@@ -1,33 +1,64 @@
-"""The training budget that scales with the data: ``max_epochs="auto"`` and ``early_stopping_patience="auto"``.
+"""The training budget that scales with the data, both ways: ``max_epochs="auto"``,
+``batches_per_epoch="auto"`` and ``early_stopping_patience="auto"``.
 
-A fixed number of epochs is a different amount of training on every data set: ten epochs over
-ETTh1 (8,000 windows) are 2,600 optimiser steps, ten epochs over a series of a few hundred steps
-are a few dozen. The rule counts optimiser steps instead:
+A fixed number of epochs is a different amount of training on every data set: ten epochs are a few
+dozen optimiser steps on a series of a few hundred points and seventy thousand on M4 Hourly's 414
+series. The rule counts optimiser steps instead:
 
+- an epoch reads every training window once, or at most ``EPOCH_STEPS`` batches drawn afresh from
+  the shuffled windows when a pass is longer (so that validation, early stopping and the schedule
+  keep their grip on a large panel);
 - epochs: enough for about ``TARGET_STEPS`` optimiser steps, at least ``MIN_EPOCHS`` and at most
   ``MAX_EPOCHS``;
 - patience: a fifth of those epochs, at least ``MIN_PATIENCE`` (only with validation data).
 
-On the benchmarks it was measured on (docs/benchmark_configuration.md) it gives 10 epochs and
-patience 3 on ETTh, ETTm and weather at batch 32 (Time-Series-Library's budget) and 100 epochs
-with patience 20 on series of a few hundred steps.
+So a fit runs between ``TARGET_STEPS`` and ``MIN_EPOCHS * EPOCH_STEPS`` optimiser steps, except on
+data so short that ``MAX_EPOCHS`` passes are fewer. A number of epochs given by the user counts
+whole passes (``batches_per_epoch="auto"`` then reads every window), as it does in every peer.
+The evidence for the constants is in docs/benchmark_configuration.md.
 """
 from __future__ import annotations
 
 import math
 import numbers
+from dataclasses import dataclass
 
 AUTO = "auto"
 TARGET_STEPS = 2000
+EPOCH_STEPS = 400
 MIN_EPOCHS = 10
 MAX_EPOCHS = 100
 MIN_PATIENCE = 3
 
 
-def auto_epochs(n_windows: int, batch_size: int) -> int:
-    """Epochs giving about ``TARGET_STEPS`` optimiser steps over ``n_windows`` training windows."""
-    steps_per_epoch = max(1, math.ceil(int(n_windows) / int(batch_size)))
-    return int(min(MAX_EPOCHS, max(MIN_EPOCHS, math.ceil(TARGET_STEPS / steps_per_epoch))))
+@dataclass(frozen=True)
+class Budget:
+    """What a fit runs with: ``epochs`` of ``batches_per_epoch`` batches (None: every window)."""
+
+    epochs: int
+    batches_per_epoch: int | None
+    patience: int | None
+
+    def steps(self, n_windows: int, batch_size: int) -> int:
+        """The optimiser steps of the whole budget over ``n_windows`` training windows."""
+        per_epoch = steps_per_pass(n_windows, batch_size)
+        if self.batches_per_epoch is not None:
+            per_epoch = min(per_epoch, self.batches_per_epoch)
+        return self.epochs * per_epoch
+
+
+def steps_per_pass(n_windows: int, batch_size: int) -> int:
+    """Optimiser steps of one pass over ``n_windows`` windows."""
+    return max(1, math.ceil(int(n_windows) / int(batch_size)))
+
+
+def auto_epochs(n_windows: int, batch_size: int, batches_per_epoch: int | None = None) -> int:
+    """Epochs giving about ``TARGET_STEPS`` optimiser steps over ``n_windows`` training windows, epochs
+    of at most ``batches_per_epoch`` batches."""
+    per_epoch = steps_per_pass(n_windows, batch_size)
+    if batches_per_epoch is not None:
+        per_epoch = min(per_epoch, int(batches_per_epoch))
+    return int(min(MAX_EPOCHS, max(MIN_EPOCHS, math.ceil(TARGET_STEPS / per_epoch))))
 
 
 def auto_patience(max_epochs: int) -> int:
@@ -49,16 +80,19 @@ def check_budget(name: str, value, *, allow_none: bool) -> None:
 
 
 def resolve_budget(max_epochs, early_stopping_patience, n_windows: int, batch_size: int,
-                   has_validation: bool, batches_per_epoch: int | None = None) -> tuple[int, int | None]:
-    """The epochs and patience a fit runs with: "auto" resolved by the rule above, numbers kept.
+                   has_validation: bool, batches_per_epoch=AUTO) -> Budget:
+    """The budget a fit runs with: "auto" resolved by the rule above, numbers kept.
 
-    Without validation data early stopping is off (patience None), whatever was asked. With
-    ``batches_per_epoch`` an epoch reads at most that many batches, and "auto" counts those.
+    ``batches_per_epoch="auto"`` caps an epoch at ``EPOCH_STEPS`` batches when ``max_epochs`` is "auto"
+    too, and reads every window when the epochs are a number; None always reads every window; a
+    number caps every epoch at that many batches (and "auto" epochs count those). Without
+    validation data early stopping is off (patience None), whatever was asked.
     """
-    if batches_per_epoch is not None:
-        n_windows = min(int(n_windows), int(batches_per_epoch) * int(batch_size))
-    epochs = auto_epochs(n_windows, batch_size) if max_epochs == AUTO else int(max_epochs)
+    cap = batches_per_epoch
+    if cap == AUTO:
+        cap = EPOCH_STEPS if max_epochs == AUTO and steps_per_pass(n_windows, batch_size) > EPOCH_STEPS else None
+    epochs = auto_epochs(n_windows, batch_size, cap) if max_epochs == AUTO else int(max_epochs)
     if not has_validation or early_stopping_patience is None:
-        return epochs, None
+        return Budget(epochs, cap, None)
     patience = auto_patience(epochs) if early_stopping_patience == AUTO else int(early_stopping_patience)
-    return epochs, patience
+    return Budget(epochs, cap, patience)

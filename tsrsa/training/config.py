@@ -23,3 +23,4 @@ class TrainingConfig:
     compile: bool | str = False  # train through torch.compile: True (its default backend) or a backend's name
     verbose: int = 0  # 0: silent; 1: one progress bar
     description: str = "training"  # label of the progress bar
+    checkpoint: object | None = None  # a tsrsa.training.checkpoint.Checkpoint: resume from it, save every epoch

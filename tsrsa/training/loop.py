@@ -10,6 +10,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from tsrsa.training.checkpoint import random_states, restore_random_states
 from tsrsa.training.config import LR_SCHEDULES, TrainingConfig
 from tsrsa.training.devices import autocast, check_precision
 from tsrsa.training.ranks import SINGLE, Rank
@@ -97,12 +98,28 @@ def evaluate_loss(network: nn.Module, loss_fn, loader, device, precision: str = 
     return float(loader.rank.all_reduce_sum(total)) / max(loader.n_windows, 1)
 
 
-def _progress(config: TrainingConfig):
+def progress_bar(config: TrainingConfig, train_loader, val_loader):
+    """The progress line of a fit at ``verbose >= 1`` (None at 0): optimiser steps of the whole budget
+    with elapsed and estimated time left (an upper bound when early stopping may end the fit sooner),
+    the windows an epoch reads, the epoch, and the latest training and validation losses."""
     if config.verbose < 1:
         return None
     from tqdm.auto import tqdm
 
-    return tqdm(total=config.max_epochs, desc=config.description, unit="epoch", file=sys.stderr)
+    steps = len(train_loader)
+    windows = f"{train_loader.n_windows:,} windows/epoch" + (f", {val_loader.n_windows:,} validation"
+                                                            if val_loader is not None else "")
+    bar = tqdm(total=config.max_epochs * steps, desc=f"{config.description} ({windows})", unit="step",
+               file=sys.stderr, dynamic_ncols=True)
+    bar.set_postfix_str(f"epoch 1/{config.max_epochs}")
+    return bar
+
+
+def _report_epoch(bar, epoch: int, max_epochs: int, train_loss: float, val_loss: float, best: int) -> None:
+    text = f"epoch {epoch}/{max_epochs}, train {train_loss:.4g}"
+    if math.isfinite(val_loss):
+        text += f", val {val_loss:.4g} (best epoch {best})"
+    bar.set_postfix_str(text)
 
 
 def train_network(
@@ -125,8 +142,12 @@ def train_network(
     over ranks, so every rank takes the same steps and the same decisions.
 
     ``on_epoch_end(record)``, if given, receives a copy of each epoch's record (``epoch``,
-    ``train_loss``, ``val_loss``, ``learning_rate``, ``seconds``) once it is appended to the
-    history; an exception it raises (e.g. a tuner's prune signal) ends training and propagates.
+    ``train_loss``, ``val_loss``, ``learning_rate``, ``seconds``) once the epoch is done (its best
+    weights and, with ``config.checkpoint``, its checkpoint kept); an exception it raises (a tuner's
+    prune signal, an interrupt) ends training and propagates.
+
+    With ``config.checkpoint`` (:mod:`tsrsa.training.checkpoint`) the run resumes from the saved
+    state of a fit cut short, saves its state after every epoch and removes the file when it ends.
 
     With a validation loader the network ends with the weights of its best validation epoch
     (and stops after ``early_stopping_patience`` epochs without improvement); without one it
@@ -157,9 +178,23 @@ def train_network(
     result = TrainingResult()
     best_loss, best_state = math.inf, _snapshot(network)
     patience_left = config.early_stopping_patience
-    bar = _progress(config)
+    checkpoint = config.checkpoint if rank.rank == 0 else None
+    saved = checkpoint.load() if checkpoint is not None else None
+    if saved is not None:  # a fit cut short: continue after its last finished epoch
+        network.load_state_dict(saved["network"])
+        optimizer.load_state_dict(saved["optimizer"])
+        if scheduler is not None:
+            scheduler.load_state_dict(saved["scheduler"])
+        if grad_scaler is not None:
+            grad_scaler.load_state_dict(saved["grad_scaler"])
+        result.history, result.best_epoch = list(saved["history"]), int(saved["best_epoch"])
+        best_loss, best_state, patience_left = float(saved["best_loss"]), saved["best_state"], saved["patience_left"]
+        restore_random_states(saved["random"], rng, device)
+    bar = progress_bar(config, train_loader, val_loader)
+    if bar is not None and result.history:
+        bar.update(len(result.history) * len(train_loader))
     try:
-        for epoch in range(1, config.max_epochs + 1):
+        for epoch in range(len(result.history) + 1, config.max_epochs + 1):
             start = time.perf_counter()
             network.train()
             total = torch.zeros((), device=device)
@@ -185,6 +220,8 @@ def train_network(
                 if scheduler is not None:
                     scheduler.step()
                 total += loss.detach() * len(y)
+                if bar is not None:
+                    bar.update(1)
             train_loss = float(rank.all_reduce_sum(total)) / max(train_loader.n_windows, 1)  # one sync per epoch
             val_loss = math.nan
             if val_loader is not None:
@@ -207,8 +244,6 @@ def train_network(
                 "learning_rate": optimizer.param_groups[0]["lr"],
                 "seconds": time.perf_counter() - start,
             })
-            if on_epoch_end is not None:
-                on_epoch_end(dict(result.history[-1]))
             monitored = val_loss if val_loader is not None else train_loss
             if monitored < best_loss:
                 best_loss, best_state, result.best_epoch = monitored, _snapshot(network), epoch
@@ -216,14 +251,28 @@ def train_network(
             elif val_loader is not None and patience_left is not None:
                 patience_left -= 1
             if bar is not None:
-                bar.update(1)
-                bar.set_postfix(train=f"{train_loss:.4g}", val=f"{val_loss:.4g}")
+                _report_epoch(bar, epoch, config.max_epochs, train_loss, val_loss, result.best_epoch)
+            if checkpoint is not None:
+                checkpoint.save({
+                    "network": network.state_dict(), "optimizer": optimizer.state_dict(),
+                    "scheduler": None if scheduler is None else scheduler.state_dict(),
+                    "grad_scaler": None if grad_scaler is None else grad_scaler.state_dict(),
+                    "history": result.history, "best_epoch": result.best_epoch, "best_loss": best_loss,
+                    "best_state": best_state, "patience_left": patience_left,
+                    "random": random_states(rng, device),
+                })
+            if on_epoch_end is not None:  # after the checkpoint: an interrupt raised here keeps this epoch
+                on_epoch_end(dict(result.history[-1]))
             if patience_left is not None and patience_left <= 0 and val_loader is not None:
                 result.stopped_early = True
+                if bar is not None:  # the line ends full: what was left of the budget is not needed
+                    bar.total = bar.n
                 break
     finally:
         if bar is not None:
             bar.close()
+    if checkpoint is not None:  # finished: nothing left to resume
+        checkpoint.remove()
     if val_loader is not None:
         network.load_state_dict(best_state)
     else:

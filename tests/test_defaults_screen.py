@@ -1,0 +1,55 @@
+"""The defaults screen pairs runs by cell and compares the model choices on validation."""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+
+from tsrsa.benchmarking.defaults_screen import (
+    CHOICES, REGIMES, long_horizon_cells, many_series_cells, render, screen, short_series_cells,
+)
+
+REFERENCE = {"loss": "mse", "lr_schedule": None, "patch_len": 4, "learning_rate": 1e-3, "gate_init": 0.0,
+             "scaler": "standard"}
+
+
+def params(**changed) -> str:
+    return json.dumps({**REFERENCE, **changed, "max_epochs": changed.pop("max_epochs", 10)})
+
+
+def test_candidates_are_scored_by_the_geometric_mean_of_their_paired_ratios():
+    ltsf = pd.DataFrame([
+        # a reference and a candidate in two cells; a run at another input is not a cell of the screen
+        dict(dataset="ETTh1", horizon=96, seed=0, val_mse=0.60, val_loss=0.6, params=params()),
+        dict(dataset="ETTh1", horizon=96, seed=0, val_mse=0.54, val_loss=0.3, params=params(loss="mae")),
+        dict(dataset="ETTh2", horizon=96, seed=0, val_mse=np.nan, val_loss=0.2, params=params()),  # MSE loss
+        dict(dataset="ETTh2", horizon=96, seed=0, val_mse=0.25, val_loss=0.1, params=params(loss="mae")),
+        dict(dataset="ETTh1", horizon=96, seed=1, val_mse=0.10, val_loss=0.1, params=params(loss="mae")),
+    ]).assign(model="RSAForecaster", input_size=96, train_fraction=1.0)
+    ltsf.loc[4, "input_size"] = 720
+    m4 = pd.DataFrame([
+        dict(frequency="Hourly", seed=0, owa=0.70, params=params(batches_per_epoch=400)),
+        dict(frequency="Hourly", seed=0, owa=0.56, params=params(loss="mae", batches_per_epoch=400)),
+        dict(frequency="Hourly", seed=0, owa=0.10, params=params(loss="mae", batches_per_epoch=None)),  # budget
+    ]).assign(model="RSA", split="validation", date="2026-11-27")
+    short = pd.DataFrame([
+        dict(dataset="co2", train_length=200, seed=0, val_mse=1.0, params=params(max_epochs="auto")),
+        dict(dataset="co2", train_length=200, seed=0, val_mse=1.1, params=params(max_epochs="auto", loss="mae")),
+        dict(dataset="co2", train_length=200, seed=0, val_mse=0.5, params=params(max_epochs="auto", patch_len=8)),
+    ]).assign(model="RSAForecaster", date="2026-11-27")
+    cells = dict(zip(REGIMES, (long_horizon_cells(ltsf, "RSAForecaster"), many_series_cells(m4, "RSA"),
+                               short_series_cells(short, "RSAForecaster"))))
+    table = screen(cells, REFERENCE).set_index("candidate")
+    mae = table.loc["loss=mae"]
+    assert mae["long horizon cells"] == 2
+    assert math.isclose(mae["long horizon ratio"], math.sqrt(0.54 / 0.60 * 0.25 / 0.2))  # val_loss stands in
+    assert math.isclose(mae["many series ratio"], 0.56 / 0.70) and math.isclose(mae["short series ratio"], 1.1)
+    expected = (math.sqrt(0.9 * 1.25) * 0.8 * 1.1) ** (1 / 3)
+    assert math.isclose(mae["overall"], expected)
+    assert np.isnan(table.loc["patch_len=8", "overall"])  # one regime only: no overall figure
+    assert table.loc["default", "overall"] == 1.0
+    text = render(screen(cells, REFERENCE), REGIMES)
+    assert "| loss=mae | 1.061 (2) | 0.800 (1) | 1.100 (1) |" in text
+    assert set(CHOICES) == set(REFERENCE)

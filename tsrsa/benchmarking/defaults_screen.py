@@ -1,0 +1,124 @@
+"""Choosing the defaults on validation data across regimes.
+
+Every results file records each run's explicit parameters; a screen compares configurations that
+differ only in the model choices (:data:`CHOICES`: loss, schedule, patch length, learning rate, gate
+start, scaler) within each cell of a regime (a data set, horizon or training length, and seed), on
+the cell's validation error, against the library's defaults run in the same cell:
+
+- long horizon (``ltsf.csv``): ETT and weather at the protocol's input and budget (10 full passes),
+  validation MSE (``val_mse``, or the best validation loss of a run trained on MSE);
+- many series (``m4.csv``): M4 Hourly and Weekly at the defaults' budget (10 epochs of 400
+  batches), validation OWA;
+- short series (``short_series.csv``): the short-series benchmark at the budget that scales with
+  the data, validation MSE.
+
+A candidate's score in a regime is the geometric mean of its ratios to the defaults over the cells
+where both ran; its overall score the geometric mean of its regime scores, given only when it ran
+in all three (a choice must hold across regimes, not in the one that was screened most).
+"""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+
+#: the model choices a screen compares (everything else is the protocol or a fixed setting)
+CHOICES = ("loss", "lr_schedule", "patch_len", "learning_rate", "gate_init", "scaler")
+REGIMES = ("long horizon", "many series", "short series")
+
+
+def choices_of(params: str) -> dict:
+    """The model choices of a row's parameters (JSON)."""
+    values = json.loads(params)
+    return {key: values.get(key) for key in CHOICES}
+
+
+def label(choice: dict, reference: dict) -> str:
+    """A candidate named by the choices it changes (``default`` when none)."""
+    changed = [f"{k}={choice[k]}" for k in CHOICES if choice[k] != reference[k]]
+    return ",".join(changed) or "default"
+
+
+def _cells(rows: pd.DataFrame, cell: list[str], metric: pd.Series) -> pd.DataFrame:
+    out = rows.assign(metric=metric.astype(float), choice=rows["params"].map(
+        lambda p: json.dumps(choices_of(p), sort_keys=True)))
+    out = out[np.isfinite(out["metric"])]
+    return out.sort_values("date").groupby([*cell, "choice"], as_index=False).last()[[*cell, "choice", "metric"]]
+
+
+def long_horizon_cells(ltsf: pd.DataFrame, model: str) -> pd.DataFrame:
+    """Cells of the long-horizon file: one model at the protocol input and budget, all training rows."""
+    rows = ltsf[(ltsf["model"] == model) & (ltsf["input_size"] == 96) & (ltsf["train_fraction"] == 1.0)]
+    rows = rows[rows["params"].notna()]
+    rows = rows[rows["params"].map(lambda p: json.loads(p).get("max_epochs") == 10)]
+    trained_on_mse = rows["params"].map(lambda p: json.loads(p).get("loss") == "mse")
+    val_mse = rows["val_mse"] if "val_mse" in rows else pd.Series(np.nan, index=rows.index)
+    metric = val_mse.where(val_mse.notna(), rows["val_loss"].where(trained_on_mse))
+    return _cells(rows.assign(date=rows.index), ["dataset", "horizon", "seed"], metric)
+
+
+def many_series_cells(m4: pd.DataFrame, model: str) -> pd.DataFrame:
+    """Cells of the M4 file: one model's validation rows at the defaults' budget for a large panel
+    (``max_epochs="auto"`` with ``batches_per_epoch="auto"``, or the same spelled out: 10 epochs of
+    ``EPOCH_STEPS`` batches; a pass over either panel is longer)."""
+    from tsrsa.training.budget import AUTO, EPOCH_STEPS, MIN_EPOCHS
+
+    rows = m4[(m4["model"] == model) & (m4["split"] == "validation")]
+
+    def at_budget(params: str) -> bool:
+        p = json.loads(params)
+        epochs, batches = p.get("max_epochs"), p.get("batches_per_epoch")
+        return (epochs, batches) == (AUTO, AUTO) or (batches == EPOCH_STEPS and epochs in (MIN_EPOCHS, AUTO))
+
+    rows = rows[rows["params"].map(at_budget)]
+    return _cells(rows, ["frequency", "seed"], rows["owa"])
+
+
+def short_series_cells(short: pd.DataFrame, model: str) -> pd.DataFrame:
+    """Cells of the short-series file: one model at the budget that scales with the data."""
+    rows = short[(short["model"] == model)]
+    rows = rows[rows["params"].map(lambda p: json.loads(p).get("max_epochs") == "auto")]
+    return _cells(rows, ["dataset", "train_length", "seed"], rows["val_mse"])
+
+
+def regime_scores(cells: pd.DataFrame, reference: dict) -> pd.DataFrame:
+    """Per candidate: cells where it and the defaults ran, and the geometric mean of its ratios."""
+    key = [c for c in cells.columns if c not in ("choice", "metric")]
+    base = json.dumps(reference, sort_keys=True)
+    ref = cells[cells["choice"] == base].set_index(key)["metric"]
+    rows = []
+    for choice, group in cells.groupby("choice"):
+        paired = group.set_index(key)["metric"].to_frame("metric").join(ref.rename("reference"), how="inner")
+        paired = paired[(paired["metric"] > 0) & (paired["reference"] > 0)]
+        if len(paired):
+            ratio = math.exp(float(np.log(paired["metric"] / paired["reference"]).mean()))
+            rows.append({"candidate": label(json.loads(choice), reference), "cells": len(paired), "ratio": ratio})
+    return pd.DataFrame(rows, columns=["candidate", "cells", "ratio"])
+
+
+def screen(cells: dict[str, pd.DataFrame], reference: dict) -> pd.DataFrame:
+    """One row per candidate: each regime's cells and ratio, and the overall geometric mean."""
+    table = None
+    for regime, regime_cells in cells.items():
+        scores = regime_scores(regime_cells, reference).rename(
+            columns={"cells": f"{regime} cells", "ratio": f"{regime} ratio"})
+        table = scores if table is None else table.merge(scores, on="candidate", how="outer")
+    ratios = table[[f"{r} ratio" for r in cells]].astype(float)
+    table["overall"] = np.exp(np.log(ratios).mean(axis=1, skipna=False))
+    return table.sort_values(["overall", "candidate"], na_position="last").reset_index(drop=True)
+
+
+def render(table: pd.DataFrame, regimes) -> str:
+    """The screen as a markdown table (ratios below 1: better than the defaults on validation)."""
+    head = "| candidate | " + " | ".join(f"{r} (cells)" for r in regimes) + " | overall |"
+    lines = [head, "|---|" + "---|" * (len(regimes) + 1)]
+    for _, row in table.iterrows():
+        cells = []
+        for r in regimes:
+            n = row[f"{r} cells"]
+            cells.append("" if pd.isna(n) else f"{row[f'{r} ratio']:.3f} ({int(n)})")
+        overall = "" if pd.isna(row["overall"]) else f"{row['overall']:.3f}"
+        lines.append(f"| {row['candidate']} | " + " | ".join(cells) + f" | {overall} |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,113 @@
+"""ARIMAForecaster: (seasonal) ARIMA per series, statsmodels' SARIMAX, orders given or chosen by AIC."""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from tsrsa.forecasters.arima_model import SHORT_SEASON, fit_arima_series
+from tsrsa.forecasters.estimator import store_init_args
+from tsrsa.forecasters.statistical import StatisticalForecaster
+
+
+def check_orders(name: str, value, allow_none: bool = False) -> None:
+    """``value`` is "auto" or three integers >= 0 (a tuple or list; None too where allowed)."""
+    if value == "auto" or (value is None and allow_none):
+        return
+    if isinstance(value, (tuple, list)) and len(value) == 3 and all(
+            isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)) and v >= 0 for v in value):
+        return
+    shape = "(P, D, Q)" if name == "seasonal_order" else "(p, d, q)"
+    extra = ", None" if allow_none else ""
+    raise ValueError(f"{name}={value!r} is not supported; use 'auto'{extra} or three integers >= 0, {shape}")
+
+
+class ARIMAForecaster(StatisticalForecaster):
+    """(Seasonal) ARIMA, one statsmodels ``SARIMAX`` per series, orders given or chosen by AIC.
+
+    With both orders "auto" (the default) each series gets the benchmarks' ARIMA anchor: d and D as
+    auto.arima picks them (KPSS test; STL seasonal strength above 0.64), then the lowest AIC over (p, q) in
+    {0, 1, 2}^2 and (P, Q) in {(0, 0), (1, 0), (0, 1)}; a season longer than 24 steps enters as 2, 4 or 6
+    Fourier sine/cosine pairs (by least squares AIC) with ARMA errors instead. A given order replaces the
+    searched one. The model has a constant when d + D = 0. The parameters are fitted by maximum likelihood
+    on the differenced series; the state is the Kalman filter of the model on the series, which
+    ``update(df)`` continues over the new observations, parameters fixed (no refit). ``params_`` lists each
+    series' orders and parameters; see :mod:`tsrsa.forecasters.arima_model`.
+
+    Parameters
+    ----------
+    h : int
+        Forecast horizon (steps).
+    season_length : int, optional
+        Season m in steps. None takes the first natural period of the frequency (24 hourly, 7 daily, 12
+        monthly, 4 quarterly), or 1 (no season) where there is none, as for integer time.
+    order : "auto" or (p, d, q), default "auto"
+        The non-seasonal orders, or searched.
+    seasonal_order : "auto", (P, D, Q) or None, default "auto"
+        The seasonal orders of the season m, searched, or None for no seasonal part. A nonzero one needs
+        m > 1.
+    conformal_windows : int, optional
+        Hold out the last ``conformal_windows`` horizons of every series to calibrate conformal
+        prediction intervals, ``predict(level=[80, 95])`` (one extra fit per series). None: no intervals.
+    fill : {"ffill", "interpolate", "zero"} or None, default None
+        How to fill missing timestamps and NaN values; None makes them errors.
+    freq : str or int, optional
+        pandas offset alias or integer step; inferred when None.
+    verbose : int, default 0
+        0 hides statsmodels' warnings (convergence); 1 lets them through.
+    id_col, time_col, target_col : str, default "unique_id", "ds", "y"
+        Column names of long frames, in and out.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from tsrsa import ARIMAForecaster
+    >>> y = pd.Series(np.cumsum(np.random.default_rng(0).standard_normal(60)), index=pd.RangeIndex(60))
+    >>> f = ARIMAForecaster(h=3, order=(1, 1, 0), seasonal_order=None).fit(y)
+    >>> f.params_.loc[0, "model"]
+    'ARIMA(1,1,0)'
+    >>> f.predict()["yhat"].shape
+    (3,)
+    """
+
+    kind = "arima"
+
+    def __init__(self, h, *, season_length=None, order="auto", seasonal_order="auto", conformal_windows=None,
+                 fill=None, freq=None, verbose=0, id_col="unique_id", time_col="ds", target_col="y"):
+        store_init_args(self, locals())
+
+    def check_params(self) -> None:
+        super().check_params()
+        check_orders("order", self.order)
+        check_orders("seasonal_order", self.seasonal_order, allow_none=True)
+
+    def seasonal(self, m: int):
+        """The seasonal orders in use: "auto", (P, D, Q), or None (no seasonal part)."""
+        if self.seasonal_order is None or m < 2:
+            if self.seasonal_order not in (None, "auto") and any(self.seasonal_order):
+                raise ValueError(f"seasonal_order={self.seasonal_order!r} needs a season of at least 2 steps, and "
+                                 f"the season here is {m}: pass season_length=m (e.g. 12 for monthly data), or "
+                                 f"seasonal_order=None")
+            return None
+        if self.seasonal_order != "auto" and not any(self.seasonal_order):
+            return None
+        return self.seasonal_order if self.seasonal_order == "auto" else tuple(int(v) for v in self.seasonal_order)
+
+    def minimum_length(self, m: int) -> tuple[int, str]:
+        seasonal = self.seasonal(m)
+        fixed = 0 if self.order == "auto" else sum(int(v) for v in self.order) + 2
+        if seasonal is None:
+            return max(10, fixed), "ten observations, and the order's lags" if fixed > 10 else "ten observations"
+        if m > SHORT_SEASON and seasonal == "auto":
+            return max(2 * m, fixed), f"two seasons of season_length={m} for its Fourier terms"
+        return max(3 * m, fixed), f"three seasons of season_length={m} for the seasonal differences and lags"
+
+    def fit_series(self, panel, i: int):
+        m = self.season_length_
+        seasonal = self.seasonal(m)
+        order = self.order if self.order == "auto" else tuple(int(v) for v in self.order)
+        try:
+            return fit_arima_series(panel.series(i), m if seasonal is not None else None, order,
+                                    seasonal if seasonal is not None else (0, 0, 0))
+        except (ValueError, RuntimeError, np.linalg.LinAlgError) as err:
+            raise self.failed(panel, i, err) from err

@@ -1,0 +1,113 @@
+"""ETSForecaster: exponential smoothing (error, trend, season) per series, statsmodels' ETSModel."""
+from __future__ import annotations
+
+import numpy as np
+
+from tsrsa.data.validation import format_id
+from tsrsa.forecasters.estimator import store_init_args
+from tsrsa.forecasters.ets_model import candidate_forms, fit_lowest_aic
+from tsrsa.forecasters.params import check_choice
+from tsrsa.forecasters.statistical import StatisticalForecaster
+
+
+class ETSForecaster(StatisticalForecaster):
+    """ETS exponential smoothing, one statsmodels ``ETSModel`` per series, the form chosen by AIC.
+
+    Each series gets the form of lowest AIC among those its arguments allow (every combination of
+    ``error``, ``trend``, ``damped`` and ``seasonal``); the defaults compare the six forms of the
+    benchmarks' ETS anchor: additive error, no / additive / damped trend, without and with an additive
+    season. The smoothing parameters and the initial states are estimated by maximum likelihood (a
+    season longer than 24 steps takes statsmodels' heuristic initial states instead; see
+    ``initialization``). ``params_`` lists each series' form and parameters. ``update(df)`` runs the
+    fitted smoothing recursions over the new observations, parameters fixed (no refit); see
+    :mod:`tsrsa.forecasters.ets_model`.
+
+    Parameters
+    ----------
+    h : int
+        Forecast horizon (steps).
+    season_length : int, optional
+        Season m in steps. None takes the first natural period of the frequency (24 hourly, 7 daily, 12
+        monthly, 4 quarterly), or 1 (no season) where there is none, as for integer time.
+    error : {"add", "mul", "auto"}, default "add"
+        Additive or multiplicative errors, or both compared ("mul" only for a series with every value > 0).
+    trend : {"auto", "add"} or None, default "auto"
+        No trend (None), an additive one, or both compared.
+    damped : bool or "auto", default "auto"
+        Whether a trend is damped, or both compared. True needs a trend.
+    seasonal : {"auto", "add", "mul"} or None, default "auto"
+        The season: none, additive, multiplicative, or "auto": none and, where m > 1, the additive season
+        (and the multiplicative one with a multiplicative error). "add" and "mul" need m > 1.
+    initialization : {"auto", "estimated", "heuristic"}, default "auto"
+        The initial states: estimated with the smoothing parameters by maximum likelihood, or set by
+        statsmodels' heuristic (several times faster; AIC then counts the smoothing parameters alone);
+        "auto": estimated, except the heuristic for a season longer than 24 steps.
+    conformal_windows : int, optional
+        Hold out the last ``conformal_windows`` horizons of every series to calibrate conformal
+        prediction intervals, ``predict(level=[80, 95])`` (one extra fit per series). None: no intervals.
+    fill : {"ffill", "interpolate", "zero"} or None, default None
+        How to fill missing timestamps and NaN values; None makes them errors.
+    freq : str or int, optional
+        pandas offset alias or integer step; inferred when None.
+    verbose : int, default 0
+        0 hides statsmodels' warnings (convergence); 1 lets them through.
+    id_col, time_col, target_col : str, default "unique_id", "ds", "y"
+        Column names of long frames, in and out.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from tsrsa import ETSForecaster
+    >>> t = np.arange(48)
+    >>> y = pd.Series(10 + 0.5 * t + 2 * np.sin(2 * np.pi * t / 4), index=pd.RangeIndex(48))
+    >>> f = ETSForecaster(h=4, season_length=4, trend="add", damped=False, seasonal="add").fit(y)
+    >>> f.params_.loc[0, "model"]
+    'ETS(A,A,A[4])'
+    >>> np.round(f.predict()["yhat"].to_numpy(), 2).tolist()
+    [34.0, 36.5, 35.0, 33.5]
+    """
+
+    kind = "ets"
+
+    def __init__(self, h, *, season_length=None, error="add", trend="auto", damped="auto", seasonal="auto",
+                 initialization="auto", conformal_windows=None, fill=None, freq=None, verbose=0, id_col="unique_id",
+                 time_col="ds", target_col="y"):
+        store_init_args(self, locals())
+
+    def check_params(self) -> None:
+        super().check_params()
+        check_choice("error", self.error, ("add", "mul", "auto"))
+        check_choice("trend", self.trend, ("add", "auto"), allow_none=True)
+        check_choice("seasonal", self.seasonal, ("add", "mul", "auto"), allow_none=True)
+        check_choice("initialization", self.initialization, ("auto", "estimated", "heuristic"))
+        if not (isinstance(self.damped, (bool, np.bool_)) or self.damped == "auto"):
+            raise ValueError(f"damped={self.damped!r} is not supported; use True, False or 'auto'")
+        if not isinstance(self.damped, str) and self.damped and self.trend is None:
+            raise ValueError("damped=True damps a trend, and trend=None has none: pass trend='add' (or 'auto'), or "
+                             "leave damped at 'auto'")
+
+    def minimum_length(self, m: int) -> tuple[int, str]:
+        if self.seasonal in ("add", "mul") and m < 2:
+            raise ValueError(f"seasonal={self.seasonal!r} needs a season of at least 2 steps, and the season here "
+                             f"is {m}: pass season_length=m (e.g. 12 for monthly data), or seasonal=None")
+        if self.seasonal is not None and m > 1:
+            return max(2 * m, 10 + 2 * (m // 2)), f"two seasons of season_length={m} for the ETS initial states"
+        return 10, "ten observations for the ETS initial states"
+
+    def fit_series(self, panel, i: int):
+        y = panel.series(i)
+        forms = candidate_forms(self.error, self.trend, self.damped, self.seasonal, self.season_length_,
+                          self.initialization)
+        bad = np.flatnonzero(y <= 0)
+        if bad.size:
+            forms = [form for form in forms if not form.multiplicative]
+            if not forms:
+                when = panel.freq.shift(panel.first[i:i + 1], bad[:1])[0]
+                raise ValueError(
+                    f"series {format_id(panel.ids[i])} has the value {y[bad[0]]:g} at {when}: error={self.error!r} "
+                    f"with seasonal={self.seasonal!r} is multiplicative and needs every value > 0; pass "
+                    f"error='add' (or 'auto') and seasonal 'add', 'auto' or None, or shift the series above 0")
+        try:
+            return fit_lowest_aic(y, forms)
+        except ValueError as err:
+            raise self.failed(panel, i, err) from err
