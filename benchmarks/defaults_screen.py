@@ -43,8 +43,10 @@ def main(argv=None) -> None:
              "Weekly at 10 epochs of 400 batches (validation OWA), the short-series benchmark (validation MSE). "
              "Below 1 is better than the defaults; the overall figure needs all three regimes.\n"]
     for name, (lt, m, s) in MODELS.items():
-        reference = {k: getattr(tsrsa, lt)(h=1).get_params().get(k) for k in CHOICES}
-        cells = dict(zip(REGIMES, (long_horizon_cells(ltsf, lt), many_series_cells(m4, m), short_series_cells(short, s))))
+        defaults = getattr(tsrsa, lt)(h=1).get_params()
+        reference = {k: defaults.get(k) for k in CHOICES}
+        cells = dict(zip(REGIMES, (long_horizon_cells(ltsf, lt, defaults), many_series_cells(m4, m, defaults),
+                                   short_series_cells(short, s, defaults))))
         if all(c.empty for c in cells.values()):
             continue
         parts += [f"**{name}**\n", render(screen(cells, reference), REGIMES)]

@@ -120,13 +120,14 @@ def section(table: pd.DataFrame, command: str) -> str:
              f"same settings), paired in one process on one thread, median of {timed['repeat'].nunique()} "
              f"repeats; a profiled fit of each splits it into phases.\n",
              "| series | h | input / patch | windows | RSA fit (s) | twin fit (s) | ratio | RSA epochs | twin epochs "
-             "| ratio per epoch | RSA predict (s) | twin predict (s) |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| ratio per epoch | RSA predict (s) | twin predict (s) |", "|" + "---|" * 12]
     for name, rows in timed.groupby("series", sort=False):
         med = rows.groupby("model").median(numeric_only=True)
         r, t = med.loc["RSA"], med.loc["Transformer"]
         lines.append(f"| {name} | {int(r.h)} | {int(r.input_size)} / {int(r.patch_len)} | {int(r.windows):,} | "
                      f"{r.fit_seconds:.2f} | {t.fit_seconds:.2f} | {r.fit_seconds / t.fit_seconds:.2f} | "
-                     f"{r.epochs:.0f} | {t.epochs:.0f} | {per_epoch(rows, 'RSA') / per_epoch(rows, 'Transformer'):.2f} | "
+                     f"{r.epochs:.0f} | {t.epochs:.0f} | "
+                     f"{per_epoch(rows, 'RSA') / per_epoch(rows, 'Transformer'):.2f} | "
                      f"{r.predict_seconds:.3f} | {t.predict_seconds:.3f} |")
     split = table[table["repeat"] < 0].pivot_table(index=["series", "model"], columns="phase", values="fit_seconds")
     lines += ["", "Profiled fit, seconds by phase (the profiler slows every phase; read the shares):", "",

@@ -12,9 +12,9 @@ import rsa_cost  # noqa: E402
 
 def test_the_section_gives_the_median_ratio_per_fit_and_per_epoch():
     base = dict(series="s", h=12, windows=100, input_size=24, patch_len=4, predict_seconds=0.01)
-    rows = [dict(base, model="RSA", repeat=r, fit_seconds=f, epochs=e) for r, (f, e) in enumerate([(2.0, 10), (3.0, 10), (9.0, 30)])]
-    rows += [dict(base, model="Transformer", repeat=r, fit_seconds=f, epochs=e) for r, (f, e) in enumerate([(2.0, 20), (2.5, 20), (1.0, 10)])]
-    rows += [dict(base, model=m, repeat=-1, phase=p, fit_seconds=1.0) for m in ("RSA", "Transformer") for p in ("training", "other")]
+    runs = {"RSA": [(2.0, 10), (3.0, 10), (9.0, 30)], "Transformer": [(2.0, 20), (2.5, 20), (1.0, 10)]}
+    rows = [dict(base, model=m, repeat=r, fit_seconds=f, epochs=e) for m in runs for r, (f, e) in enumerate(runs[m])]
+    rows += [dict(base, model=m, repeat=-1, phase=p, fit_seconds=1.0) for m in runs for p in ("training", "other")]
     table = pd.DataFrame(rows).assign(date="2026-11-27", machine="test")
     text = rsa_cost.section(table, "python benchmarks/rsa_cost.py")
     # medians: RSA 3.0 s (0.3 s an epoch), twin 2.0 s (0.1 s an epoch)

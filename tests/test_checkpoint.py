@@ -107,7 +107,8 @@ def stop_after_fits(fit: int, epoch: int):
 
 
 def test_a_saved_model_keeps_no_callbacks_and_the_folder_as_text(tmp_path):
-    model = small(max_epochs=1, callbacks=[print], checkpoint_dir=tmp_path / "ckpt").fit(make_panel(n_series=2, length=80))
+    model = small(max_epochs=1, callbacks=[print], checkpoint_dir=tmp_path / "ckpt")
+    model.fit(make_panel(n_series=2, length=80))
     model.save(tmp_path / "model")
     loaded = tsrsa.load(tmp_path / "model")
     assert loaded.get_params()["callbacks"] is None

@@ -12,9 +12,11 @@ the cell's validation error, against the library's defaults run in the same cell
 - short series (``short_series.csv``): the short-series benchmark at the budget that scales with
   the data, validation MSE.
 
-A candidate's score in a regime is the geometric mean of its ratios to the defaults over the cells
-where both ran; its overall score the geometric mean of its regime scores, given only when it ran
-in all three (a choice must hold across regimes, not in the one that was screened most).
+Only runs of the library's defaults in everything but the model choices and the run's own keys
+(:data:`RUN_KEYS`) take part. A candidate's score in a regime is the geometric mean of its ratios
+to the defaults over the cells where both ran; its overall score the geometric mean of its regime
+scores, given only when it ran in all three (a choice must hold across regimes, not in the one
+that was screened most).
 """
 from __future__ import annotations
 
@@ -27,6 +29,21 @@ import pandas as pd
 #: the model choices a screen compares (everything else is the protocol or a fixed setting)
 CHOICES = ("loss", "lr_schedule", "patch_len", "learning_rate", "gate_init", "scaler")
 REGIMES = ("long horizon", "many series", "short series")
+#: what a run or its protocol sets (the data's shape, the budget, the machine), never a model choice
+RUN_KEYS = ("h", "input_size", "val_size", "random_state", "num_threads", "freq", "fill", "max_epochs",
+            "early_stopping_patience", "batch_size", "batches_per_epoch", "inference_batch_size", "verbose",
+            "accelerator", "devices", "strategy", "precision", "compile", "checkpoint_dir", "callbacks",
+            "conformal_windows", "id_col", "time_col", "target_col")
+
+
+def same_configuration(params: str, defaults: dict | None) -> bool:
+    """Whether a row ran the defaults in everything but the model choices and the run's own keys (a
+    streaming, another attention or another head's run is another configuration, not a candidate)."""
+    if defaults is None:
+        return True
+    ran = json.loads(params)
+    return all(json.dumps(ran[k], default=str) == json.dumps(v, default=str)
+               for k, v in defaults.items() if k in ran and k not in CHOICES and k not in RUN_KEYS)
 
 
 def choices_of(params: str) -> dict:
@@ -41,14 +58,16 @@ def label(choice: dict, reference: dict) -> str:
     return ",".join(changed) or "default"
 
 
-def _cells(rows: pd.DataFrame, cell: list[str], metric: pd.Series) -> pd.DataFrame:
+def _cells(rows: pd.DataFrame, cell: list[str], metric: pd.Series, defaults: dict | None) -> pd.DataFrame:
+    kept = rows["params"].map(lambda p: same_configuration(p, defaults))
+    rows, metric = rows[kept], metric[kept]
     out = rows.assign(metric=metric.astype(float), choice=rows["params"].map(
         lambda p: json.dumps(choices_of(p), sort_keys=True)))
     out = out[np.isfinite(out["metric"])]
     return out.sort_values("date").groupby([*cell, "choice"], as_index=False).last()[[*cell, "choice", "metric"]]
 
 
-def long_horizon_cells(ltsf: pd.DataFrame, model: str) -> pd.DataFrame:
+def long_horizon_cells(ltsf: pd.DataFrame, model: str, defaults: dict | None = None) -> pd.DataFrame:
     """Cells of the long-horizon file: one model at the protocol input and budget, all training rows."""
     rows = ltsf[(ltsf["model"] == model) & (ltsf["input_size"] == 96) & (ltsf["train_fraction"] == 1.0)]
     rows = rows[rows["params"].notna()]
@@ -56,10 +75,10 @@ def long_horizon_cells(ltsf: pd.DataFrame, model: str) -> pd.DataFrame:
     trained_on_mse = rows["params"].map(lambda p: json.loads(p).get("loss") == "mse")
     val_mse = rows["val_mse"] if "val_mse" in rows else pd.Series(np.nan, index=rows.index)
     metric = val_mse.where(val_mse.notna(), rows["val_loss"].where(trained_on_mse))
-    return _cells(rows.assign(date=rows.index), ["dataset", "horizon", "seed"], metric)
+    return _cells(rows.assign(date=rows.index), ["dataset", "horizon", "seed"], metric, defaults)
 
 
-def many_series_cells(m4: pd.DataFrame, model: str) -> pd.DataFrame:
+def many_series_cells(m4: pd.DataFrame, model: str, defaults: dict | None = None) -> pd.DataFrame:
     """Cells of the M4 file: one model's validation rows at the defaults' budget for a large panel
     (``max_epochs="auto"`` with ``batches_per_epoch="auto"``, or the same spelled out: 10 epochs of
     ``EPOCH_STEPS`` batches; a pass over either panel is longer)."""
@@ -73,14 +92,14 @@ def many_series_cells(m4: pd.DataFrame, model: str) -> pd.DataFrame:
         return (epochs, batches) == (AUTO, AUTO) or (batches == EPOCH_STEPS and epochs in (MIN_EPOCHS, AUTO))
 
     rows = rows[rows["params"].map(at_budget)]
-    return _cells(rows, ["frequency", "seed"], rows["owa"])
+    return _cells(rows, ["frequency", "seed"], rows["owa"], defaults)
 
 
-def short_series_cells(short: pd.DataFrame, model: str) -> pd.DataFrame:
+def short_series_cells(short: pd.DataFrame, model: str, defaults: dict | None = None) -> pd.DataFrame:
     """Cells of the short-series file: one model at the budget that scales with the data."""
     rows = short[(short["model"] == model)]
     rows = rows[rows["params"].map(lambda p: json.loads(p).get("max_epochs") == "auto")]
-    return _cells(rows, ["dataset", "train_length", "seed"], rows["val_mse"])
+    return _cells(rows, ["dataset", "train_length", "seed"], rows["val_mse"], defaults)
 
 
 def regime_scores(cells: pd.DataFrame, reference: dict) -> pd.DataFrame:

@@ -1,0 +1,124 @@
+"""Conformal intervals on the long-horizon protocol: empirical coverage and width on the test split.
+
+    python benchmarks/coverage.py                              # ETTh1, H96, DLinear and RSA
+    python benchmarks/coverage.py --models DLinear --horizon 336 --no-write
+
+Each model fits the protocol's training and validation rows of every channel (input 96, the
+library's defaults, ``val_size`` the validation rows, one thread) with ``conformal_windows`` held-out
+horizons per channel (the calibration fit sees none of them; neither sees a test row), then
+forecasts every stride-1 test window. For each level the row gives the share of test values inside
+the interval (coverage, against the nominal level), the mean interval width and the test MSE, all in
+the protocol's scaled units. Writes ``benchmarks/results/coverage.csv`` and the section "Conformal
+intervals: coverage on the test split" of RESULTS.md.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+import tsrsa  # noqa: E402
+from tsrsa.benchmarking.protocol import fit_frame, load_protocol_data, validation_size  # noqa: E402
+from tsrsa.benchmarking.results import machine_description, replace_section  # noqa: E402
+from tsrsa.benchmarking.scoring import window_views  # noqa: E402
+
+RESULTS = HERE / "results"
+LEVELS = (80.0, 95.0)
+MODELS = {"DLinear": tsrsa.DLinearForecaster, "RSA": tsrsa.RSAForecaster, "Transformer": tsrsa.TransformerForecaster}
+
+
+def coverage(model, data, h: int) -> dict:
+    """Coverage and mean width of each level, and MSE, over every test window of every channel."""
+    memory, calibration = model.memory_, model.conformal_
+    inside = {level: 0 for level in LEVELS}
+    width = {level: 0.0 for level in LEVELS}
+    sq, count = 0.0, 0
+    for c, channel in enumerate(data.channels):
+        row = memory.ids.get_loc(channel)
+        x, y = window_views(data, c, h, lookback=memory.tails.shape[1])  # (n, T), (n, h)
+        m = len(x)
+        loc, scale = np.full(m, memory.loc[row]), np.full(m, memory.scale[row])
+        yhat = np.asarray(model.forecast_windows(x, loc, scale, h)["yhat"], dtype=np.float64)
+        bounds = calibration.intervals(yhat, np.full(m, calibration.scale[row]), LEVELS)
+        for level in LEVELS:
+            name = int(level) if float(level).is_integer() else level
+            lo, hi = bounds[f"yhat_lo_{name}"], bounds[f"yhat_hi_{name}"]
+            inside[level] += int(((y >= lo) & (y <= hi)).sum())
+            width[level] += float((hi - lo).sum())
+        sq += float(np.square(yhat - y).sum())
+        count += y.size
+    out = {"mse": sq / count, "values": count}
+    for level in LEVELS:
+        out[f"coverage_{int(level)}"] = inside[level] / count
+        out[f"width_{int(level)}"] = width[level] / count
+    return out
+
+
+def run(dataset: str, h: int, names, k: int, seed: int) -> pd.DataFrame:
+    data = load_protocol_data(dataset)
+    b = data.borders
+    v = validation_size(data, h)
+    frame = fit_frame(data, 0, b.train_end + v)
+    rows = []
+    for name in names:
+        model = MODELS[name](h=h, input_size=data.input_size, val_size=v, conformal_windows=k, random_state=seed,
+                             num_threads=1)
+        start = time.perf_counter()
+        model.fit(frame)
+        seconds = time.perf_counter() - start
+        row = {"date": dt.date.today().isoformat(), "dataset": dataset, "horizon": h, "model": name, "seed": seed,
+               "conformal_windows": k, "calibration_rows": len(model.conformal_.residuals),
+               "fit_seconds": round(seconds, 1), **coverage(model, data, h),
+               "machine": machine_description() + ", 1 thread"}
+        print({key: row[key] for key in row if key != "machine"}, flush=True)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def section(table: pd.DataFrame, command: str) -> str:
+    lines = ["What: conformal intervals (`conformal_windows` held-out horizons per channel, the library's defaults "
+             "otherwise) on the long-horizon protocol's test split: the share of test values inside each interval "
+             "against its nominal level, the mean width and the test MSE, in the protocol's scaled units.\n",
+             "| data set | h | model | windows held out per channel | coverage 80 % | width 80 % | coverage 95 % | "
+             "width 95 % | test MSE | fit (s) |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for _, r in table.iterrows():
+        lines.append(f"| {r.dataset} | {r.horizon} | {r.model} | {r.conformal_windows} | {100 * r.coverage_80:.1f} % | "
+                     f"{r.width_80:.3f} | {100 * r.coverage_95:.1f} % | {r.width_95:.3f} | {r.mse:.3f} | "
+                     f"{r.fit_seconds:.0f} |")
+    lines += ["", f"Command: `{command}`. Date: {table['date'].iloc[0]}. Machine: {table['machine'].iloc[0]}. "
+              f"Rows: [`benchmarks/results/coverage.csv`](results/coverage.csv)."]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dataset", default="ETTh1")
+    parser.add_argument("--horizon", type=int, default=96)
+    parser.add_argument("--models", default="DLinear,RSA")
+    parser.add_argument("--conformal-windows", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-write", action="store_true")
+    args = parser.parse_args(argv)
+    import torch
+
+    torch.set_num_threads(1)
+    table = run(args.dataset, args.horizon, args.models.split(","), args.conformal_windows, args.seed)
+    text = section(table, " ".join(["python benchmarks/coverage.py", *(sys.argv[1:] if argv is None else argv)]))
+    print(text)
+    if not args.no_write:
+        RESULTS.mkdir(exist_ok=True)
+        table.to_csv(RESULTS / "coverage.csv", index=False)
+        replace_section(HERE / "RESULTS.md", "conformal-coverage", text,
+                        title="Conformal intervals: coverage on the test split")
+
+
+if __name__ == "__main__":
+    main()
