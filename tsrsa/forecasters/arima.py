@@ -7,7 +7,7 @@ import numpy as np
 
 from tsrsa.forecasters.arima_model import SHORT_SEASON, fit_arima_series
 from tsrsa.forecasters.estimator import store_init_args
-from tsrsa.forecasters.statistical import StatisticalForecaster
+from tsrsa.forecasters.statistical import STATISTICAL_PARAMS_DOC, StatisticalForecaster
 
 
 def check_orders(name: str, value, allow_none: bool = False) -> None:
@@ -46,17 +46,7 @@ class ARIMAForecaster(StatisticalForecaster):
     seasonal_order : "auto", (P, D, Q) or None, default "auto"
         The seasonal orders of the season m, searched, or None for no seasonal part. A nonzero one needs
         m > 1.
-    conformal_windows : int, optional
-        Hold out the last ``conformal_windows`` horizons of every series to calibrate conformal
-        prediction intervals, ``predict(level=[80, 95])`` (one extra fit per series). None: no intervals.
-    fill : {"ffill", "interpolate", "zero"} or None, default None
-        How to fill missing timestamps and NaN values; None makes them errors.
-    freq : str or int, optional
-        pandas offset alias or integer step; inferred when None.
-    verbose : int, default 0
-        0 hides statsmodels' warnings (convergence); 1 lets them through.
-    id_col, time_col, target_col : str, default "unique_id", "ds", "y"
-        Column names of long frames, in and out.
+    {common}
 
     Examples
     --------
@@ -111,3 +101,6 @@ class ARIMAForecaster(StatisticalForecaster):
                                     seasonal if seasonal is not None else (0, 0, 0))
         except (ValueError, RuntimeError, np.linalg.LinAlgError) as err:
             raise self.failed(panel, i, err) from err
+
+
+ARIMAForecaster.__doc__ = ARIMAForecaster.__doc__.replace("{common}", STATISTICAL_PARAMS_DOC.strip("\n").lstrip())

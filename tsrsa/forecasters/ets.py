@@ -7,7 +7,7 @@ from tsrsa.data.validation import format_id
 from tsrsa.forecasters.estimator import store_init_args
 from tsrsa.forecasters.ets_model import candidate_forms, fit_lowest_aic
 from tsrsa.forecasters.params import check_choice
-from tsrsa.forecasters.statistical import StatisticalForecaster
+from tsrsa.forecasters.statistical import STATISTICAL_PARAMS_DOC, StatisticalForecaster
 
 
 class ETSForecaster(StatisticalForecaster):
@@ -42,17 +42,7 @@ class ETSForecaster(StatisticalForecaster):
         The initial states: estimated with the smoothing parameters by maximum likelihood, or set by
         statsmodels' heuristic (several times faster; AIC then counts the smoothing parameters alone);
         "auto": estimated, except the heuristic for a season longer than 24 steps.
-    conformal_windows : int, optional
-        Hold out the last ``conformal_windows`` horizons of every series to calibrate conformal
-        prediction intervals, ``predict(level=[80, 95])`` (one extra fit per series). None: no intervals.
-    fill : {"ffill", "interpolate", "zero"} or None, default None
-        How to fill missing timestamps and NaN values; None makes them errors.
-    freq : str or int, optional
-        pandas offset alias or integer step; inferred when None.
-    verbose : int, default 0
-        0 hides statsmodels' warnings (convergence); 1 lets them through.
-    id_col, time_col, target_col : str, default "unique_id", "ds", "y"
-        Column names of long frames, in and out.
+    {common}
 
     Examples
     --------
@@ -111,3 +101,6 @@ class ETSForecaster(StatisticalForecaster):
             return fit_lowest_aic(y, forms)
         except ValueError as err:
             raise self.failed(panel, i, err) from err
+
+
+ETSForecaster.__doc__ = ETSForecaster.__doc__.replace("{common}", STATISTICAL_PARAMS_DOC.strip("\n").lstrip())

@@ -20,6 +20,22 @@ from tsrsa.forecasters.params import check_int
 from tsrsa.forecasters.statistical_state import StatisticalState, statsmodels_calls
 
 
+#: the arguments every statistical forecaster shares, documented once (each docstring's ``{common}`` mark)
+STATISTICAL_PARAMS_DOC = """
+    conformal_windows : int, optional
+        Hold out the last ``conformal_windows`` horizons of every series to calibrate conformal
+        prediction intervals, ``predict(level=[80, 95])`` (one extra fit per series). None: no intervals.
+    fill : {"ffill", "interpolate", "zero"} or None, default None
+        How to fill missing timestamps and NaN values; None makes them errors.
+    freq : str or int, optional
+        pandas offset alias or integer step; inferred when None.
+    verbose : int, default 0
+        0 hides statsmodels' warnings (convergence); 1 lets them through.
+    id_col, time_col, target_col : str, default "unique_id", "ds", "y"
+        Column names of long frames, in and out.
+"""
+
+
 class StatisticalForecaster(BaseForecaster):
     """A statsmodels model per series (module docstring)."""
 

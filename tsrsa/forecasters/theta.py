@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from tsrsa.forecasters.estimator import store_init_args
 from tsrsa.forecasters.params import check_bool, check_float
-from tsrsa.forecasters.statistical import StatisticalForecaster
+from tsrsa.forecasters.statistical import STATISTICAL_PARAMS_DOC, StatisticalForecaster
 from tsrsa.forecasters.theta_model import fit_theta
 
 
@@ -30,17 +30,7 @@ class ThetaForecaster(StatisticalForecaster):
     theta : float, default 2.0
         The weight of the trend line: its slope enters times (theta - 1) / theta (theta >= 1; 1 is simple
         exponential smoothing).
-    conformal_windows : int, optional
-        Hold out the last ``conformal_windows`` horizons of every series to calibrate conformal
-        prediction intervals, ``predict(level=[80, 95])`` (one extra fit per series). None: no intervals.
-    fill : {"ffill", "interpolate", "zero"} or None, default None
-        How to fill missing timestamps and NaN values; None makes them errors.
-    freq : str or int, optional
-        pandas offset alias or integer step; inferred when None.
-    verbose : int, default 0
-        0 hides statsmodels' warnings; 1 lets them through.
-    id_col, time_col, target_col : str, default "unique_id", "ds", "y"
-        Column names of long frames, in and out.
+    {common}
 
     Examples
     --------
@@ -73,3 +63,6 @@ class ThetaForecaster(StatisticalForecaster):
             return fit_theta(panel.series(i), self.season_length_, bool(self.deseasonalize), float(self.theta))
         except (ValueError, ArithmeticError) as err:
             raise self.failed(panel, i, err) from err
+
+
+ThetaForecaster.__doc__ = ThetaForecaster.__doc__.replace("{common}", STATISTICAL_PARAMS_DOC.strip("\n").lstrip())

@@ -87,13 +87,10 @@ def _lattice(lag: torch.Tensor, dilation: torch.Tensor, max_lag: int | None):
 
 def rem_matrices(code, radius, theta, dilation, length: int, *, mask: str = "causal",
                  max_lag: int | None = None) -> torch.Tensor:
-    """P of every head: (H, T, T). ``dilation`` is an integer tensor (H,).
-
-    P is Toeplitz: its entries are the causal kernels of ``rem_kernels`` (H, T) read at each
-    entry's lag, so the powers and angles are taken T times per head, not T² times.
-    """
-    index = _toeplitz_index(length, mask, radius.device)  # (T, T)
-    return rem_kernels(code, radius, theta, dilation, length, max_lag=max_lag)[:, index]  # (H, T, T)
+    """P of every head: (H, T, T). ``dilation`` is an integer tensor (H,): ``lattice_matrices`` on the
+    heads' ``rem_lattice`` (the lattice built for this call)."""
+    lattice = rem_lattice(code, dilation.to(radius.device), length, mask=mask, max_lag=max_lag, dtype=radius.dtype)
+    return lattice_matrices(radius, theta, lattice)
 
 
 def rem_kernels(code, radius, theta, dilation, length: int, *, max_lag: int | None = None) -> torch.Tensor:
