@@ -29,7 +29,9 @@ from tsrsa.benchmarking.results import replace_section  # noqa: E402
 
 RESULTS = HERE / "results"
 MODELS = {"RSA": ("RSAForecaster", "RSA", "RSAForecaster"),
-          "Transformer": ("TransformerForecaster", "Transformer", "TransformerForecaster")}
+          "Transformer": ("TransformerForecaster", "Transformer", "TransformerForecaster"),
+          "LSTM": ("LSTMForecaster", "LSTM", "LSTMForecaster"),
+          "DLinear": ("DLinearForecaster", "DLinear", "DLinearForecaster")}
 
 
 def main(argv=None) -> None:

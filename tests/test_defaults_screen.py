@@ -12,7 +12,7 @@ from tsrsa.benchmarking.defaults_screen import (
 )
 
 REFERENCE = {"loss": "mse", "lr_schedule": None, "patch_len": 4, "learning_rate": 1e-3, "gate_init": 0.0,
-             "scaler": "standard"}
+             "scaler": "standard", "start": None}
 
 
 def params(**changed) -> str:

@@ -2,7 +2,7 @@
 
 Every results file records each run's explicit parameters; a screen compares configurations that
 differ only in the model choices (:data:`CHOICES`: loss, schedule, patch length, learning rate, gate
-start, scaler) within each cell of a regime (a data set, horizon or training length, and seed), on
+start, scaler, statistical start) within each cell of a regime (a data set, horizon or training length, and seed), on
 the cell's validation error, against the library's defaults run in the same cell:
 
 - long horizon (``ltsf.csv``): ETT and weather at the protocol's input and budget (10 full passes),
@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 #: the model choices a screen compares (everything else is the protocol or a fixed setting)
-CHOICES = ("loss", "lr_schedule", "patch_len", "learning_rate", "gate_init", "scaler")
+CHOICES = ("loss", "lr_schedule", "patch_len", "learning_rate", "gate_init", "scaler", "start")
 REGIMES = ("long horizon", "many series", "short series")
 #: what a run or its protocol sets (the data's shape, the budget, the machine), never a model choice
 RUN_KEYS = ("h", "input_size", "val_size", "random_state", "num_threads", "freq", "fill", "max_epochs",

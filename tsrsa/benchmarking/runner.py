@@ -54,8 +54,11 @@ def best_val_loss(model) -> float | None:
 
 
 def best_epoch(model) -> int | None:
-    """The epoch whose weights a neural model kept: that of the lowest validation loss, or the
-    last one when it trained without validation; None for models that do not train."""
+    """The epoch whose weights a neural model kept: as the fit recorded it (``best_epoch_``; 0 for the
+    starting weights of a statistical start), else that of the lowest validation loss, or the last one
+    when it trained without validation; None for models that do not train."""
+    if getattr(model, "best_epoch_", None) is not None:
+        return int(model.best_epoch_)
     history = getattr(model, "fit_history_", None)
     if history is None or len(history) == 0:
         return None

@@ -26,6 +26,7 @@ from tsrsa.forecasters.fine_tuning import FineTuning, fitted_config, kept_statis
 from tsrsa.forecasters.outputs import DEFAULT_QUANTILES, HeadOutputs  # noqa: F401 (DEFAULT_QUANTILES: its old home)
 from tsrsa.forecasters.window_state import SCALED_FIX, encoded
 from tsrsa.forecasters.params import check_choice, check_float, check_int
+from tsrsa.forecasters.started import StatisticalStart
 from tsrsa.nn.covariates import CovariateBatch
 from tsrsa.nn.losses import make_loss
 from tsrsa.training import (
@@ -41,7 +42,7 @@ from tsrsa.training.distributed import (
 from tsrsa.training.loop import check_lr_schedule
 
 
-class NeuralForecaster(FineTuning, HeadOutputs, BaseForecaster):
+class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, BaseForecaster):
     """Base of the neural forecasters (see the module docstring)."""
 
     stochastic = True
@@ -116,7 +117,9 @@ class NeuralForecaster(FineTuning, HeadOutputs, BaseForecaster):
         check_checkpointing(self.checkpoint_dir, self.callbacks, self.devices)
         self.declared_covariates()
         check_choice("covariate_norm", self.covariate_norm, ("window", "fit"), allow_none=True)
+        self._check_start()
         self._check_architecture()
+
 
     def required_length(self, panel) -> tuple[int, str]:
         L, h, v = self.resolved_input_size, int(self.h), int(self.val_size)
@@ -128,8 +131,8 @@ class NeuralForecaster(FineTuning, HeadOutputs, BaseForecaster):
             learning_rate=self.learning_rate, weight_decay=self.weight_decay, lr_schedule=self.lr_schedule,
             early_stopping_patience=self.early_stopping_patience_, precision=check_precision(self.precision),
             compile=self.compile,
-            verbose=self.verbose, description=type(self).__name__, group_options=self._group_options(),
-            checkpoint=getattr(self, "_checkpoint", None),
+            verbose=self.verbose, description=type(self).__name__, group_options=self._optimiser_groups(),
+            checkpoint=getattr(self, "_checkpoint", None), validate_start=self.start is not None,
         )
 
     # ------------------------------------------------------------------ fit
@@ -178,20 +181,24 @@ class NeuralForecaster(FineTuning, HeadOutputs, BaseForecaster):
         self._checkpoint = None if self.checkpoint_dir is None else Checkpoint(
             Path(self.checkpoint_dir), fingerprint(type(self).__name__, self.get_params(), panel.values, panel.offsets))
         if fitted_from is None:
+            self._fit_start(scaled, panel.offsets, fit_lengths, panel.freq)
             self._prepare_fit(panel, fit_lengths)
             config = self.network_config()
             if self.covariates_ is not None:
                 config = dataclasses.replace(config, covariates=self._covariate_layout())
         else:
             config = fitted_config(fitted_from)
+            self.start_ = getattr(fitted_from, "start_", None)
         seed = resolve_seed(self.random_state)
         rank = SINGLE
         if placement.mode == "join":  # one rank of a torchrun launch: every rank uses rank 0's seed
             rank, seed = join_process_group(placement.device, seed)
         with quiet(self.verbose), torch_threads(self.num_threads), seeded(seed, placement.device) as rng:
-            network = self.build_network(config)
+            network = self._assemble(config)
             if fitted_from is None:
                 self._initialise_network(network, panel, fit_lengths)
+                if self.start_ is not None:
+                    self._started(network)
             if warm_start is not None:
                 load_weights(network, *warm_start)
             loss_fn = make_loss(self.loss, self._quantile_levels())
@@ -232,6 +239,7 @@ class NeuralForecaster(FineTuning, HeadOutputs, BaseForecaster):
             if epoch_callback is not None:
                 for record in result.history:
                     epoch_callback(dict(record))
+            self.best_epoch_ = result.best_epoch
             return result.history
         device = placement.device
         network.to(device)
@@ -251,8 +259,10 @@ class NeuralForecaster(FineTuning, HeadOutputs, BaseForecaster):
                 val_loader = WindowLoader(val, self.inference_batch_size, shuffle=False, device=device, rank=rank,
                                           drop_uneven=False)
         try:
-            return train_network(network, loss_fn, train_loader, val_loader, config, device=device, rng=rng,
-                                 rank=rank, on_epoch_end=epoch_hook(self.callbacks, epoch_callback)).history
+            result = train_network(network, loss_fn, train_loader, val_loader, config, device=device, rng=rng,
+                                   rank=rank, on_epoch_end=epoch_hook(self.callbacks, epoch_callback))
+            self.best_epoch_ = result.best_epoch  # 0: the starting weights (a statistical start) were kept
+            return result.history
         finally:
             if carried:
                 network.forget_carried()
@@ -299,15 +309,19 @@ class NeuralForecaster(FineTuning, HeadOutputs, BaseForecaster):
         state, arrays, _ = super().fitted_files()
         state["network"] = dataclasses.asdict(self.network_.config)
         state["fit_history"] = self.fit_history_.to_dict(orient="list")
+        state["start"] = self.start_
+        state["best_epoch"] = self.best_epoch_
         return state, arrays, self.network_.state_dict()
 
     def restore_fitted(self, state, arrays, weights, device) -> None:
         super().restore_fitted(state, arrays, weights, device)
         config = type(self.network_config())(**state["network"])
-        network = self.build_network(config)
+        self.start_ = state.get("start")  # saved before starts existed: none
+        network = self._assemble(config)
         network.load_state_dict(weights)
         self.network_ = network.to(device).eval()
         self.fit_history_ = pd.DataFrame(state["fit_history"])
+        self.best_epoch_ = state.get("best_epoch")  # saved before it was kept: None
 
 
 def covariate_batch(x: torch.Tensor, covariates, rows: slice, input_size: int, device) -> CovariateBatch:

@@ -9,6 +9,7 @@ import pandas as pd
 from tsrsa.forecasters.common_params import COMMON_PARAMS_DOC
 from tsrsa.forecasters.estimator import specialised_init
 from tsrsa.forecasters.params import check_bool, check_choice, check_float, check_int
+from tsrsa.forecasters.start import start_estimates
 from tsrsa.forecasters.transformer import TransformerForecaster
 from tsrsa.nn.patches import n_tokens
 from tsrsa.nn.rem import REM_MASKS, fold_angle
@@ -16,7 +17,7 @@ from tsrsa.nn.rsa import GATES, RSAAttention
 from tsrsa.nn.rsa_heads import plan_heads
 from tsrsa.nn.t2r import check_feature_size
 
-REM_INITS = ("data", "paper")
+REM_INITS = ("data", "start", "paper")
 _INIT_KEYS = ("lambda", "gamma", "theta", "gate")
 _REPORT_COLUMNS = ["head", "rem_type", "source", "estimate", "lambda_init", "gamma_init", "theta_init",
                    "dilation", "note"]
@@ -79,11 +80,14 @@ class RSAForecaster(TransformerForecaster):
         Zero every REM lag above it (tokens).
     gate_init : float, default 0.0
         Initial gate logit mu (sigmoid(0) = 0.5 mixes both branches equally).
-    rem_init : {"data", "paper"} or dict, default "data"
+    rem_init : {"data", "start", "paper"} or dict, default "data"
         "data": start the REM heads from the training data -- AR roots give regular heads and
         cyclic pairs, seasonal periods give dilations and cycles (see ``tsrsa.init``); heads
         with no usable estimate keep the paper's values, and ``init_report_`` says which got
-        what. "paper": the paper's initialisation (eta spread over +-[1, 2], nu over [1, 2],
+        what. "start": the same, from the fit of the statistical start (``start``): the roots of
+        its autoregression (a first difference adds a unit root), or, for exponential smoothing,
+        lam = 1 - alpha per step and the season of its seasonal form, decaying by 1 - gamma from
+        one season to the next (:func:`tsrsa.forecasters.start.start_estimates`). "paper": the paper's initialisation (eta spread over +-[1, 2], nu over [1, 2],
         theta = pi/4). A dict sets values for every layer: keys "lambda", "gamma", "theta"
         (a number or one per regular head / cyclic parameter, per token) and "gate" (mu).
     rem_learning_rate : float, optional
@@ -148,6 +152,9 @@ class RSAForecaster(TransformerForecaster):
             check_feature_size(self.t2r_features, "t2r_features")
         super()._check_architecture()  # builds a layer: the kind checks its options (the cache's among them)
         self.rem_init_values()
+        if self.rem_init == "start" and self.start is None:
+            raise ValueError('rem_init="start" starts the REM heads from the statistical start\'s fit: set start="ar" '
+                             'or "ets", or use rem_init="data"')
 
     def _group_options(self) -> dict | None:
         """The REM values and gates at ``rem_learning_rate``, without weight decay."""
@@ -199,13 +206,15 @@ class RSAForecaster(TransformerForecaster):
         from tsrsa.init.heads import assign_heads, estimate_panel
 
         self._fit_dilations, self._head_init = None, None
-        if self.rem_init != "data":
+        if self.rem_init not in ("data", "start"):
             return
         stride = int(self.patch_len)
         tokens = n_tokens(self.resolved_input_size, stride)
         fixed = [self.dilations] if isinstance(self.dilations, int) else list(self.dilations or [])
         reach = max([tokens - 1, *fixed]) * stride  # the longest lag a dilated head reads, in steps
         estimates = estimate_panel(panel.values, panel.offsets, fit_lengths, freq=panel.freq, max_lag=reach)
+        if self.rem_init == "start":
+            estimates = start_estimates(self.start_, estimates)
         allocation = self._allocation()
         self._head_init = assign_heads(
             estimates, stride=stride, n_tokens=tokens,
@@ -217,7 +226,7 @@ class RSAForecaster(TransformerForecaster):
             self._fit_dilations = self._head_init.dilations
 
     def _initialise_network(self, network, panel, fit_lengths) -> None:
-        assigned = getattr(self, "_head_init", None) if self.rem_init == "data" else None
+        assigned = getattr(self, "_head_init", None) if self.rem_init in ("data", "start") else None
         if assigned is not None:
             values = {"lambda": assigned.lam, "gamma": assigned.gamma, "theta": assigned.theta}
         else:

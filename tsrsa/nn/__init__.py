@@ -19,6 +19,7 @@ from tsrsa.nn.revin import RevIN
 from tsrsa.nn.rnn_rem import RNNAsREM, linear_rnn_to_rem
 from tsrsa.nn.rsa import RSAAttention, RSAState
 from tsrsa.nn.rsa_heads import plan_heads
+from tsrsa.nn.start import LinearStart, attach_start, zero_outputs
 from tsrsa.nn.running_norm import RunningNorm
 from tsrsa.nn.softmax import SoftmaxAttention, softmax_attention
 from tsrsa.nn.state import LayerState, State
@@ -29,10 +30,10 @@ __all__ = [
     "CACHE_POLICIES", "DISTRIBUTIONS", "LOSSES", "Attention", "BoundedCacheState", "CacheSpec", "BackboneConfig",
     "DLinearConfig", "DLinearNetwork", "DistributionLoss", "DistributionOutput", "EncoderBlock",
     "FastWeightAttention", "FastWeightState", "FlattenHead", "ForecastingTransformer", "KeyValueState", "KindOps",
-    "LayerState", "LinearAttention", "LinearState", "LSTMConfig", "LSTMNetwork", "MovingAverage",
+    "LayerState", "LinearAttention", "LinearStart", "LinearState", "LSTMConfig", "LSTMNetwork", "MovingAverage",
     "MultiHeadAttention", "PatchEmbedding", "PointLoss", "QuantileLoss", "REM_KINDS", "REM_MASKS", "RNNAsREM",
     "RSAAttention", "RSAState", "RevIN", "RunningNorm", "SoftmaxAttention", "State", "StreamingState",
-    "StreamingTransformer", "T2RAttention", "attention_kinds", "build_attention", "build_transformer",
+    "StreamingTransformer", "T2RAttention", "attach_start", "attention_kinds", "build_attention", "build_transformer",
     "get_attention", "get_distribution", "linear_rnn_to_rem", "make_loss", "plan_heads", "register_attention",
-    "rem_matrix", "softmax_attention",
+    "rem_matrix", "softmax_attention", "zero_outputs",
 ]

@@ -16,6 +16,7 @@ from tsrsa.nn.blocks import BackboneConfig, EncoderBlock, FeedForward, init_line
 from tsrsa.nn.patches import PatchEmbedding
 from tsrsa.nn.covariates import CovariateInput, covariate_shape, has_covariates, split_inputs
 from tsrsa.nn.revin import instance_norm
+from tsrsa.nn.start import start_groups
 from tsrsa.nn.streaming import StreamingTransformer
 
 __all__ = ["BackboneConfig", "EncoderBlock", "FeedForward", "FlattenHead", "ForecastingTransformer", "PatchEmbedding",
@@ -66,6 +67,7 @@ class ForecastingTransformer(nn.Module):
                 n_tokens += self.covariates.n_future_tokens
         self.head = FlattenHead(n_tokens, config.d_model, config.h, config.n_outputs, config.dropout,
                                 config.readout_tokens)
+        self.start = None  # a statistical start (tsrsa.nn.start), attached by a forecaster that asks for one
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -79,7 +81,7 @@ class ForecastingTransformer(nn.Module):
     def parameter_groups(self) -> dict[str, list[nn.Parameter]]:
         """The attention kinds' named parameter groups, merged over layers (see the training loop's
         ``group_options``)."""
-        return merged_groups(self.blocks)
+        return start_groups(self, merged_groups(self.blocks))
 
     @property
     def readout_reach(self) -> int:
@@ -89,7 +91,7 @@ class ForecastingTransformer(nn.Module):
     def forward(self, inputs) -> torch.Tensor:
         """``inputs``: windows (B, L), or a :class:`~tsrsa.nn.covariates.CovariateBatch`."""
         x, batch = split_inputs(inputs)
-        stats = None
+        window, stats = x, None
         if self.revin is not None:
             x, stats = self.revin.normalise(x)  # (B, L)
         z = self.embed(x)  # (B, N, D)
@@ -108,7 +110,7 @@ class ForecastingTransformer(nn.Module):
             term = self.covariates.forecast(batch, z.mean(dim=1))  # (B, h, Q) or None
             if term is not None:
                 y = y + term
-        return y
+        return y if self.start is None else y + self.start(window)
 
 
 def build_transformer(config: BackboneConfig) -> nn.Module:

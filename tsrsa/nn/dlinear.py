@@ -17,6 +17,7 @@ from torch import nn
 
 from tsrsa.nn.covariates import CovariateInput, covariate_shape, has_covariates, split_inputs
 from tsrsa.nn.revin import instance_norm
+from tsrsa.nn.start import start_groups
 
 #: width of the covariates' context and hidden layer in DLinear (it has no token width of its own)
 COVARIATE_WIDTH = 32
@@ -68,6 +69,7 @@ class DLinearNetwork(nn.Module):
         self.remainder_map = nn.Linear(config.input_size, out)
         self._init_weights()
         self.norm = instance_norm(False, config.distribution)  # None but for counts: their mean scaling
+        self.start = None  # a statistical start (tsrsa.nn.start), attached by a forecaster that asks for one
         self.covariates = None
         if has_covariates(config):  # the whole look-back as one token: a linear map, then the horizon term
             self.covariates = CovariateInput(covariate_shape(config), d_model=COVARIATE_WIDTH,
@@ -87,13 +89,13 @@ class DLinearNetwork(nn.Module):
         return trend, x - trend
 
     def parameter_groups(self) -> dict[str, list[nn.Parameter]]:
-        """Named groups of parameters an optimiser may treat apart: none."""
-        return {}
+        """Named groups of parameters an optimiser may treat apart: the statistical start's, if any."""
+        return start_groups(self, {})
 
     def forward(self, inputs) -> torch.Tensor:
         """``inputs``: windows (B, L), or a :class:`~tsrsa.nn.covariates.CovariateBatch`."""
         x, batch = split_inputs(inputs)
-        stats = None
+        window, stats = x, None
         if self.norm is not None:
             x, stats = self.norm.normalise(x)  # (B, L)
         trend, remainder = self.decompose(x)  # (B, L), (B, L)
@@ -104,4 +106,4 @@ class DLinearNetwork(nn.Module):
             context = self.covariates.tokens(batch)  # (B, 1, W) or None (known-future alone)
             context = context[:, 0] if context is not None else x.new_zeros(x.size(0), COVARIATE_WIDTH)
             y = y + self.covariates.forecast(batch, context)  # (B, h, Q)
-        return y
+        return y if self.start is None else y + self.start(window)

@@ -9,6 +9,7 @@ from torch import nn
 from tsrsa.nn.covariates import CovariateInput, covariate_shape, has_covariates, split_inputs
 from tsrsa.nn.patches import n_tokens
 from tsrsa.nn.revin import instance_norm
+from tsrsa.nn.start import start_groups
 
 
 @dataclass
@@ -49,16 +50,17 @@ class LSTMNetwork(nn.Module):
         )
         self.dropout = nn.Dropout(config.dropout)
         self.head = nn.Linear(config.hidden_size, config.h * config.n_outputs)
+        self.start = None  # a statistical start (tsrsa.nn.start), attached by a forecaster that asks for one
 
     def parameter_groups(self) -> dict[str, list[nn.Parameter]]:
-        """Named groups of parameters an optimiser may treat apart: none."""
-        return {}
+        """Named groups of parameters an optimiser may treat apart: the statistical start's, if any."""
+        return start_groups(self, {})
 
     def forward(self, inputs) -> torch.Tensor:
         """``inputs``: windows (B, L), or a :class:`~tsrsa.nn.covariates.CovariateBatch`."""
         x, batch = split_inputs(inputs)
         B = x.size(0)
-        stats = None
+        window, stats = x, None
         if self.revin is not None:
             x, stats = self.revin.normalise(x)  # (B, L)
         if self.pad:
@@ -82,4 +84,4 @@ class LSTMNetwork(nn.Module):
             term = self.covariates.forecast(batch, h_n[-1])  # (B, h, Q) or None
             if term is not None:
                 y = y + term
-        return y
+        return y if self.start is None else y + self.start(window)

@@ -24,3 +24,4 @@ class TrainingConfig:
     verbose: int = 0  # 0: silent; 1: one progress bar
     description: str = "training"  # label of the progress bar
     checkpoint: object | None = None  # a tsrsa.training.checkpoint.Checkpoint: resume from it, save every epoch
+    validate_start: bool = False  # score the starting weights on validation as epoch 0: kept unless an epoch beats them

@@ -151,7 +151,8 @@ def train_network(
 
     With a validation loader the network ends with the weights of its best validation epoch
     (and stops after ``early_stopping_patience`` epochs without improvement); without one it
-    keeps its last weights.
+    keeps its last weights. With ``config.validate_start`` the starting weights are scored first,
+    as epoch 0, and kept when no epoch beats them (a network started at a statistical model).
 
     Raises
     ------
@@ -190,6 +191,8 @@ def train_network(
         result.history, result.best_epoch = list(saved["history"]), int(saved["best_epoch"])
         best_loss, best_state, patience_left = float(saved["best_loss"]), saved["best_state"], saved["patience_left"]
         restore_random_states(saved["random"], rng, device)
+    if config.validate_start and val_loader is not None and saved is None:  # epoch 0: the starting weights
+        best_loss = evaluate_loss(network, loss_fn, val_loader, device, precision)
     bar = progress_bar(config, train_loader, val_loader)
     if bar is not None and result.history:
         bar.update(len(result.history) * len(train_loader))

@@ -1,0 +1,133 @@
+"""What REM heads add once the network starts at the statistical model: the ablation on the
+short-series benchmark.
+
+    python benchmarks/start_ablation.py            # reads short_series.csv, writes its RESULTS.md section
+    python benchmarks/start_ablation.py --start ets
+
+Five configurations per cell (series, training length, seed), at the library's defaults otherwise:
+(a) the statistical start under RSA, (b) the same start under the twin (``TransformerForecaster``),
+(c) RSA without a start, (d) the twin without one, (e) the start alone: the statistical model's
+forecast through the same linear map, fitted on the same training part, no network. (a)-(d) are
+the rows ``benchmarks/short_series.py --models RSA,Transformer --params '{"start": "ar"}'`` (and
+without ``--params``) wrote; (e) is computed here (deterministic, seconds). REM heads pay where (a)
+beats (b); the start pays where (a) beats (c) and (b) beats (d); the network pays where (a) beats (e).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from tsrsa.benchmarking.folders import data_folder  # noqa: E402
+from tsrsa.benchmarking.results import replace_section  # noqa: E402
+from tsrsa.benchmarking.short_series import make_cell, score_windows  # noqa: E402
+from tsrsa.forecasters.start import fit_start  # noqa: E402
+
+CONFIGS = {"a": ("RSAForecaster", True), "b": ("TransformerForecaster", True), "c": ("RSAForecaster", False),
+           "d": ("TransformerForecaster", False)}
+NAMES = {"a": "S + RSA", "b": "S + twin", "c": "RSA", "d": "twin", "e": "S alone"}
+
+
+def start_alone(cell, model: str) -> dict:
+    """(e): the start fitted on the cell's training part (before validation), scored on validation and test."""
+    s, z = cell.split, cell.z
+    fit_part = z[: cell.n - s.val_size]
+    start = fit_start(model, [fit_part], s.input_size, s.h, s.season or 1)
+    scores = {}
+    for part in ("val", "test"):
+        origins = cell.origins(part)
+        windows = z[origins[:, None] - s.input_size + np.arange(s.input_size)[None, :]]
+        scores[part] = score_windows(start(windows), z, origins)[0]
+    return scores
+
+
+def is_default(params: str, start: str | None) -> bool:
+    """A row at the library's defaults but for ``start`` (and the run's own keys)."""
+    p = json.loads(params)
+    return p.get("start") == start and p.get("max_epochs") == "auto" and p.get("loss") == "mse" \
+        and p.get("lr_schedule") is None and p.get("learning_rate") == 1e-3 and p.get("gate_init", 0.0) == 0.0 \
+        and p.get("stream") is False and p.get("readout_tokens") == "auto" and p.get("d_model") == 64
+
+
+def collect(short: pd.DataFrame, start: str, folder: Path | None) -> pd.DataFrame:
+    """One row per (dataset, train_length, seed) where (a)-(d) all ran: val and test MSE of (a)-(e)."""
+    frames = []
+    for key, (model, started) in CONFIGS.items():
+        rows = short[(short["model"] == model) & short["params"].map(lambda p: is_default(p, start if started else None))]
+        rows = rows.sort_values("date").groupby(["dataset", "train_length", "seed"]).last()
+        frames.append(rows[["val_mse", "test_mse"]].add_prefix(f"{key}_"))
+    table = pd.concat(frames, axis=1, join="inner").reset_index()
+    alone = [start_alone(make_cell(r.dataset, int(r.train_length), int(r.seed), folder), start)
+             for r in table.itertuples()]
+    return table.assign(e_val_mse=[a["val"] for a in alone], e_test_mse=[a["test"] for a in alone])
+
+
+def geo(ratio: pd.Series) -> float:
+    ratio = ratio[np.isfinite(ratio) & (ratio > 0)]
+    return math.exp(float(np.log(ratio).mean())) if len(ratio) else math.nan
+
+
+def section(table: pd.DataFrame, start: str, simulated: set[str], command: str) -> str:
+    lines = [f"What: the statistical start `start=\"{start}\"` with and without REM heads on the short-series "
+             "benchmark (the library's defaults otherwise; seeds as run): " + ", ".join(
+                 f"({k}) {v}" for k, v in NAMES.items()) + ". Mean test MSE over seeds per cell (scaled units).\n",
+             "| series | n | seeds | " + " | ".join(f"({k}) {v}" for k, v in NAMES.items()) + " | a / b |",
+             "|---|---|---|" + "---|" * (len(NAMES) + 1)]
+    cells = table.groupby(["dataset", "train_length"])
+    for (dataset, n), g in cells:
+        means = {k: g[f"{k}_test_mse"].mean() for k in NAMES}
+        lines.append(f"| {dataset} | {n} | {len(g)} | " + " | ".join(f"{means[k]:.3f}" for k in NAMES)
+                     + f" | {means['a'] / means['b']:.3f} |")
+    lines += ["", "Geometric means of the per-run ratios (below 1: the first is better), on validation and on test:\n",
+              "| comparison | what it measures | runs | validation | test | test wins |", "|---|---|---|---|---|---|"]
+    pairs = [("a", "b", "what REM adds on top of the start"), ("c", "d", "what REM adds without a start"),
+             ("a", "c", "what the start adds to RSA"), ("b", "d", "what the start adds to the twin"),
+             ("a", "e", "what the network adds to the start")]
+    for x, y, what in pairs:
+        test = table[f"{x}_test_mse"] / table[f"{y}_test_mse"]
+        lines.append(f"| ({x}) / ({y}) | {what} | {len(table)} | "
+                     f"{geo(table[f'{x}_val_mse'] / table[f'{y}_val_mse']):.3f} | {geo(test):.3f} | "
+                     f"{int((test < 1).sum())}/{len(test)} |")
+    sim = table["dataset"].isin(simulated)
+    for name, part in (("simulated", table[sim]), ("classic", table[~sim])):
+        if len(part):
+            lines.append(f"\n{name.capitalize()} series only, (a) / (b): validation "
+                         f"{geo(part['a_val_mse'] / part['b_val_mse']):.3f}, test "
+                         f"{geo(part['a_test_mse'] / part['b_test_mse']):.3f} ({len(part)} runs).")
+    lines.append(f"\nCommand: `{command}`. Date: {dt.date.today().isoformat()} (the runs: their rows' dates in "
+                 "`benchmarks/results/short_series.csv`).")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> None:
+    from tsrsa.benchmarking.simulated import PROCESSES
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--start", default="ar", choices=("ar", "ets"))
+    parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--no-write", action="store_true")
+    args = parser.parse_args(argv)
+    short = pd.read_csv(HERE / "results" / "short_series.csv", dtype={"params": str})
+    folder = data_folder(args.data_dir, HERE.parent.parent / "shared" / "datasets") / "classic"
+    table = collect(short, args.start, folder)
+    if table.empty:
+        raise SystemExit("start_ablation.py: no cell has all of (a)-(d); run benchmarks/short_series.py first")
+    command = "python benchmarks/start_ablation.py" + ("" if args.start == "ar" else f" --start {args.start}")
+    text = section(table, args.start, set(PROCESSES), command)
+    print(text)
+    if not args.no_write:
+        replace_section(HERE / "RESULTS.md", f"start-ablation-{args.start}", text,
+                        title=f"The statistical start and REM heads: ablation (start=\"{args.start}\")")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,243 @@
+"""The statistical start: a fitted model's forecast as a linear map, added to a network started at zero."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+import torch
+from statsmodels.tsa.ar_model import AutoReg
+
+import tsrsa
+from tsrsa.forecasters.ets_model import EtsForm, candidate_forms, fit_lowest_aic, forecast_states, smoothed
+from tsrsa.forecasters.start import ar_start, ets_map, window_start
+from tsrsa.init.heads import MAX_RADIUS
+from tsrsa.nn.start import LinearStart, attach_start, zero_outputs
+
+NEURAL = [tsrsa.RSAForecaster, tsrsa.TransformerForecaster, tsrsa.LSTMForecaster, tsrsa.DLinearForecaster]
+SMALL = {tsrsa.RSAForecaster: dict(d_model=16, d_ff=32), tsrsa.TransformerForecaster: dict(d_model=16, d_ff=32),
+         tsrsa.LSTMForecaster: dict(hidden_size=8), tsrsa.DLinearForecaster: {}}
+
+
+def ar2(n: int = 400, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    y = np.zeros(n)
+    for t in range(2, n):
+        y[t] = 0.5 + 1.5 * y[t - 1] - 0.9 * y[t - 2] + rng.standard_normal()
+    return y
+
+
+def seasonal(n: int = 240, seed: int = 1) -> np.ndarray:
+    t = np.arange(n)
+    return 20 + 5 * np.sin(2 * np.pi * t / 12) + np.random.default_rng(seed).standard_normal(n)
+
+
+def drifting(n: int = 300, seed: int = 2) -> np.ndarray:
+    return 50 + np.cumsum(0.4 + np.random.default_rng(seed).standard_normal(n))
+
+
+def autoreg_forecast(y: np.ndarray, order: int, d: int, h: int) -> np.ndarray:
+    """statsmodels' own forecast of the AR(order) with a constant on the d-th differences."""
+    z = np.diff(y) if d else y
+    ahead = AutoReg(z, lags=order, trend="c").fit().forecast(h)
+    return y[-1] + np.cumsum(ahead) if d else ahead
+
+
+# ---------------------------------------------------------------------- the maps, in float64
+@pytest.mark.parametrize("y, order, d", [(ar2(), 2, 0), (seasonal(), 13, 0), (drifting(), 0, 1), (drifting(), 2, 1)],
+                         ids=["ar2", "seasonal", "drift", "ari21"])
+def test_ar_map_is_statsmodels_autoreg_forecast(y, order, d):
+    start = ar_start([y], 36, 12, 12, order=order, d=d)
+    assert start.record["order"] == order and start.record["d"] == d
+    np.testing.assert_allclose(start(y[None, :])[0], autoreg_forecast(y, order, d, 12), rtol=0, atol=1e-8)
+
+
+def test_ar_pooled_fit_is_one_regression_over_every_series():
+    a, b = ar2(300, 3), ar2(250, 4)
+    start = ar_start([a, b], 24, 6, 1, order=2, d=0)
+    rows = [(y[t], 1.0, y[t - 1], y[t - 2]) for y in (a, b) for t in range(2, len(y))]
+    target, design = np.array([r[0] for r in rows]), np.array([r[1:] for r in rows])
+    coef = np.linalg.lstsq(design, target, rcond=None)[0]
+    np.testing.assert_allclose([start.record["constant"], *start.record["coefficients"]], coef, atol=1e-7)
+
+
+def test_ar_order_chosen_by_aic_finds_an_ar2():
+    start = ar_start([ar2(2000)], 24, 6, 1)
+    assert start.record["order"] == 2 and start.record["d"] == 0
+    start = ar_start([drifting(600)], 24, 6, 1)
+    assert start.record["d"] == 1
+
+
+@pytest.mark.parametrize("trend, damped, season", [(None, False, None), ("add", True, "add"), ("add", False, "add")])
+def test_ets_map_is_statsmodels_recursion_from_the_window_start(trend, damped, season):
+    y = seasonal(120) + 0.05 * np.arange(120)
+    with warnings.catch_warnings(action="ignore"):
+        fit = fit_lowest_aic(y, candidate_forms("add", trend, damped, season, 12 if season else 1))
+    form = EtsForm.from_json(fit.form)
+    L = 48
+    window = y[-L:]
+    states = smoothed(fit, window, window_start(form, L) @ window)  # statsmodels' ETSModel.smooth
+    np.testing.assert_allclose(ets_map(form, fit.params, L, 24) @ window, forecast_states(fit, states[-1:], 24)[0],
+                               rtol=0, atol=1e-10)
+
+
+def test_ets_map_forecasts_a_constant_exactly():
+    y = seasonal(120)
+    with warnings.catch_warnings(action="ignore"):
+        fit = fit_lowest_aic(y, candidate_forms("add", "add", True, "add", 12))
+    weights = ets_map(EtsForm.from_json(fit.form), fit.params, 48, 12)
+    np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=1e-10)  # a level shift moves it one for one
+
+
+# ---------------------------------------------------------------------- the network
+def test_started_network_outputs_the_start_before_training():
+    torch.manual_seed(0)
+    config = tsrsa.nn.BackboneConfig(input_size=24, h=6, patch_len=4, d_model=16, n_heads=2, n_layers=1, d_ff=16,
+                                     n_outputs=3)
+    network = tsrsa.nn.build_transformer(config).eval()
+    start = attach_start(network, 24, 6)
+    weight = torch.randn(6, 24)
+    with torch.no_grad():
+        start.weight.copy_(weight)
+        start.bias.fill_(0.5)
+    x = torch.randn(5, 24) * 3 + 7
+    assert not torch.allclose(network(x), (x @ weight.t() + 0.5)[..., None].expand(-1, -1, 3), atol=1e-3)
+    zero_outputs(network)
+    expected = (x @ weight.t() + 0.5)[..., None].expand(-1, -1, 3)  # every quantile at the point forecast
+    torch.testing.assert_close(network(x), expected, atol=1e-4, rtol=0)
+    assert "start" in network.parameter_groups()
+
+
+def test_linear_start_is_frozen_unless_trainable():
+    assert not any(p.requires_grad for p in LinearStart(4, 2, minus_mean=False).parameters())
+    assert all(p.requires_grad for p in LinearStart(4, 2, minus_mean=False, trainable=True).parameters())
+
+
+# ---------------------------------------------------------------------- the forecasters
+def frame(y: np.ndarray, freq: str) -> pd.Series:
+    return pd.Series(y, index=pd.date_range("2020-01-01", periods=len(y), freq=freq))
+
+
+@pytest.mark.parametrize("cls", NEURAL, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("y, freq", [(ar2(), "D"), (seasonal(), "MS"), (drifting(), "D")], ids=["ar2", "seasonal", "drift"])
+def test_untrained_forecast_equals_statsmodels(cls, y, freq):
+    model = cls(h=12, input_size=36, start="ar", max_epochs=1, learning_rate=1e-12, weight_decay=0.0,
+                random_state=0, **SMALL[cls]).fit(frame(y, freq))
+    fitted = model.start_
+    expected = autoreg_forecast(y, fitted["order"], fitted["d"], 12)
+    scale = np.std(y)
+    np.testing.assert_allclose(model.predict()["yhat"].to_numpy() / scale, expected / scale, rtol=0, atol=1e-4)
+    if freq == "MS":
+        assert fitted["order"] >= 12  # the seasonal lag is within reach and chosen
+    if y is not None and fitted["d"] == 1:
+        assert fitted["constant"] > 0  # the drift
+
+
+def test_start_stays_as_fitted_at_rate_zero_and_moves_at_its_own_rate():
+    y = frame(ar2(300), "D")
+    kept = tsrsa.DLinearForecaster(h=6, input_size=24, start="ar", max_epochs=3, random_state=0).fit(y)
+    moved = tsrsa.DLinearForecaster(h=6, input_size=24, start="ar", start_learning_rate=1e-2, max_epochs=3,
+                                    random_state=0).fit(y)
+    untrained = tsrsa.DLinearForecaster(h=6, input_size=24, start="ar", max_epochs=1, learning_rate=1e-12,
+                                        random_state=0).fit(y)
+    torch.testing.assert_close(kept.network_.start.weight, untrained.network_.start.weight, atol=0, rtol=0)
+    assert (moved.network_.start.weight - untrained.network_.start.weight).abs().max() > 1e-4
+
+
+def test_ets_start_on_a_panel_saves_and_loads(tmp_path):
+    rng = np.random.default_rng(0)
+    frames = [pd.DataFrame({"unique_id": f"s{k}", "ds": pd.date_range("2015-01-01", periods=96, freq="MS"),
+                            "y": seasonal(96, k) * (k + 1) + rng.standard_normal(96)}) for k in range(3)]
+    df = pd.concat(frames, ignore_index=True)
+    model = tsrsa.RSAForecaster(h=6, input_size=24, start="ets", loss="quantile", max_epochs=2, d_model=16, d_ff=32,
+                                random_state=0).fit(df)
+    assert model.start_["model"] == "ets" and model.start_["series"] == 3 and model.start_["truncation"] >= 0
+    model.save(tmp_path / "model")
+    loaded = tsrsa.load(tmp_path / "model")
+    pd.testing.assert_frame_equal(loaded.predict(), model.predict())
+    assert loaded.start_ == model.start_
+    tuned = model.fine_tune(df, max_epochs=1)
+    assert tuned.start_ == model.start_ and tuned.network_.start is not None
+
+
+@pytest.mark.parametrize("options, message", [
+    (dict(start="arma"), "start"),
+    (dict(start="ar", stream=True), "streaming"),
+    (dict(start="ar", loss="normal"), "distribution"),
+    (dict(start="ar", start_learning_rate=-1.0), "start_learning_rate"),
+])
+def test_start_refusals_name_the_fix(options, message):
+    with pytest.raises(ValueError, match=message):
+        tsrsa.RSAForecaster(h=6, input_size=24, **options).fit(frame(ar2(200), "D"))
+
+
+def test_no_start_by_default_changes_nothing():
+    model = tsrsa.DLinearForecaster(h=6, input_size=24, max_epochs=1, random_state=0).fit(frame(ar2(200), "D"))
+    assert model.start is None and model.start_ is None and model.network_.start is None
+
+
+# ---------------------------------------------------------------------- REM heads from the same fit
+def test_rem_heads_start_from_the_ets_fit():
+    y = frame(seasonal(300), "MS")
+    model = tsrsa.RSAForecaster(h=12, input_size=48, start="ets", rem_init="start", max_epochs=1, d_model=16,
+                                d_ff=32, random_state=0).fit(y)
+    fitted, report = model.start_, model.init_report_.set_index("head")
+    assert fitted["season"] == 12
+    lam = min(1 - fitted["smoothing_level"], MAX_RADIUS)  # per step, clipped as every data start is
+    np.testing.assert_allclose(report.loc[0, "lambda_init"], lam ** 4, rtol=1e-6)
+    np.testing.assert_allclose(report.loc[1, "theta_init"], 2 * np.pi * 4 / 12, rtol=1e-6)  # the season, per token
+    assert report.loc[3, "dilation"] == 12
+
+
+def test_rem_heads_start_from_the_ar_roots():
+    from tsrsa.forecasters.start import start_estimates
+    from tsrsa.init.heads import Estimates
+
+    record = {"model": "ar", "coefficients": [1.5, -0.9], "d": 1}
+    roots = start_estimates(record, Estimates()).roots
+    np.testing.assert_allclose(sorted(np.abs(roots)), [np.sqrt(0.9), np.sqrt(0.9), 1.0])
+    model = tsrsa.RSAForecaster(h=6, input_size=48, start="ar", rem_init="start", max_epochs=1, d_model=16, d_ff=32,
+                                random_state=0).fit(frame(ar2(2000), "D"))
+    cyclic = model.init_report_.set_index("head").loc[1]
+    root = np.roots([1.0, -1.5, 0.9])[0]  # the process's own cycle: modulus 0.949, period 9.5 steps
+    np.testing.assert_allclose(cyclic["theta_init"], abs(np.angle(root)) * 4, rtol=0.05)
+
+
+def test_rem_init_start_needs_a_start():
+    with pytest.raises(ValueError, match='start="ar"'):
+        tsrsa.RSAForecaster(h=6, input_size=24, rem_init="start").fit(frame(ar2(200), "D"))
+
+
+def test_order_selection_is_statsmodels_ar_select_order():
+    from statsmodels.tsa.ar_model import ar_select_order
+
+    from tsrsa.forecasters.start import aic_by_order, lag_rows
+
+    for y in (ar2(600, 5), seasonal(300, 6), np.diff(drifting(400, 7))):
+        chosen = ar_select_order(y, maxlag=20, ic="aic", trend="c").ar_lags
+        mine = int(np.argmin(aic_by_order(*lag_rows([y], 20, 20))))
+        assert mine == (max(chosen) if chosen else 0)
+        rows = lag_rows([y], 20, 20)
+        expected = [sm.OLS(rows[0], np.column_stack([np.ones(len(rows[0])), rows[1][:, :p]])).fit().aic
+                    for p in range(21)]
+        np.testing.assert_allclose(aic_by_order(*rows), expected, rtol=1e-9)
+
+
+def test_validation_keeps_the_start_when_no_epoch_beats_it():
+    from tsrsa.forecasters.start import ar_forecasts
+
+    y = ar2(400)
+    started = tsrsa.DLinearForecaster(h=6, input_size=24, start="ar", val_size=60, learning_rate=5.0, max_epochs=3,
+                                      random_state=0).fit(frame(y, "D"))
+    assert started.best_epoch_ == 0 and len(started.fit_history_) == 3  # every epoch scored, none kept
+    fitted = started.start_
+    loc, scale = started.memory_.loc[0], started.memory_.scale[0]
+    z = (y[-24:] - loc) / scale  # the last window in the units the start was fitted in
+    expected = ar_forecasts(z[None], np.array(fitted["coefficients"]), fitted["constant"], fitted["d"], 6)[0]
+    np.testing.assert_allclose(started.predict()["yhat"].to_numpy(), expected * scale + loc, rtol=0,
+                               atol=1e-4 * scale)
+    plain = tsrsa.DLinearForecaster(h=6, input_size=24, val_size=60, learning_rate=5.0, max_epochs=3,
+                                    random_state=0).fit(frame(y, "D"))
+    assert plain.best_epoch_ >= 1  # without a start an epoch is always kept

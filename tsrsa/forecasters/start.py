@@ -1,0 +1,251 @@
+"""The statistical start of a neural forecaster: a fitted model's forecast as a linear map of the window.
+
+``start="ar"`` or ``start="ets"`` fits a statistical model on the training parts of the series, in
+the units the network reads (each series scaled by its training part's statistics), and writes its
+point forecast from a window of the latest ``L`` values as ``S(x) = W x + b`` (W: h x L). The network
+(:mod:`tsrsa.nn.start`) adds its own output, started at zero, so that before the first optimiser
+step the forecast is the statistical model's.
+
+- **"ar"**: an autoregression with a constant, on the levels or, when KPSS rejects level stationarity
+  in most series, on the first differences (a drift then being the constant), fitted by ordinary
+  least squares (statsmodels' ``OLS``) on the lagged values of every series pooled; the order by AIC
+  over 0..p_max on a common sample, then refitted on all the rows of that order, as statsmodels'
+  ``ar_select_order`` and ``AutoReg`` do. The h-step forecast of such a model is an affine function
+  of its last p (+ 1) values, so the map is exact: for one series it is ``AutoReg``'s forecast.
+- **"ets"**: exponential smoothing with additive errors (the six forms of ``ETSForecaster``: no,
+  additive or damped trend; an additive season of the frequency's period when the window holds
+  one), fitted by statsmodels' ``ETSModel`` on each of at most :data:`ETS_SERIES` series (evenly
+  spread over the panel), each fit's map averaged. With additive errors the state after the window
+  is linear in the window and the state before it; the state before it is estimated from the window
+  itself (level: the mean of its first season; season: the first season's deviations from it;
+  trend: 0), so the map is linear. Its error against the fit's forecast from the whole history is
+  ``w' F^(k-1) D^L (x - x_hat)``, the initial-state error discounted over the window (D = F - g w');
+  ``truncation`` in the record is its mean absolute size on the fitted series' last windows, in the
+  scaled units.
+
+A panel gets one map for every series (pooled coefficients), so a global model, a new series and a
+streamed window all read it the same way.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from tsrsa.forecasters.arima_model import differences
+from tsrsa.forecasters.ets_model import EtsForm, candidate_forms, fit_lowest_aic, forecast
+from tsrsa.init.ar import companion_roots, default_max_lag
+from tsrsa.init.heads import Estimates
+
+#: the models a start can be fitted from
+START_MODELS = ("ar", "ets")
+#: an ETS start fits at most this many series (ETS is fitted one series at a time)
+ETS_SERIES = 16
+#: series checked for a unit root when an AR start chooses its differencing
+KPSS_SERIES = 64
+
+
+@dataclass(frozen=True)
+class StartMap:
+    """A fitted start: ``forecast = weight @ window[-weight.shape[1]:] + bias``; ``record`` describes it."""
+
+    weight: np.ndarray  # (h, window)
+    bias: np.ndarray  # (h,)
+    record: dict
+
+    def __call__(self, windows: np.ndarray) -> np.ndarray:
+        """(n, >= window) -> (n, h)."""
+        return windows[:, -self.weight.shape[1]:] @ self.weight.T + self.bias
+
+
+def spread(n: int, k: int) -> np.ndarray:
+    """At most ``k`` indices evenly spread over ``range(n)``."""
+    return np.unique(np.linspace(0, n - 1, min(n, k)).round().astype(int))
+
+
+# ---------------------------------------------------------------------- AR
+def ar_forecasts(windows: np.ndarray, coefficients: np.ndarray, constant: float, d: int, h: int) -> np.ndarray:
+    """(n, h) forecasts of an AR(p) with a constant on the d-th differences (d in {0, 1}) from
+    windows (n, L): the recursion run forward with the forecasts in place of the future values."""
+    p = len(coefficients)
+    z = np.diff(windows, axis=1) if d else windows
+    history = z[:, z.shape[1] - p:] if p else z[:, :0]
+    out = np.empty((len(windows), h))
+    for k in range(h):
+        step = constant + history[:, ::-1] @ coefficients if p else np.full(len(windows), constant)
+        out[:, k] = step
+        history = np.concatenate([history[:, 1:], step[:, None]], axis=1) if p else history
+    return windows[:, -1:] + np.cumsum(out, axis=1) if d else out
+
+
+def affine_map(forecasts, window: int) -> tuple[np.ndarray, np.ndarray]:
+    """(W, b) of an affine function ``forecasts`` of windows (n, window) -> (n, h): b at the zero
+    window, W's columns at the unit windows."""
+    probes = np.vstack([np.zeros((1, window)), np.eye(window)])
+    values = forecasts(probes)  # (window + 1, h)
+    return (values[1:] - values[0]).T, values[0]
+
+
+def lag_rows(series: list[np.ndarray], p: int, first: int) -> tuple[np.ndarray, np.ndarray]:
+    """Pooled regression rows: targets z_t and lags [z_(t-1), ..., z_(t-p)] for t >= first of each series."""
+    targets, lags = [], []
+    for z in series:
+        if len(z) <= first:
+            continue
+        t = np.arange(first, len(z))
+        targets.append(z[t])
+        lags.append(z[t[:, None] - np.arange(1, p + 1)[None, :]] if p else np.empty((len(t), 0)))
+    return np.concatenate(targets), np.vstack(lags)
+
+
+def aic_by_order(target: np.ndarray, lags: np.ndarray) -> np.ndarray:
+    """AIC of the least-squares AR fits of orders 0..p on the same rows (a constant and the first p lag
+    columns), from one cross-product matrix: statsmodels ``OLS(...).fit().aic`` of each, without p
+    regressions over every row."""
+    X = np.column_stack([np.ones(len(target)), lags])
+    gram, cross, n = X.T @ X, X.T @ target, len(target)
+    scores = []
+    for p in range(X.shape[1]):
+        k = p + 1
+        coef = np.linalg.lstsq(gram[:k, :k], cross[:k], rcond=None)[0]
+        rss = max(float(target @ target - coef @ cross[:k]), 1e-300)
+        scores.append(n * (np.log(2 * np.pi * rss / n) + 1) + 2 * k)
+    return np.asarray(scores)
+
+
+def fit_ar(series: list[np.ndarray], window: int, season: int, order: int | None = None,
+           d: int | None = None) -> tuple[np.ndarray, float, int, float]:
+    """(coefficients, constant, d, aic) of the pooled AR fit (module docstring); ``order`` and ``d``
+    fix what is otherwise chosen."""
+    import statsmodels.api as sm
+
+    if d is None:
+        votes = [differences(series[i]) for i in spread(len(series), KPSS_SERIES) if len(series[i]) >= 12]
+        d = int(2 * sum(votes) > len(votes)) if votes else 0
+    z = [np.diff(y) if d else y for y in series]
+    shortest = min(len(v) for v in z)
+    ceiling = max(default_max_lag(shortest), season + 1 if 1 < season < shortest // 2 else 0)
+    p_max = max(0, min(window - d, ceiling, shortest - 2))
+    if order is None:
+        order = int(np.argmin(aic_by_order(*lag_rows(z, p_max, p_max))))
+    if order > window - d:
+        raise ValueError(f"an AR start of order {order} on {'differences' if d else 'levels'} needs a window "
+                         f"of at least {order + d} steps; input_size is {window}")
+    target, lags = lag_rows(z, order, order)
+    fit = sm.OLS(target, np.column_stack([np.ones(len(target)), lags])).fit()
+    return np.asarray(fit.params[1:], dtype=np.float64), float(fit.params[0]), d, float(fit.aic)
+
+
+def ar_start(series: list[np.ndarray], window: int, h: int, season: int, order=None, d=None) -> StartMap:
+    coefficients, constant, d, aic = fit_ar(series, window, season, order, d)
+    weight, bias = affine_map(lambda w: ar_forecasts(w, coefficients, constant, d, h), window)
+    record = {"model": "ar", "order": len(coefficients), "d": d, "constant": round(constant, 8),
+              "coefficients": [round(float(a), 8) for a in coefficients], "aic": round(aic, 4),
+              "series": len(series)}
+    return StartMap(weight, bias, record)
+
+
+# ---------------------------------------------------------------------- ETS
+def ets_matrices(form: EtsForm, params: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(F, g, w) of an additive-error, additive-season ETS form with parameters ``params`` (statsmodels'
+    order: alpha, [beta], [gamma], [phi]): state ``[level, trend, seasonal oldest first]``, one-step
+    forecast ``w' x``, next state ``F x + g (y - w' x)``."""
+    m = form.m if form.seasonal else 0
+    names = form.param_names
+    value = dict(zip(names, params))
+    alpha, beta = value["smoothing_level"], value.get("smoothing_trend", 0.0)
+    gamma, phi = value.get("smoothing_seasonal", 0.0), value.get("damping_trend", 1.0 if form.trend else 0.0)
+    k = 2 + m
+    F = np.zeros((k, k))
+    F[0, 0], F[0, 1], F[1, 1] = 1.0, phi, phi
+    w = np.zeros(k)
+    w[0], w[1] = 1.0, phi
+    g = np.zeros(k)
+    g[0], g[1] = alpha, beta
+    if m:
+        F[2 + np.arange(m - 1), 3 + np.arange(m - 1)] = 1.0  # the seasons move one place older
+        F[k - 1, 2] = 1.0  # the oldest, updated, becomes the newest
+        w[2], g[k - 1] = 1.0, gamma
+    return F, g, w
+
+
+def window_start(form: EtsForm, window: int) -> np.ndarray:
+    """(2 + m, window): the state before a window, as a linear function of the window (module docstring)."""
+    m = form.m if form.seasonal else 0
+    first = max(m, 1)
+    P = np.zeros((2 + m, window))
+    P[0, :first] = 1.0 / first
+    if m:
+        P[2:, :m] = np.eye(m) - 1.0 / m
+    return P
+
+
+def ets_map(form: EtsForm, params: np.ndarray, window: int, h: int) -> np.ndarray:
+    """(h, window): the ETS form's forecast from a window, started at :func:`window_start`."""
+    F, g, w = ets_matrices(form, params)
+    D = F - np.outer(g, w)
+    S = window_start(form, window)  # the state as a map of the window
+    for j in range(window):
+        S = D @ S
+        S[:, j] += g
+    k = np.arange(1, h + 1)
+    phi = dict(zip(form.param_names, params)).get("damping_trend", 1.0)
+    H = np.zeros((h, S.shape[0]))
+    H[:, 0] = 1.0
+    if form.trend:
+        H[:, 1] = np.cumsum(phi ** k) if form.damped else k
+    if form.seasonal:
+        H[np.arange(h), 2 + (k - 1) % form.m] = 1.0
+    return H @ S
+
+
+def ets_start(series: list[np.ndarray], window: int, h: int, season: int) -> StartMap:
+    seasonal = "auto" if 1 < season <= window and all(len(y) >= 2 * season + 2 for y in series) else None
+    forms = candidate_forms("add", "auto", "auto", seasonal, season if seasonal else 1)
+    maps, errors, names, alphas, gammas = [], [], [], [], []
+    for i in spread(len(series), ETS_SERIES):
+        y = series[i]
+        with warnings.catch_warnings(action="ignore"):
+            fit = fit_lowest_aic(y, forms)
+        form = EtsForm.from_json(fit.form)
+        weights = ets_map(form, fit.params, window, h)
+        maps.append(weights)
+        names.append(form.name)
+        value = dict(zip(form.param_names, fit.params))
+        alphas.append(value["smoothing_level"])
+        if form.seasonal:
+            gammas.append(value["smoothing_seasonal"])
+        if len(y) >= window:
+            errors.append(float(np.mean(np.abs(forecast(fit, h) - weights @ y[-window:]))))
+    weight = np.mean(maps, axis=0)
+    record = {"model": "ets", "forms": sorted(set(names)), "series": len(maps),
+              "truncation": round(float(np.mean(errors)), 6) if errors else None,
+              "smoothing_level": round(float(np.median(alphas)), 6),
+              "smoothing_seasonal": round(float(np.median(gammas)), 6) if gammas else None,
+              "season": season if gammas else None}
+    return StartMap(weight, np.zeros(h), record)
+
+
+def start_estimates(record: dict, estimates: Estimates) -> Estimates:
+    """The REM heads' estimates (:class:`tsrsa.init.heads.Estimates`, per time step) from a fitted start's
+    ``record``: an AR start's characteristic roots (a first difference adds a unit root, which the heads
+    clip), or an ETS start's level discount 1 - alpha as a real root and its season, decaying by
+    1 - gamma from one season to the next; the pooled autocorrelation of ``estimates`` is kept."""
+    if record["model"] == "ar":
+        roots = companion_roots(record["coefficients"])
+        if record["d"]:
+            roots = np.concatenate([[1.0 + 0j], roots])
+        return replace(estimates, roots=roots[np.argsort(-np.abs(roots), kind="stable")],
+                       notes=[*estimates.notes, "roots from the AR start"])
+    roots = np.array([1.0 - record["smoothing_level"]], dtype=np.complex128)
+    periods, decay = ([record["season"]], [1.0 - record["smoothing_seasonal"]]) if record.get("season") else ([], [])
+    return replace(estimates, roots=roots, periods=periods, period_acf=decay,
+                   notes=[*estimates.notes, "roots and season from the ETS start"])
+
+
+def fit_start(model: str, series: list[np.ndarray], window: int, h: int, season: int) -> StartMap:
+    """The start ``model`` ("ar" or "ets") fitted on the scaled training parts ``series``."""
+    if model == "ar":
+        return ar_start(series, window, h, season)
+    return ets_start(series, window, h, season)

@@ -1,0 +1,65 @@
+"""The statistical start of the neural forecasters: their ``start`` and ``start_learning_rate``.
+
+:mod:`tsrsa.forecasters.start` fits the map; this mixin checks the arguments, fits the map on the
+scaled training parts before the network is built, attaches it (:mod:`tsrsa.nn.start`) and starts
+the network's own outputs at zero, so that the untrained forecast is the statistical model's. The
+fitted ``start_`` (a dict: the model, its order or forms, the window it reads) is saved with the
+model; the map's values are weights of the network (``start.weight``, ``start.bias``).
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from tsrsa.forecasters.params import check_choice, check_float
+from tsrsa.forecasters.start import START_MODELS, fit_start
+from tsrsa.nn.start import attach_start, zero_outputs
+
+
+class StatisticalStart:
+    """Mixin of :class:`~tsrsa.forecasters.neural.NeuralForecaster` (module docstring)."""
+
+    def _check_start(self) -> None:
+        check_choice("start", self.start, START_MODELS, allow_none=True)
+        check_float("start_learning_rate", self.start_learning_rate)
+        if self.start is None:
+            return
+        if getattr(self, "stream", False):
+            raise ValueError(f"start={self.start!r} is for the fixed-window network: the streaming configuration "
+                             f"has no window for the statistical forecast to read; use stream=False or start=None")
+        if self._distribution() is not None:
+            raise ValueError(f"start={self.start!r} starts a point or quantile forecast; loss={self.loss!r} "
+                             f"outputs a distribution's parameters: use start=None with it")
+
+    def _optimiser_groups(self) -> dict | None:
+        """The subclass's groups, and the statistical start's at ``start_learning_rate`` when it trains."""
+        groups = self._group_options()
+        if self.start is not None and self.start_learning_rate > 0:
+            groups = {**(groups or {}), "start": {"lr": float(self.start_learning_rate), "weight_decay": 0.0}}
+        return groups
+
+    def _assemble(self, config) -> torch.nn.Module:
+        """The network for ``config``, with the fitted statistical start's (still zero) map attached."""
+        network = self.build_network(config)
+        if getattr(self, "start_", None) is not None:
+            attach_start(network, self.start_["window"], int(self.h), trainable=self.start_learning_rate > 0)
+        return network
+
+    def _fit_start(self, scaled, offsets, fit_lengths, freq) -> None:
+        """``start_``: the statistical start fitted on the scaled training parts (:mod:`tsrsa.forecasters.start`)."""
+        self.start_, self._start_map = None, None
+        if self.start is None:
+            return
+        periods = freq.natural_periods() if freq.is_datetime else []
+        series = [np.asarray(scaled[o:o + n], dtype=np.float64) for o, n in zip(offsets, fit_lengths)]
+        self._start_map = fit_start(self.start, series, self.resolved_input_size, int(self.h),
+                                    int(periods[0]) if periods else 1)
+        self.start_ = {**self._start_map.record, "window": int(self._start_map.weight.shape[1])}
+
+    def _started(self, network) -> None:
+        """Write the fitted start's map into the network and start its own outputs at zero."""
+        zero_outputs(network)
+        with torch.no_grad():
+            network.start.weight.copy_(torch.as_tensor(self._start_map.weight))
+            network.start.bias.copy_(torch.as_tensor(self._start_map.bias))
+        self._start_map = None  # the values live in the network now
