@@ -78,7 +78,8 @@ def make_row(cell: Cell, name: str, label: str, seed: int, result: dict, machine
             "val_size": result["val_size"], "model": MODEL_NAMES[name], "label": label, "seed": int(seed),
             "params": json.dumps(result["params"], sort_keys=True, default=str), "val_mse": rnd(result["val_mse"]),
             "test_mse": rnd(mse), "test_mae": rnd(mae), "test_windows": len(cell.origins("test")),
-            "train_seconds": round(result["seconds"], 2), "best_epoch": result["best_epoch"] or "", "machine": machine}
+            "train_seconds": round(result["seconds"], 2), "machine": machine,
+            "best_epoch": "" if result["best_epoch"] is None else result["best_epoch"]}  # 0: the starting weights
 
 
 # ---------------------------------------------------------------------- command line

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import functools
 import json
 import math
 import sys
@@ -27,6 +28,8 @@ import pandas as pd
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+import tsrsa  # noqa: E402
+from tsrsa.benchmarking.defaults_screen import CHOICES, same_configuration  # noqa: E402
 from tsrsa.benchmarking.folders import data_folder  # noqa: E402
 from tsrsa.benchmarking.results import replace_section  # noqa: E402
 from tsrsa.benchmarking.short_series import make_cell, score_windows  # noqa: E402
@@ -50,19 +53,25 @@ def start_alone(cell, model: str) -> dict:
     return scores
 
 
-def is_default(params: str, start: str | None) -> bool:
-    """A row at the library's defaults but for ``start`` (and the run's own keys)."""
-    p = json.loads(params)
-    return p.get("start") == start and p.get("max_epochs") == "auto" and p.get("loss") == "mse" \
-        and p.get("lr_schedule") is None and p.get("learning_rate") == 1e-3 and p.get("gate_init", 0.0) == 0.0 \
-        and p.get("stream") is False and p.get("readout_tokens") == "auto" and p.get("d_model") == 64
+def is_default(params: str, start: str | None, model: str) -> bool:
+    """A row of ``model`` at the library's defaults but for ``start`` (and the run's own keys)."""
+    defaults = default_params(model)
+    ran = json.loads(params)
+    return same_configuration(params, defaults) and ran.get("start") == start and ran.get("max_epochs") == "auto" \
+        and all(json.dumps(ran.get(k, defaults.get(k))) == json.dumps(defaults.get(k)) for k in CHOICES if k != "start")
+
+
+@functools.cache
+def default_params(model: str) -> dict:
+    return getattr(tsrsa, model)(h=1).get_params()
 
 
 def collect(short: pd.DataFrame, start: str, folder: Path | None) -> pd.DataFrame:
     """One row per (dataset, train_length, seed) where (a)-(d) all ran: val and test MSE of (a)-(e)."""
     frames = []
     for key, (model, started) in CONFIGS.items():
-        rows = short[(short["model"] == model) & short["params"].map(lambda p: is_default(p, start if started else None))]
+        chosen = start if started else None
+        rows = short[(short["model"] == model) & short["params"].map(lambda p: is_default(p, chosen, model))]
         rows = rows.sort_values("date").groupby(["dataset", "train_length", "seed"]).last()
         frames.append(rows[["val_mse", "test_mse"]].add_prefix(f"{key}_"))
     table = pd.concat(frames, axis=1, join="inner").reset_index()

@@ -19,6 +19,7 @@ import time
 import numpy as np
 
 from tsrsa.benchmarking.m4 import M4Split
+from tsrsa.benchmarking.runner import best_epoch
 
 #: the benchmark's names of tsrsa's neural forecasters
 NEURAL = {"RSA": "RSAForecaster", "Transformer": "TransformerForecaster", "LSTM": "LSTMForecaster",
@@ -117,7 +118,7 @@ def run_global_model(val: M4Split, test: M4Split | None, name: str, seed: int, o
             forecasts[split_name] = (fc, time.perf_counter() - began)
     history = model.fit_history_
     losses = history["val_loss"].to_numpy(dtype=float)
-    extra = {"epochs": len(history), "best_epoch": int(history["epoch"].iloc[int(np.nanargmin(losses))]),
+    extra = {"epochs": len(history), "best_epoch": best_epoch(model),
              "series_trained": len(trained),
              "history": json.dumps([[round(a, 5), round(b, 5)] for a, b in zip(history["train_loss"], losses)])}
     params = model.get_params()

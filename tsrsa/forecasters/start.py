@@ -10,15 +10,16 @@ step the forecast is the statistical model's.
   in most series, on the first differences (a drift then being the constant), fitted by ordinary
   least squares (statsmodels' ``OLS``) on the lagged values of every series pooled; the order by AIC
   over 0..p_max on a common sample, then refitted on all the rows of that order, as statsmodels'
-  ``ar_select_order`` and ``AutoReg`` do. The h-step forecast of such a model is an affine function
+  ``ar_select_order`` and ``AutoReg`` do (an explosive fit, with a root outside the unit circle, gives
+  way to the order of next lowest AIC). The h-step forecast of such a model is an affine function
   of its last p (+ 1) values, so the map is exact: for one series it is ``AutoReg``'s forecast.
 - **"ets"**: exponential smoothing with additive errors (the six forms of ``ETSForecaster``: no,
   additive or damped trend; an additive season of the frequency's period when the window holds
   one), fitted by statsmodels' ``ETSModel`` on each of at most :data:`ETS_SERIES` series (evenly
   spread over the panel), each fit's map averaged. With additive errors the state after the window
   is linear in the window and the state before it; the state before it is estimated from the window
-  itself (level: the mean of its first season; season: the first season's deviations from it;
-  trend: 0), so the map is linear. Its error against the fit's forecast from the whole history is
+  itself by a classical decomposition of its first two seasons (:func:`window_start`), so the map is
+  linear. Its error against the fit's forecast from the whole history is
   ``w' F^(k-1) D^L (x - x_hat)``, the initial-state error discounted over the window (D = F - g w');
   ``truncation`` in the record is its mean absolute size on the fitted series' last windows, in the
   scaled units.
@@ -127,14 +128,18 @@ def fit_ar(series: list[np.ndarray], window: int, season: int, order: int | None
     shortest = min(len(v) for v in z)
     ceiling = max(default_max_lag(shortest), season + 1 if 1 < season < shortest // 2 else 0)
     p_max = max(0, min(window - d, ceiling, shortest - 2))
-    if order is None:
-        order = int(np.argmin(aic_by_order(*lag_rows(z, p_max, p_max))))
-    if order > window - d:
+    if order is not None and order > window - d:
         raise ValueError(f"an AR start of order {order} on {'differences' if d else 'levels'} needs a window "
                          f"of at least {order + d} steps; input_size is {window}")
-    target, lags = lag_rows(z, order, order)
-    fit = sm.OLS(target, np.column_stack([np.ones(len(target)), lags])).fit()
-    return np.asarray(fit.params[1:], dtype=np.float64), float(fit.params[0]), d, float(fit.aic)
+    candidates = [order] if order is not None else np.argsort(aic_by_order(*lag_rows(z, p_max, p_max)),
+                                                              kind="stable").tolist()
+    for p in candidates:  # by AIC; an explosive fit (a root outside the unit circle) gives way to the next
+        target, lags = lag_rows(z, p, p)
+        fit = sm.OLS(target, np.column_stack([np.ones(len(target)), lags])).fit()
+        coefficients = np.asarray(fit.params[1:], dtype=np.float64)
+        if order is not None or p == 0 or np.abs(companion_roots(coefficients)).max() <= 1.0 + 1e-9:
+            return coefficients, float(fit.params[0]), d, float(fit.aic)
+    raise AssertionError("order 0 is always stable")
 
 
 def ar_start(series: list[np.ndarray], window: int, h: int, season: int, order=None, d=None) -> StartMap:
@@ -171,13 +176,25 @@ def ets_matrices(form: EtsForm, params: np.ndarray) -> tuple[np.ndarray, np.ndar
 
 
 def window_start(form: EtsForm, window: int) -> np.ndarray:
-    """(2 + m, window): the state before a window, as a linear function of the window (module docstring)."""
+    """(2 + m, window): the state before a window as a linear function of the window, by the classical
+    decomposition of its first two blocks of k steps (k the season, else half the window): the trend,
+    the second block's mean less the first's over k (0 without a trend or a second block); the level,
+    the first block's mean moved back to the step before the window; the seasonal states, the first
+    season's values less that level and trend (they sum to zero)."""
     m = form.m if form.seasonal else 0
-    first = max(m, 1)
+    k = m or max(1, window // 2)
+    first = np.zeros(window)
+    first[:k] = 1.0 / k
+    trend = np.zeros(window)
+    if form.trend and window >= 2 * k:
+        trend[k:2 * k] = 1.0 / k
+        trend = (trend - first) / k
     P = np.zeros((2 + m, window))
-    P[0, :first] = 1.0 / first
-    if m:
-        P[2:, :m] = np.eye(m) - 1.0 / m
+    P[0] = first - trend * (k + 1) / 2
+    P[1] = trend
+    for j in range(m):
+        P[2 + j] = -P[0] - (j + 1) * trend
+        P[2 + j, j] += 1.0
     return P
 
 
