@@ -21,9 +21,16 @@ NF_MODELS = ("NHITS", "NBEATS")
 NF_SETTINGS = {"scaler_type": "robust", "max_steps": 1000, "val_check_steps": 50, "early_stop_patience_steps": 5}
 
 
-def run_nf(val, test, name: str, seed: int, overrides: dict, nf_python: str, num_threads: int) -> tuple:
+def run_nf(val, test, name: str, seed: int, overrides: dict, nf_python: str, num_threads: int,
+           intervals: dict | None = None) -> tuple:
     """NHITS or NBEATS in neuralforecast's own environment, fitted and used as
-    ``tsrsa.benchmarking.m4_global.run_global_model`` fits and uses ours; the same return value."""
+    ``tsrsa.benchmarking.m4_global.run_global_model`` fits and uses ours; the same return value.
+
+    ``intervals`` (``{"level": [80, 95], "n_windows": k, "step_size": s}``): the fit also calibrates
+    neuralforecast's conformal intervals (``PredictionIntervals(n_windows=k, step_size=s)``) and each
+    forecast asks for those levels; each value of ``forecasts`` then holds a third item, the bounds
+    ``{"NHITS-lo-80": (S, h), "NHITS-hi-80": ..., ...}``, and ``params`` the settings.
+    """
     from tsrsa.benchmarking.m4_global import forecast_matrix
 
     f = val.frequency
@@ -34,17 +41,27 @@ def run_nf(val, test, name: str, seed: int, overrides: dict, nf_python: str, num
         if test is not None:
             test.frame().to_csv(tmp / "test.csv", index=False)
         (tmp / "job.json").write_text(json.dumps({"model": name, "params": params, "val_size": f.h,
-                                                  "num_threads": num_threads}))
+                                                  "num_threads": num_threads,
+                                                  **({"intervals": intervals} if intervals else {})}))
         subprocess.run([nf_python, str(Path(__file__).resolve()), "--nf-worker", str(tmp)], check=True)
         out = json.loads((tmp / "out.json").read_text())
-        forecasts = {
-            split_name: (forecast_matrix(pd.read_csv(tmp / f"forecast_{split_name}.csv"), split.ids, f.h, column=name),
-                         out["predict"][split_name])
-            for split_name, split in (("validation", val), ("test", test)) if split is not None}
+        forecasts = {}
+        for split_name, split in (("validation", val), ("test", test)):
+            if split is not None:
+                frame = pd.read_csv(tmp / f"forecast_{split_name}.csv")
+                point = forecast_matrix(frame, split.ids, f.h, column=name)
+                forecasts[split_name] = (point, out["predict"][split_name])
+                if intervals:
+                    bounds = {c: forecast_matrix(frame, split.ids, f.h, column=c) for c in frame.columns
+                              if c.startswith((f"{name}-lo-", f"{name}-hi-"))}
+                    forecasts[split_name] += (bounds,)
     valid = out["valid"]  # (step, validation loss) at every check
     best = min(valid, key=lambda v: v[1])[0] if valid else ""
     extra = {"epochs": out["steps"], "best_epoch": best, "series_trained": len(val.ids), "history": json.dumps(valid)}
-    return {**params, **out["trainer"], "neuralforecast": out["version"]}, out["fit"], extra, forecasts
+    ran = {**params, **out["trainer"], "neuralforecast": out["version"]}
+    if intervals:
+        ran["prediction_intervals"] = {**intervals, "method": "conformal_distribution"}
+    return ran, out["fit"], extra, forecasts
 
 
 def nf_installed(nf_python: str | None) -> bool:
@@ -79,16 +96,26 @@ def nf_worker(folder: str) -> None:
                "enable_model_summary": False, "enable_checkpointing": False}
     model = {"NHITS": NHITS, "NBEATS": NBEATS}[job["model"]](**job["params"], **trainer)
     nf = NeuralForecast(models=[model], freq=1)
+    intervals, calibrate, levels = job.get("intervals"), {}, {}
+    if intervals:  # conformal intervals: k held-out windows, ``step_size`` apart
+        from neuralforecast.utils import PredictionIntervals
+
+        calibrate = {"prediction_intervals": PredictionIntervals(n_windows=intervals["n_windows"],
+                                                                 step_size=intervals.get("step_size", 1))}
+        levels = {"level": intervals["level"]}
     began = time.perf_counter()
-    nf.fit(pd.read_csv(folder / "validation.csv"), val_size=job["val_size"])
+    nf.fit(pd.read_csv(folder / "validation.csv"), val_size=job["val_size"], **calibrate)
     fit_seconds = time.perf_counter() - began
     seconds = {}
     for split_name in ("validation", "test"):
         if (folder / f"{split_name}.csv").exists():
             began = time.perf_counter()
-            forecast = nf.predict(df=pd.read_csv(folder / f"{split_name}.csv")).reset_index()
+            forecast = nf.predict(df=pd.read_csv(folder / f"{split_name}.csv"), **levels).reset_index()
             seconds[split_name] = time.perf_counter() - began
-            forecast[["unique_id", "ds", job["model"]]].to_csv(folder / f"forecast_{split_name}.csv", index=False)
+            bounds = [c for c in forecast.columns if intervals and c.startswith((f"{job['model']}-lo-",
+                                                                                  f"{job['model']}-hi-"))]
+            forecast[["unique_id", "ds", job["model"], *bounds]].to_csv(folder / f"forecast_{split_name}.csv",
+                                                                       index=False)
     fitted_model = nf.models[0]
     train, valid = fitted_model.train_trajectories, fitted_model.valid_trajectories
     (folder / "out.json").write_text(json.dumps({

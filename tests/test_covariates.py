@@ -54,7 +54,7 @@ def fitted(data):
                                         (LSTMForecaster, False), (RSAForecaster, False), (RSAForecaster, True)])
 def test_a_known_future_driver_is_read_and_moves_the_forecast(cls, stream, data):
     history, future = data
-    kw = dict(h=12, input_size=24, max_epochs=8, random_state=0, learning_rate=3e-3)
+    kw = dict(h=12, input_size=24, max_epochs=8, random_state=0, learning_rate=3e-3, loss="mse", lr_schedule=None)
     if cls in (TransformerForecaster, RSAForecaster):
         kw.update(d_model=16, n_heads=4, n_layers=1, d_ff=32, stream=stream)
     without = cls(**kw).fit(history[["unique_id", "ds", "y"]])

@@ -162,7 +162,7 @@ def test_refusals():
         model.sample(2, random_state="x")
     with pytest.raises(ValueError, match="above the horizon"):
         model.sample(2, h=H + 1)
-    with pytest.raises(ValueError, match="loss='mse' gives none: fit with loss='normal'"):
+    with pytest.raises(ValueError, match="loss='mae' gives none: fit with loss='normal'"):
         DLinearForecaster(**TINY).fit(df).sample(2)
     with pytest.raises(NotFittedError):
         model_for("normal").sample(2)

@@ -288,7 +288,7 @@ def test_rem_learning_rate_steps_the_rem_values_and_gates(rem_learning_rate, ste
     # one optimisation step (every window in one batch): AdamW moves each REM scalar by its rate
     model = RSAForecaster(h=4, input_size=16, patch_len=4, d_model=16, n_heads=4, n_layers=1, d_ff=16,
                           rem_init="paper", learning_rate=1e-3, rem_learning_rate=rem_learning_rate,
-                          max_epochs=1, batch_size=4096, random_state=0).fit(make_panel(length=40))
+                          max_epochs=1, batch_size=4096, lr_schedule=None, random_state=0).fit(make_panel(length=40))
     attn = model.network_.blocks[0].attn
     assert attn.mu.item() == pytest.approx(step, rel=1e-3) or attn.mu.item() == pytest.approx(-step, rel=1e-3)
     torch.testing.assert_close((attn.theta - math.pi / 4).abs(), torch.full_like(attn.theta, step),

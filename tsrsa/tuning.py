@@ -4,20 +4,22 @@ Each trial clones the estimator with the trial's parameters and scores it by rol
 cross-validation on the last ``n_windows`` windows of every series; neural trials report their
 per-epoch validation loss (their own ``val_size`` split inside the training part) so that a
 pruner can stop them early. Only Optuna's core API is used (``trial.report``,
-``trial.should_prune``). Optuna is imported only when ``tune`` runs.
+``trial.should_prune``). Optuna is imported only when ``tune`` or ``database_storage`` runs.
 
 Studies live in memory by default. With a database URL (``"sqlite:///tune.db"``, or
-PostgreSQL/MySQL URLs such as ``"postgresql://user:password@host/db"``) or a journal file
-(``"tune.journal"``, or any ``optuna.storages`` object) a study outlives the process: a second
-call with the same ``study_name`` adds to its trials, and several workers -- processes on one
-machine, or on many machines sharing one PostgreSQL/MySQL server -- fill one study together.
-With a URL, trials left RUNNING by a crashed worker are failed after a missed heartbeat and
-retried.
+PostgreSQL/MySQL URLs such as ``"postgresql+psycopg://user:password@host:5432/db"``, whose driver
+comes with ``pip install 'tsrsa[postgres]'``) or a journal file (``"tune.journal"``, or any
+``optuna.storages`` object) a study outlives the process: a second call with the same
+``study_name`` adds to its trials, and several workers -- processes on one machine, or on many
+machines sharing one PostgreSQL/MySQL server -- fill one study together. With a URL, trials left
+RUNNING by a crashed worker are failed after a missed heartbeat (``HEARTBEAT_INTERVAL``,
+``GRACE_PERIOD``) and retried; :func:`database_storage` builds a storage with other settings.
 """
 from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import warnings
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -58,15 +60,70 @@ def _optuna():
 
 def _storage(optuna, storage):
     """An Optuna storage from a URL, a journal file path or a storage object (None: memory)."""
-    if storage is None or not isinstance(storage, str):
+    if storage is None or isinstance(storage, optuna.storages.BaseStorage):
         return storage
+    if not isinstance(storage, (str, os.PathLike)):
+        raise TypeError(f"storage must be None, a database URL, a journal file path or an optuna.storages object "
+                        f"(such as tsrsa.tuning.database_storage(url)); got {type(storage).__name__}")
+    storage = os.fspath(storage)
     if "://" in storage:
-        return optuna.storages.RDBStorage(
-            storage, heartbeat_interval=HEARTBEAT_INTERVAL, grace_period=GRACE_PERIOD,
-            heartbeat_stale_trial_callback=optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=MAX_RETRY),
-        )
-    backend = optuna.storages.journal.JournalFileBackend(storage)
-    return optuna.storages.JournalStorage(backend)
+        return database_storage(storage)
+    return optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(storage))
+
+
+def database_storage(url: str, *, heartbeat_interval: int = HEARTBEAT_INTERVAL, grace_period: int = GRACE_PERIOD,
+                     max_retry: int | None = MAX_RETRY):
+    """An Optuna database storage whose trials beat, so that a dead worker's trial is retried.
+
+    ``tune(storage=url)`` uses it with the default settings; pass its result as ``storage=`` for
+    others. Workers that open a new database at the same moment race to create Optuna's tables
+    (SQLAlchemy checks, then creates): the loser fails on a duplicate once the winner has
+    committed, and this finds the tables on its next attempt.
+
+    Parameters
+    ----------
+    url : str
+        A SQLAlchemy URL: ``"postgresql+psycopg://user:password@host:port/db"`` (driver:
+        ``pip install 'tsrsa[postgres]'``), ``"mysql+pymysql://..."`` or ``"sqlite:///tune.db"``.
+    heartbeat_interval : int, default 60
+        Seconds between the beats of a running trial.
+    grace_period : int, default 180
+        Seconds without a beat after which the next trial started by any worker fails the trial.
+    max_retry : int or None, default 3
+        How many times a failed trial is queued again with its parameters (None: always).
+
+    Returns
+    -------
+    optuna.storages.RDBStorage
+    """
+    optuna = _optuna()
+    from sqlalchemy.exc import IntegrityError, ProgrammingError
+
+    if not isinstance(url, str) or "://" not in url:
+        raise TypeError(f"url must be a database URL such as 'postgresql+psycopg://user@host:5432/db', got {url!r}")
+    check_int("heartbeat_interval", heartbeat_interval)
+    check_int("grace_period", grace_period)
+    check_int("max_retry", max_retry, minimum=0, allow_none=True)
+    if grace_period <= heartbeat_interval:
+        raise ValueError(f"grace_period={grace_period} must exceed heartbeat_interval={heartbeat_interval}, "
+                         "or a live trial is failed between two beats; use e.g. 3 * heartbeat_interval")
+    for attempt in range(3):
+        try:
+            with warnings.catch_warnings():  # the heartbeat options are experimental in Optuna
+                warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+                return optuna.storages.RDBStorage(
+                    url, heartbeat_interval=heartbeat_interval, grace_period=grace_period,
+                    heartbeat_stale_trial_callback=optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry))
+        except ImportError as err:  # the driver; the URL may hold a password: name only its scheme
+            scheme = url.split("://", 1)[0]
+            if not scheme.startswith("postgres"):
+                raise
+            raise ImportError(f"a {scheme}:// storage needs a PostgreSQL driver: pip install 'tsrsa[postgres]' "
+                              "(psycopg 3) and write the URL as postgresql+psycopg://user:password@host:port/db"
+                              ) from err
+        except (IntegrityError, ProgrammingError):
+            if attempt == 2:
+                raise
 
 
 def _suggest(trial, name: str, spec):
@@ -139,9 +196,16 @@ def tune(estimator, df, *, n_trials: int | None = 20, timeout: float | None = No
         Cross-validation score to minimise ("pinball" needs ``loss="quantile"``).
     n_windows : int, default 1
         Cross-validation windows per series (the last ones).
-    storage : str or optuna storage, optional
-        None: in memory. A database URL (sqlite, PostgreSQL, MySQL) or a journal file path:
-        the study persists and can be shared by several workers (see the module docstring).
+    storage : str, path or optuna storage, optional
+        None: in memory. A database URL (sqlite, PostgreSQL as
+        ``"postgresql+psycopg://user:password@host:port/db"`` with ``pip install 'tsrsa[postgres]'``,
+        MySQL) or a journal file path: the study persists and can be shared by several workers,
+        on several machines through one PostgreSQL/MySQL server (see the module docstring). A URL
+        gets a heartbeat: a trial whose worker died is failed after ``GRACE_PERIOD`` seconds
+        without a beat and queued again (at most ``MAX_RETRY`` times) by the next worker's next
+        trial. Any ``optuna.storages`` object is used as it is: ``database_storage(url,
+        heartbeat_interval=10, grace_period=30)`` for other heartbeat settings, an
+        ``optuna.storages.RDBStorage`` or ``JournalStorage`` of your own.
     study_name : str, optional
         Name of the study; with a storage, an existing study of this name is continued.
     n_jobs : int, default 1
@@ -215,7 +279,7 @@ def tune(estimator, df, *, n_trials: int | None = 20, timeout: float | None = No
         score = evaluate(cv, [metric], target_col=spec.target_col, id_col=spec.id_col)[metric].iloc[0]
         return float(score)
 
-    with _quiet_optuna(optuna, verbose):
+    with _quiet_optuna(optuna, verbose):  # a URL's heartbeat settings warn that they are experimental
         study = optuna.create_study(
             storage=_storage(optuna, storage), study_name=study_name, direction="minimize",
             sampler=optuna.samplers.TPESampler(seed=random_state),

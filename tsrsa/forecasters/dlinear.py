@@ -41,10 +41,10 @@ class DLinearForecaster(NeuralForecaster):
     """
 
     def __init__(
-        self, h, *, input_size=None, kernel_size=None, loss="mse", quantiles=None, scaler="standard",
+        self, h, *, input_size=None, kernel_size=None, loss="mae", quantiles=None, scaler="standard",
         start=None, start_learning_rate=0.0, fill=None, freq=None, max_epochs="auto", batch_size=32,
         batches_per_epoch="auto", inference_batch_size=1024, learning_rate=1e-3, weight_decay=1e-4,
-        lr_schedule=None, early_stopping_patience="auto",
+        lr_schedule="onecycle", early_stopping_patience="auto",
         val_size=0, conformal_windows=None, accelerator="auto", devices=None, strategy="auto", precision="32",
         compile=False, num_threads=None, random_state=None, verbose=0, checkpoint_dir=None, callbacks=None,
         past_covariates=None, future_covariates=None, static_covariates=None, calendar=None, holidays=None,

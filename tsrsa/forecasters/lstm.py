@@ -38,10 +38,10 @@ class LSTMForecaster(NeuralForecaster):
 
     def __init__(
         self, h, *, input_size=None, hidden_size=64, n_layers=2, dropout=0.1, revin=True,
-        patch_len=8, loss="mse", quantiles=None, scaler="standard", start=None, start_learning_rate=0.0,
+        patch_len=8, loss="mae", quantiles=None, scaler="standard", start=None, start_learning_rate=0.0,
         fill=None, freq=None,
         max_epochs="auto", batch_size=32, batches_per_epoch="auto", inference_batch_size=1024, learning_rate=1e-3,
-        weight_decay=1e-4, lr_schedule=None, early_stopping_patience="auto", val_size=0, conformal_windows=None,
+        weight_decay=1e-4, lr_schedule="onecycle", early_stopping_patience="auto", val_size=0, conformal_windows=None,
         accelerator="auto", devices=None, strategy="auto", precision="32", compile=False, num_threads=None,
         random_state=None, verbose=0, checkpoint_dir=None, callbacks=None,
         past_covariates=None, future_covariates=None, static_covariates=None, calendar=None, holidays=None,

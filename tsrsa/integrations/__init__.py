@@ -8,6 +8,9 @@
 - :mod:`tsrsa.integrations.sktime`: ``TsrsaForecaster(estimator)``, any tsrsa forecaster as an
   sktime forecaster (``fit(y, X, fh)``, ``predict_interval``, ``update``, panels); needs
   ``pip install 'tsrsa[sktime]'``.
+- :mod:`tsrsa.integrations.dask`: a saved forecaster's ``predict`` and backtests mapped over
+  partitions of series on Dask workers (``predict_partitions``, ``backtest_partitions``,
+  ``cross_validate_partitions``); needs ``pip install 'tsrsa[dask]'``.
 
 Nothing is imported until a submodule is asked for, so ``import tsrsa.integrations`` stays light.
 """
@@ -15,7 +18,7 @@ from __future__ import annotations
 
 import importlib
 
-_SUBMODULES = ("networks", "pytorch_forecasting", "sktime", "sktime_frames", "tslib")
+_SUBMODULES = ("dask", "networks", "pytorch_forecasting", "sktime", "sktime_frames", "tslib")
 
 
 def __getattr__(name: str):
