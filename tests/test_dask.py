@@ -5,6 +5,7 @@ workers are separate processes that read the model from its folder.
 """
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -26,9 +27,14 @@ H = 4
 
 @pytest.fixture(scope="module")
 def client():
-    cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None)
-    with cluster, distributed.Client(cluster) as running:
-        yield running
+    before = dict(os.environ)  # starting the workers sets OMP_NUM_THREADS=1 and the like here too
+    try:
+        cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None)
+        with cluster, distributed.Client(cluster) as running:
+            yield running
+    finally:
+        os.environ.clear()
+        os.environ.update(before)
 
 
 @pytest.fixture(scope="module")

@@ -127,8 +127,11 @@ def lattice_matrices(radius: torch.Tensor, theta: torch.Tensor, lattice: RemLatt
 
 
 def rem_apply_dense(P: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    """P (H, T, T) @ v (B, H, T, hs) -> (B, H, T, hs), P broadcast over the batch."""
-    return torch.matmul(P.to(v.dtype), v)
+    """P (H, T, T) @ v (B, H, T, hs) -> (B, H, T, hs), P shared by the batch: one product per head over
+    the batch's columns side by side (H matrices (T, T) times (T, B hs)), not P copied B times."""
+    B, H, T, hs = v.shape
+    columns = v.permute(1, 2, 0, 3).reshape(H, T, B * hs)  # (H, T, B * hs)
+    return torch.bmm(P.to(v.dtype), columns).view(H, T, B, hs).permute(2, 0, 1, 3)  # (B, H, T, hs)
 
 
 def causal_conv_fft(k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
