@@ -254,11 +254,20 @@ def machine() -> str:
     return machine_description() + ", 1 thread"
 
 
+def training(params: str) -> str:
+    """How a tsrsa row was trained ("loss=mae, lr_schedule=onecycle"; "" for neuralforecast): rows made
+    before a change of the library's defaults keep what they ran."""
+    ran = json.loads(params) if isinstance(params, str) and params.startswith("{") else {}
+    return f"loss={ran['loss']}, lr_schedule={ran.get('lr_schedule')}" if "scaler" in ran else ""
+
+
 def read_rows(path: Path = CSV) -> pd.DataFrame:
-    """The latest row of each (data set, run, seed)."""
+    """The latest row of each (data set, run, seed, training)."""
     if not path.exists() or path.stat().st_size == 0:
-        return pd.DataFrame(columns=list(COLUMNS))
-    return pd.read_csv(path).drop_duplicates(subset=KEY, keep="last").reset_index(drop=True)
+        return pd.DataFrame(columns=list(COLUMNS) + ["training"])
+    rows = pd.read_csv(path)
+    rows["training"] = [training(p) for p in rows["params"]]
+    return rows.drop_duplicates(subset=KEY + ["training"], keep="last").reset_index(drop=True)
 
 
 def pct(value) -> str:
@@ -282,44 +291,47 @@ def section(rows: pd.DataFrame, command: str, notes=()) -> str:
                  "RSA-student_t": "Student-t loss, its quantiles"}
     out = ["What: prediction intervals on M4 Hourly's test (414 series, h 48; the M4 benchmark's global-model "
            "protocol, fitted on the validation histories, the test forecast from the full training series) and on "
-           "the classic short series (the short-series protocol, RSA at its defaults, seed 0). Coverage: the share "
-           "of test values inside the interval (gap: coverage minus nominal, points; the target is within ±3). "
-           "M4 width and MSIS in MASE units (each series over its in-sample lag-24 naive MAE); WQL over the "
+           "the classic short series (the short-series protocol, RSA at its defaults, seed 0). Training: the loss "
+           "and schedule a tsrsa row ran at, the library's defaults when it ran (loss=mse without a schedule before "
+           "2026-11-27's change to loss=mae with a one-cycle schedule); every parameter is in the CSV. Coverage: "
+           "the share of test values inside the interval (gap: coverage minus nominal, points; the target is within "
+           "±3). M4 width and MSIS in MASE units (each series over its in-sample lag-24 naive MAE); WQL over the "
            "quantiles 2.5/10/50/90/97.5 (interval bounds, the point forecast as the median); MASE of the point "
            "forecast. k = 5 held-out horizons per M4 series (no more than the shortest validation history holds "
-           "beyond input + h + validation; chosen from lengths, not the test). neuralforecast's intervals are "
-           "per series (its scores of the k windows of each series, `conformal_distribution`); ours pool every "
-           "series' errors divided by its scale, per horizon step.\n",
+           "beyond input + h + validation; chosen from lengths, not the test). neuralforecast's intervals are per "
+           "series (its scores of the k windows of each series, `conformal_distribution`); ours pool every series' "
+           "errors divided by its scale, per horizon step.\n",
            "**M4 Hourly**\n",
-           "| model | intervals | k | coverage 80 % | gap 80 | width 80 % | MSIS 80 | coverage 95 % | gap 95 | "
-           "width 95 % | MSIS 95 | WQL | MASE | fit (s) |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "| model | intervals | training | k | coverage 80 % | gap 80 | width 80 % | MSIS 80 | coverage 95 % | "
+           "gap 95 | width 95 % | MSIS 95 | WQL | MASE | fit (s) |", "|---" * 15 + "|"]
     m4 = rows[rows["dataset"] == "M4 Hourly"]
-    m4 = m4.assign(order=[ORDER.index(r) for r in m4["run"]]).sort_values("order")
+    m4 = m4.assign(order=[ORDER.index(r) for r in m4["run"]]).sort_values(["order", "training"], kind="stable")
     for _, r in m4.iterrows():
         k = "" if r.k != r.k or r.k == "" else int(r.k)
-        out.append(f"| {r.model} | {described.get(r.run, r.run)} | {k} | {pct(r.coverage_80)} | "
+        out.append(f"| {r.model} | {described.get(r.run, r.run)} | {r.training} | {k} | {pct(r.coverage_80)} | "
                    f"{gap(r.coverage_80, 80)} | {num(r.width_80)} | {num(r.msis_80)} | {pct(r.coverage_95)} | "
                    f"{gap(r.coverage_95, 95)} | {num(r.width_95)} | {num(r.msis_95)} | {num(r.wql, 4)} | "
                    f"{num(r.mase)} | {r.fit_seconds:.0f} |")
-    short = rows[rows["run"] == "short-series"]
+    short = rows[rows["run"] == "short-series"].sort_values("training", kind="stable")
     out += ["", "**Short series** (RSA, `conformal_windows` = k: 20, or the most the training steps hold beyond input "
             "+ h + validation; one series, so k residuals per step: 80 % needs 4, 95 % needs 19; width and interval "
             "score in the cell's scaled units)\n",
-            "| series | n | k | coverage 80 % | gap 80 | width 80 % | coverage 95 % | gap 95 | width 95 % | test MSE | "
-            "test values | fit (s) |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+            "| series | n | training | k | coverage 80 % | gap 80 | width 80 % | coverage 95 % | gap 95 | width 95 % | "
+            "test MSE | test values | fit (s) |", "|---" * 13 + "|"]
     for _, r in short.iterrows():
         name, n = r.dataset.rsplit(" n=", 1)
-        out.append(f"| {name} | {n} | {int(r.k)} | {pct(r.coverage_80)} | {gap(r.coverage_80, 80)} | {num(r.width_80)} "
-                   f"| {pct(r.coverage_95)} | {gap(r.coverage_95, 95)} | {num(r.width_95)} | {num(r.mse)} | "
-                   f"{int(r['values'])} | {r.fit_seconds:.0f} |")
-    for level in LEVELS:
-        has = short[short[f"coverage_{level}"] == short[f"coverage_{level}"]]
-        if len(has):
-            pooled = (has[f"coverage_{level}"] * has["values"]).sum() / has["values"].sum()
-            out += ["", f"Short series, {level} %: {len(has)} cells; mean coverage over cells "
-                       f"{pct(has[f'coverage_{level}'].mean())} (gap {gap(has[f'coverage_{level}'].mean(), level)}), "
-                       f"pooled over their test values {pct(pooled)} (gap {gap(pooled, level)}); within ±3 points in "
-                       f"{int((abs(100 * has[f'coverage_{level}'] - level) <= 3).sum())} of {len(has)} cells."]
+        out.append(f"| {name} | {n} | {r.training} | {int(r.k)} | {pct(r.coverage_80)} | {gap(r.coverage_80, 80)} | "
+                   f"{num(r.width_80)} | {pct(r.coverage_95)} | {gap(r.coverage_95, 95)} | {num(r.width_95)} | "
+                   f"{num(r.mse)} | {int(r['values'])} | {r.fit_seconds:.0f} |")
+    for how, level in ((how, level) for how in dict.fromkeys(short["training"]) for level in LEVELS):
+        got = short.loc[short["training"] == how, ["values", f"coverage_{level}"]].dropna()
+        covered = got[f"coverage_{level}"]
+        if len(got):
+            pooled = (covered * got["values"]).sum() / got["values"].sum()
+            out += ["", f"Short series ({how}), {level} %: {len(got)} cells; mean coverage over cells "
+                        f"{pct(covered.mean())} (gap {gap(covered.mean(), level)}), pooled over their test values "
+                        f"{pct(pooled)} (gap {gap(pooled, level)}); within ±3 points in "
+                        f"{int((abs(100 * covered - level) <= 3).sum())} of {len(got)} cells."]
     out += [""] + [f"- {note}." for note in notes]
     dates = ", ".join(sorted(set(rows["date"].astype(str))))
     out.append(f"\nCommand: `{command}`. Dates: {dates}. Machine: {'; '.join(sorted(set(rows['machine'])))}. Rows: "

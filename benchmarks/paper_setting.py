@@ -87,7 +87,8 @@ def section(table: pd.DataFrame) -> str:
                      f"{paired[('mae', 'Transformer')].mean():.4f} | {paired[('mae', 'RSA')].mean():.4f} | "
                      f"{int((r < t).sum())}/{len(paired)} |")
     lines.append(f"\nCommand: `python benchmarks/paper_setting.py`. Date: {table['date'].max()}. Machine: "
-                 f"{table['machine'].iloc[-1]}. Rows: [`benchmarks/results/paper_setting.csv`](results/paper_setting.csv).")
+                 f"{table['machine'].iloc[-1]}. Rows: "
+                 "[`benchmarks/results/paper_setting.csv`](results/paper_setting.csv).")
     return "\n".join(lines) + "\n"
 
 

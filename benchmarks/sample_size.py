@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import sys
 from pathlib import Path
 
@@ -32,18 +33,18 @@ CURVES = {"true model": ("true model", "stat"), "ETS": ("ETS", "stat"), "ARIMA":
           "S + twin": ("TransformerForecaster", "ar"), "S + RSA": ("RSAForecaster", "ar")}
 
 
-def curves(short: pd.DataFrame) -> pd.DataFrame:
+def curves(short: pd.DataFrame, base: dict | None = None) -> pd.DataFrame:
     """Mean test MSE and seeds per (process, length, curve), the start alone included."""
     sim = short[short["dataset"].isin(list(PROCESSES))]
     parts = []
     for name, (model, start) in CURVES.items():
         rows = sim[sim["model"] == model]
         if start != "stat":
-            rows = rows[rows["params"].map(lambda p: is_default(p, start, model))]
+            rows = rows[rows["params"].map(lambda p: is_default(p, start, model, base))]
         rows = rows.sort_values("date").groupby(["dataset", "train_length", "seed"], as_index=False).last()
         parts.append(rows[["dataset", "train_length", "seed", "test_mse"]].assign(curve=name))
     table = pd.concat(parts, ignore_index=True)
-    cells = table[table["curve"] == "S + RSA"][["dataset", "train_length", "seed"]].drop_duplicates()
+    cells = table[table["curve"] == "RSA"][["dataset", "train_length", "seed"]].drop_duplicates()
     alone = [{"dataset": c.dataset, "train_length": c.train_length, "seed": c.seed, "curve": "S alone",
               "test_mse": start_alone(make_cell(c.dataset, int(c.train_length), int(c.seed), None), "ar")["test"]}
              for c in cells.itertuples()]
@@ -69,6 +70,9 @@ def plot(summary: pd.DataFrame, path: Path) -> None:
             if len(line):
                 ax.plot(line["train_length"], line["mse"], style, marker="o", markersize=3, label=curve)
         ax.set_xscale("log")
+        lengths = sorted(part["train_length"].unique())
+        ax.set_xticks(lengths, [str(n) for n in lengths], minor=False)
+        ax.set_xticks([], minor=True)
         ax.set_title(dataset, fontsize=9)
         ax.set_xlabel("training steps")
     axes[0].set_ylabel("test MSE (scaled)")
@@ -76,29 +80,34 @@ def plot(summary: pd.DataFrame, path: Path) -> None:
     fig.savefig(path, dpi=110)
 
 
-def section(summary: pd.DataFrame, figure: str) -> str:
+def section(summary: pd.DataFrame, figure: str, base: dict | None = None) -> str:
+    setting = ", ".join(f"`{k}={json.dumps(v)}`" for k, v in (base or {}).items())
     order = [*CURVES, "S alone"]
     wide = summary.pivot_table(index=["dataset", "train_length"], columns="curve", values="mse")
     wide = wide[[c for c in order if c in wide.columns]]
     lines = ["What: test MSE against training length on the simulated processes (each seed its own path; mean "
-             "over seeds, scaled units), the statistical models, the networks at the library's defaults, the "
+             "over seeds, scaled units), the statistical models, the networks at the library's defaults"
+             + (f" with {setting}" if setting else "") + ", the "
              "networks with `start=\"ar\"`, and the AR start alone.\n",
              "| process | n | " + " | ".join(wide.columns) + " |", "|---|---|" + "---|" * len(wide.columns)]
     for (dataset, n), row in wide.iterrows():
         lines.append(f"| {dataset} | {n} | " + " | ".join("" if pd.isna(v) else f"{v:.3f}" for v in row) + " |")
     lines.append(f"\n![test MSE against training length]({figure})\n")
-    lines.append(f"Command: `python benchmarks/sample_size.py` (the runs: `benchmarks/short_series.py --datasets "
+    flag = f" --base '{json.dumps(base)}'" if base else ""
+    lines.append(f"Command: `python benchmarks/sample_size.py{flag}` (the runs: `benchmarks/short_series.py --datasets "
                  f"simulated`, with and without `--params '{{\"start\": \"ar\"}}'`). Date: {dt.date.today()}.")
     return "\n".join(lines) + "\n"
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--base", default="{}", help="model choices over the defaults, as JSON (e.g. the loss)")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args(argv)
     short = pd.read_csv(HERE / "results" / "short_series.csv", dtype={"params": str})
-    summary = curves(short)
-    text = section(summary, "results/sample_size.png")
+    base = json.loads(args.base)
+    summary = curves(short, base)
+    text = section(summary, "results/sample_size.png", base)
     print(text)
     if not args.no_write:
         plot(summary, HERE / "results" / "sample_size.png")

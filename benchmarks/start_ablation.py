@@ -53,9 +53,10 @@ def start_alone(cell, model: str) -> dict:
     return scores
 
 
-def is_default(params: str, start: str | None, model: str) -> bool:
-    """A row of ``model`` at the library's defaults but for ``start`` (and the run's own keys)."""
-    defaults = default_params(model)
+def is_default(params: str, start: str | None, model: str, base: dict | None = None) -> bool:
+    """A row of ``model`` at the library's defaults, with the model choices in ``base`` over them, but for
+    ``start`` (and the run's own keys)."""
+    defaults = {**default_params(model), **(base or {})}
     ran = json.loads(params)
     return same_configuration(params, defaults) and ran.get("start") == start and ran.get("max_epochs") == "auto" \
         and all(json.dumps(ran.get(k, defaults.get(k))) == json.dumps(defaults.get(k)) for k in CHOICES if k != "start")
@@ -66,12 +67,12 @@ def default_params(model: str) -> dict:
     return getattr(tsrsa, model)(h=1).get_params()
 
 
-def collect(short: pd.DataFrame, start: str, folder: Path | None) -> pd.DataFrame:
+def collect(short: pd.DataFrame, start: str, folder: Path | None, base: dict | None = None) -> pd.DataFrame:
     """One row per (dataset, train_length, seed) where (a)-(d) all ran: val and test MSE of (a)-(e)."""
     frames = []
     for key, (model, started) in CONFIGS.items():
         chosen = start if started else None
-        rows = short[(short["model"] == model) & short["params"].map(lambda p: is_default(p, chosen, model))]
+        rows = short[(short["model"] == model) & short["params"].map(lambda p: is_default(p, chosen, model, base))]
         rows = rows.sort_values("date").groupby(["dataset", "train_length", "seed"]).last()
         frames.append(rows[["val_mse", "test_mse"]].add_prefix(f"{key}_"))
     table = pd.concat(frames, axis=1, join="inner").reset_index()
@@ -85,9 +86,11 @@ def geo(ratio: pd.Series) -> float:
     return math.exp(float(np.log(ratio).mean())) if len(ratio) else math.nan
 
 
-def section(table: pd.DataFrame, start: str, simulated: set[str], command: str) -> str:
+def section(table: pd.DataFrame, start: str, simulated: set[str], command: str, base: dict | None = None) -> str:
+    setting = ", ".join(f"`{k}={json.dumps(v)}`" for k, v in (base or {}).items())
     lines = [f"What: the statistical start `start=\"{start}\"` with and without REM heads on the short-series "
-             "benchmark (the library's defaults otherwise; seeds as run): " + ", ".join(
+             f"benchmark (the library's defaults otherwise{', with ' + setting if setting else ''}; seeds as run): "
+             + ", ".join(
                  f"({k}) {v}" for k, v in NAMES.items()) + ". Mean test MSE over seeds per cell (scaled units).\n",
              "| series | n | seeds | " + " | ".join(f"({k}) {v}" for k, v in NAMES.items()) + " | a / b |",
              "|---|---|---|" + "---|" * (len(NAMES) + 1)]
@@ -123,15 +126,18 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--start", default="ar", choices=("ar", "ets"))
     parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--base", default="{}", help="model choices over the defaults, as JSON (e.g. the loss)")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args(argv)
     short = pd.read_csv(HERE / "results" / "short_series.csv", dtype={"params": str})
     folder = data_folder(args.data_dir, HERE.parent.parent / "shared" / "datasets") / "classic"
-    table = collect(short, args.start, folder)
+    base = json.loads(args.base)
+    table = collect(short, args.start, folder, base)
     if table.empty:
         raise SystemExit("start_ablation.py: no cell has all of (a)-(d); run benchmarks/short_series.py first")
-    command = "python benchmarks/start_ablation.py" + ("" if args.start == "ar" else f" --start {args.start}")
-    text = section(table, args.start, set(PROCESSES), command)
+    command = "python benchmarks/start_ablation.py" + ("" if args.start == "ar" else f" --start {args.start}") \
+        + (f" --base '{args.base}'" if base else "")
+    text = section(table, args.start, set(PROCESSES), command, base)
     print(text)
     if not args.no_write:
         replace_section(HERE / "RESULTS.md", f"start-ablation-{args.start}", text,

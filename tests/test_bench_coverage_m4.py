@@ -80,3 +80,9 @@ def test_rows_keep_the_latest_run_and_the_section_shows_the_gap(tmp_path):
     text = coverage_m4.section(rows, "python benchmarks/coverage_m4.py", ["taylor at n = 200 is left out"])
     assert "| 75.0 % | -5.0 |" in text and "| 75.0 % | -20.0 |" in text
     assert "- taylor at n = 200 is left out." in text
+    # a row trained otherwise (a later change of the library's defaults) is kept beside it, not over it
+    coverage_m4.append({**base, "params": {"h": 4, "scaler": "standard", "loss": "mae", "lr_schedule": "onecycle"},
+                        **coverage_m4.summary(y, lower, {80: (lower, upper)}, scale)}, path)
+    rows = coverage_m4.read_rows(path)
+    assert list(rows["training"]) == ["", "loss=mae, lr_schedule=onecycle"]
+    assert "| loss=mae, lr_schedule=onecycle | 5 | 75.0 % | -5.0 |" in coverage_m4.section(rows, "command")

@@ -2,8 +2,8 @@
 
 Every results file records each run's explicit parameters; a screen compares configurations that
 differ only in the model choices (:data:`CHOICES`: loss, schedule, patch length, learning rate, gate
-start, scaler, statistical start) within each cell of a regime (a data set, horizon or training length, and seed), on
-the cell's validation error, against the library's defaults run in the same cell:
+start, scaler, statistical start) within each cell of a regime (a data set, horizon or training length,
+and seed), on the cell's validation error, against the library's defaults run in the same cell:
 
 - long horizon (``ltsf.csv``): ETT and weather at the protocol's input and budget (10 full passes),
   validation MSE (``val_mse``, or the best validation loss of a run trained on MSE);

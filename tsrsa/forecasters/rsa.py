@@ -87,9 +87,10 @@ class RSAForecaster(TransformerForecaster):
         what. "start": the same, from the fit of the statistical start (``start``): the roots of
         its autoregression (a first difference adds a unit root), or, for exponential smoothing,
         lam = 1 - alpha per step and the season of its seasonal form, decaying by 1 - gamma from
-        one season to the next (:func:`tsrsa.forecasters.start.start_estimates`). "paper": the paper's initialisation (eta spread over +-[1, 2], nu over [1, 2],
-        theta = pi/4). A dict sets values for every layer: keys "lambda", "gamma", "theta"
-        (a number or one per regular head / cyclic parameter, per token) and "gate" (mu).
+        one season to the next (:func:`tsrsa.forecasters.start.start_estimates`). "paper": the
+        paper's initialisation (eta spread over +-[1, 2], nu over [1, 2], theta = pi/4). A dict sets
+        values for every layer: keys "lambda", "gamma", "theta" (a number or one per regular head /
+        cyclic parameter, per token) and "gate" (mu).
     rem_learning_rate : float, optional
         AdamW step size of the REM values and gates (a few scalars per layer), without weight
         decay. None steps them at ``learning_rate`` like every other weight; at small rates
