@@ -242,3 +242,13 @@ def test_validation_keeps_the_start_when_no_epoch_beats_it():
     plain = tsrsa.DLinearForecaster(h=6, input_size=24, val_size=60, learning_rate=5.0, max_epochs=3,
                                     random_state=0).fit(frame(y, "D"))
     assert plain.best_epoch_ >= 1  # without a start an epoch is always kept
+
+
+def test_ets_start_leaves_constant_series_out_and_refuses_when_all_are():
+    from tsrsa.forecasters.start import ets_start
+
+    varied = seasonal(120)
+    start = ets_start([np.full(120, 3.0), varied], 36, 6, 12)
+    assert start.record["series"] == 1
+    with pytest.raises(ValueError, match="every series is constant"):
+        ets_start([np.full(120, 3.0)], 36, 6, 12)

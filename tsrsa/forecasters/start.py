@@ -25,7 +25,8 @@ step the forecast is the statistical model's.
   scaled units.
 
 A panel gets one map for every series (pooled coefficients), so a global model, a new series and a
-streamed window all read it the same way.
+window given to ``predict(df=...)`` all read it the same way. The streaming configuration has no
+window and takes no start.
 """
 from __future__ import annotations
 
@@ -122,7 +123,8 @@ def fit_ar(series: list[np.ndarray], window: int, season: int, order: int | None
     import statsmodels.api as sm
 
     if d is None:
-        votes = [differences(series[i]) for i in spread(len(series), KPSS_SERIES) if len(series[i]) >= 12]
+        varied = [y for y in series if len(y) >= 12 and np.ptp(y) > 0]  # KPSS has no answer for a constant
+        votes = [differences(varied[i]) for i in spread(len(varied), KPSS_SERIES)] if varied else []
         d = int(2 * sum(votes) > len(votes)) if votes else 0
     z = [np.diff(y) if d else y for y in series]
     shortest = min(len(v) for v in z)
@@ -138,7 +140,9 @@ def fit_ar(series: list[np.ndarray], window: int, season: int, order: int | None
         fit = sm.OLS(target, np.column_stack([np.ones(len(target)), lags])).fit()
         coefficients = np.asarray(fit.params[1:], dtype=np.float64)
         if order is not None or p == 0 or np.abs(companion_roots(coefficients)).max() <= 1.0 + 1e-9:
-            return coefficients, float(fit.params[0]), d, float(fit.aic)
+            with np.errstate(divide="ignore"):  # a perfect fit (a constant series): log(0) in its likelihood
+                aic = float(fit.aic)
+            return coefficients, float(fit.params[0]), d, aic
     raise AssertionError("order 0 is always stable")
 
 
@@ -146,7 +150,7 @@ def ar_start(series: list[np.ndarray], window: int, h: int, season: int, order=N
     coefficients, constant, d, aic = fit_ar(series, window, season, order, d)
     weight, bias = affine_map(lambda w: ar_forecasts(w, coefficients, constant, d, h), window)
     record = {"model": "ar", "order": len(coefficients), "d": d, "constant": round(constant, 8),
-              "coefficients": [round(float(a), 8) for a in coefficients], "aic": round(aic, 4),
+              "coefficients": [round(float(a), 8) for a in coefficients], "aic": round(aic, 4) if np.isfinite(aic) else None,
               "series": len(series)}
     return StartMap(weight, bias, record)
 
@@ -221,7 +225,11 @@ def ets_start(series: list[np.ndarray], window: int, h: int, season: int) -> Sta
     seasonal = "auto" if 1 < season <= window and all(len(y) >= 2 * season + 2 for y in series) else None
     forms = candidate_forms("add", "auto", "auto", seasonal, season if seasonal else 1)
     maps, errors, names, alphas, gammas = [], [], [], [], []
-    for i in spread(len(series), ETS_SERIES):
+    varied = [i for i in range(len(series)) if np.ptp(series[i]) > 0]  # ETS has no likelihood on a constant
+    if not varied:
+        raise ValueError('start="ets" fits exponential smoothing, and every series is constant over its training '
+                         'part; use start="ar" or start=None')
+    for i in np.asarray(varied)[spread(len(varied), ETS_SERIES)]:
         y = series[i]
         with warnings.catch_warnings(action="ignore"):
             fit = fit_lowest_aic(y, forms)
