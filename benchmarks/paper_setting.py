@@ -98,12 +98,13 @@ def main(argv=None) -> None:
     parser.add_argument("--seeds", default="0,1")
     parser.add_argument("--models", default="Transformer,RSA")
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--tables-only", action="store_true", help="the RESULTS.md section from the CSV")
     args = parser.parse_args(argv)
     import torch
 
     torch.set_num_threads(1)
-    data = univariate()
-    for seed in (int(s) for s in args.seeds.split(",")):
+    data = None if args.tables_only else univariate()
+    for seed in ([] if args.tables_only else (int(s) for s in args.seeds.split(","))):
         for h in (int(x) for x in args.horizons.split(",")):
             for name in args.models.split(","):
                 row = run(data, h, name, seed)

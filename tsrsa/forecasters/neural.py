@@ -120,7 +120,6 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, BaseForecaster
         self._check_start()
         self._check_architecture()
 
-
     def required_length(self, panel) -> tuple[int, str]:
         L, h, v = self.resolved_input_size, int(self.h), int(self.val_size)
         return L + h + v, f"input_size={L} + h={h} + val_size={v}"
