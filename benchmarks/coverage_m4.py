@@ -54,6 +54,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
+from tsrsa.benchmarking.results import append_rows  # noqa: E402
 from tsrsa.metrics import weighted_quantile_loss  # noqa: E402
 
 CSV = HERE / "results" / "coverage_m4.csv"
@@ -235,17 +236,10 @@ def run_short(cell, k: int, seed: int) -> dict:
 # ---------------------------------------------------------------------- rows and the section
 def append(row: dict, path: Path = CSV) -> None:
     """Append one finished row (numbers rounded, params as JSON), the header first in a new file."""
-    import csv
-
     row = {**row, "date": dt.date.today().isoformat(), "params": json.dumps(row["params"], sort_keys=True, default=str)}
     row["machine"] = row.get("machine") or machine()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    new = not path.exists() or path.stat().st_size == 0
-    with open(path, "a", newline="") as handle:
-        writer = csv.writer(handle, lineterminator="\n")
-        if new:
-            writer.writerow(COLUMNS)
-        writer.writerow([round(row[c], 5) if isinstance(row.get(c), float) else row.get(c, "") for c in COLUMNS])
+    cells = {c: round(row[c], 5) if isinstance(row.get(c), float) else row.get(c, "") for c in COLUMNS}
+    append_rows(path, [cells], columns=COLUMNS)
 
 
 def machine() -> str:

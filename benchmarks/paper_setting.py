@@ -15,7 +15,6 @@ run appends a row to ``benchmarks/results/paper_setting.csv`` with its explicit 
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime as dt
 import json
 import sys
@@ -30,7 +29,7 @@ sys.path.insert(0, str(HERE.parent))
 
 import tsrsa  # noqa: E402
 from tsrsa.benchmarking.protocol import fit_frame, load_protocol_data, prepare, validation_size  # noqa: E402
-from tsrsa.benchmarking.results import machine_description, replace_section  # noqa: E402
+from tsrsa.benchmarking.results import append_rows, machine_description, replace_section  # noqa: E402
 from tsrsa.benchmarking.runner import best_epoch  # noqa: E402
 from tsrsa.benchmarking.scoring import window_views  # noqa: E402
 
@@ -110,12 +109,7 @@ def main(argv=None) -> None:
                 row = run(data, h, name, seed)
                 print({k: row[k] for k in COLUMNS if k not in ("params", "machine")}, flush=True)
                 if not args.no_write:
-                    new = not CSV.exists()
-                    with open(CSV, "a", newline="") as fh:  # one row per finished run
-                        writer = csv.DictWriter(fh, fieldnames=COLUMNS, lineterminator="\n")
-                        if new:
-                            writer.writeheader()
-                        writer.writerow(row)
+                    append_rows(CSV, [row], columns=COLUMNS)  # one row per finished run
     if not args.no_write and CSV.exists():
         text = section(pd.read_csv(CSV))
         print(text)

@@ -7,7 +7,7 @@ import numpy as np
 
 from tsrsa.forecasters.arima_model import SHORT_SEASON, fit_arima_series
 from tsrsa.forecasters.estimator import store_init_args
-from tsrsa.forecasters.statistical import STATISTICAL_PARAMS_DOC, StatisticalForecaster
+from tsrsa.forecasters.statistical import StatisticalForecaster, statistical_doc
 
 
 def check_orders(name: str, value, allow_none: bool = False) -> None:
@@ -36,11 +36,7 @@ class ARIMAForecaster(StatisticalForecaster):
 
     Parameters
     ----------
-    h : int
-        Forecast horizon (steps).
-    season_length : int, optional
-        Season m in steps. None takes the first natural period of the frequency (24 hourly, 7 daily, 12
-        monthly, 4 quarterly), or 1 (no season) where there is none, as for integer time.
+    {series}
     order : "auto" or (p, d, q), default "auto"
         The non-seasonal orders, or searched.
     seasonal_order : "auto", (P, D, Q) or None, default "auto"
@@ -103,4 +99,4 @@ class ARIMAForecaster(StatisticalForecaster):
             raise self.failed(panel, i, err) from err
 
 
-ARIMAForecaster.__doc__ = ARIMAForecaster.__doc__.replace("{common}", STATISTICAL_PARAMS_DOC.strip("\n").lstrip())
+ARIMAForecaster.__doc__ = statistical_doc(ARIMAForecaster.__doc__)

@@ -7,7 +7,7 @@ from tsrsa.data.validation import format_id
 from tsrsa.forecasters.estimator import store_init_args
 from tsrsa.forecasters.ets_model import candidate_forms, fit_lowest_aic
 from tsrsa.forecasters.params import check_choice
-from tsrsa.forecasters.statistical import STATISTICAL_PARAMS_DOC, StatisticalForecaster
+from tsrsa.forecasters.statistical import StatisticalForecaster, statistical_doc
 
 
 class ETSForecaster(StatisticalForecaster):
@@ -24,11 +24,7 @@ class ETSForecaster(StatisticalForecaster):
 
     Parameters
     ----------
-    h : int
-        Forecast horizon (steps).
-    season_length : int, optional
-        Season m in steps. None takes the first natural period of the frequency (24 hourly, 7 daily, 12
-        monthly, 4 quarterly), or 1 (no season) where there is none, as for integer time.
+    {series}
     error : {"add", "mul", "auto"}, default "add"
         Additive or multiplicative errors, or both compared ("mul" only for a series with every value > 0).
     trend : {"auto", "add"} or None, default "auto"
@@ -103,4 +99,4 @@ class ETSForecaster(StatisticalForecaster):
             raise self.failed(panel, i, err) from err
 
 
-ETSForecaster.__doc__ = ETSForecaster.__doc__.replace("{common}", STATISTICAL_PARAMS_DOC.strip("\n").lstrip())
+ETSForecaster.__doc__ = statistical_doc(ETSForecaster.__doc__)

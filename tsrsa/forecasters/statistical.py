@@ -20,6 +20,14 @@ from tsrsa.forecasters.params import check_int
 from tsrsa.forecasters.statistical_state import StatisticalState, statsmodels_calls
 
 
+#: the first arguments every statistical forecaster shares, documented once (each docstring's ``{series}`` mark)
+STATISTICAL_SERIES_DOC = """
+    h : int
+        Forecast horizon (steps).
+    season_length : int, optional
+        Season m in steps. None takes the first natural period of the frequency (24 hourly, 7 daily, 12
+        monthly, 4 quarterly), or 1 (no season) where there is none, as for integer time.
+"""
 #: the arguments every statistical forecaster shares, documented once (each docstring's ``{common}`` mark)
 STATISTICAL_PARAMS_DOC = """
     conformal_windows : int, optional
@@ -34,6 +42,12 @@ STATISTICAL_PARAMS_DOC = """
     id_col, time_col, target_col : str, default "unique_id", "ds", "y"
         Column names of long frames, in and out.
 """
+
+
+def statistical_doc(doc: str) -> str:
+    """A statistical forecaster's docstring with its ``{series}`` and ``{common}`` marks filled."""
+    return doc.replace("{series}", STATISTICAL_SERIES_DOC.strip("\n").lstrip()).replace(
+        "{common}", STATISTICAL_PARAMS_DOC.strip("\n").lstrip())
 
 
 class StatisticalForecaster(BaseForecaster):

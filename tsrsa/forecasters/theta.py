@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from tsrsa.forecasters.estimator import store_init_args
 from tsrsa.forecasters.params import check_bool, check_float
-from tsrsa.forecasters.statistical import STATISTICAL_PARAMS_DOC, StatisticalForecaster
+from tsrsa.forecasters.statistical import StatisticalForecaster, statistical_doc
 from tsrsa.forecasters.theta_model import fit_theta
 
 
@@ -20,11 +20,7 @@ class ThetaForecaster(StatisticalForecaster):
 
     Parameters
     ----------
-    h : int
-        Forecast horizon (steps).
-    season_length : int, optional
-        Season m in steps. None takes the first natural period of the frequency (24 hourly, 7 daily, 12
-        monthly, 4 quarterly), or 1 (no season) where there is none, as for integer time.
+    {series}
     deseasonalize : bool, default True
         Test each series for a season of m steps and adjust it where one is found.
     theta : float, default 2.0
@@ -65,4 +61,4 @@ class ThetaForecaster(StatisticalForecaster):
             raise self.failed(panel, i, err) from err
 
 
-ThetaForecaster.__doc__ = ThetaForecaster.__doc__.replace("{common}", STATISTICAL_PARAMS_DOC.strip("\n").lstrip())
+ThetaForecaster.__doc__ = statistical_doc(ThetaForecaster.__doc__)

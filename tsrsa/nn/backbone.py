@@ -16,7 +16,7 @@ from tsrsa.nn.blocks import BackboneConfig, EncoderBlock, FeedForward, init_line
 from tsrsa.nn.patches import PatchEmbedding
 from tsrsa.nn.covariates import CovariateInput, covariate_shape, has_covariates, split_inputs
 from tsrsa.nn.revin import instance_norm
-from tsrsa.nn.start import start_groups
+from tsrsa.nn.start import horizon_layers, start_groups
 from tsrsa.nn.streaming import StreamingTransformer
 
 __all__ = ["BackboneConfig", "EncoderBlock", "FeedForward", "FlattenHead", "ForecastingTransformer", "PatchEmbedding",
@@ -82,6 +82,10 @@ class ForecastingTransformer(nn.Module):
         """The attention kinds' named parameter groups, merged over layers (see the training loop's
         ``group_options``)."""
         return start_groups(self, merged_groups(self.blocks))
+
+    def output_layers(self) -> list[nn.Linear]:
+        """The linear layers that write the forecast (a statistical start zeroes them)."""
+        return [self.head.linear, *horizon_layers(self.covariates)]
 
     @property
     def readout_reach(self) -> int:

@@ -17,7 +17,7 @@ from torch import nn
 
 from tsrsa.nn.covariates import CovariateInput, covariate_shape, has_covariates, split_inputs
 from tsrsa.nn.revin import instance_norm
-from tsrsa.nn.start import start_groups
+from tsrsa.nn.start import horizon_layers, start_groups
 
 #: width of the covariates' context and hidden layer in DLinear (it has no token width of its own)
 COVARIATE_WIDTH = 32
@@ -91,6 +91,10 @@ class DLinearNetwork(nn.Module):
     def parameter_groups(self) -> dict[str, list[nn.Parameter]]:
         """Named groups of parameters an optimiser may treat apart: the statistical start's, if any."""
         return start_groups(self, {})
+
+    def output_layers(self) -> list[nn.Linear]:
+        """The linear layers that write the forecast (a statistical start zeroes them)."""
+        return [self.trend_map, self.remainder_map, *horizon_layers(self.covariates)]
 
     def forward(self, inputs) -> torch.Tensor:
         """``inputs``: windows (B, L), or a :class:`~tsrsa.nn.covariates.CovariateBatch`."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-__all__ = ["LinearStart", "attach_start", "start_groups", "zero_outputs"]
+__all__ = ["LinearStart", "attach_start", "horizon_layers", "start_groups", "zero_outputs"]
 
 
 class LinearStart(nn.Module):
@@ -57,18 +57,17 @@ def attach_start(network: nn.Module, window: int, h: int, *, trainable: bool = F
 
 
 def zero_outputs(network: nn.Module) -> None:
-    """Set every layer that writes a network's forecast to zero (its head; the covariates' horizon term)."""
-    heads = [getattr(network, "head", None), getattr(network, "trend_map", None),
-             getattr(network, "remainder_map", None)]
-    covariates = getattr(network, "covariates", None)
-    if covariates is not None and getattr(covariates, "horizon", None) is not None:
-        heads.append(covariates.horizon)
+    """Set every layer that writes a network's forecast to zero (``network.output_layers()``: its head, the
+    covariates' horizon term)."""
     with torch.no_grad():
-        for head in heads:
-            linear = getattr(head, "linear", head)  # a FlattenHead holds its map
-            if linear is not None:
-                linear.weight.zero_()
-                linear.bias.zero_()
+        for linear in network.output_layers():
+            linear.weight.zero_()
+            linear.bias.zero_()
+
+
+def horizon_layers(covariates) -> list[nn.Linear]:
+    """The covariates' horizon term's output layer, if the network has one (for ``output_layers``)."""
+    return [] if covariates is None or covariates.horizon is None else [covariates.horizon]
 
 
 def start_groups(network: nn.Module, groups: dict) -> dict:
