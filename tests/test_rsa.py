@@ -373,3 +373,24 @@ def test_the_rem_forms_continue_each_others_state_as_the_recurrences_say(method)
         torch.testing.assert_close(state, end, rtol=0, atol=1e-10)
     with pytest.raises(ValueError, match="causal REM"):
         rem_parallel(v, heads._replace(mask="bidirectional"))
+
+
+@pytest.mark.parametrize("causal,alibi,n_dilated,gate", [(False, False, 1, "layer"), (True, False, 1, "head"),
+                                                         (True, True, 0, "head"), (False, True, 0, "layer")])
+def test_the_gate_folded_into_the_weights_keeps_outputs_and_gradients(causal, alibi, n_dilated, gate):
+    """Training with attention dropout on the CPU, a layer folds the gate into the softmax weights: one
+    product ((1 - g) dropout(softmax) + g P) V, equal in float64 to the two products gated (outputs and
+    gradients, the custom backward's among them; the same dropout mask, P not dropped out), with every head a
+    REM head or not."""
+    layer = RSAAttention(16, 4, dropout=0.3, causal=causal, alibi=alibi, n_dilated_regular=n_dilated, gate=gate)
+    layer.double().set_rem_parameters(mu=torch.linspace(-1.0, 1.5, layer.mu.numel()))
+    x = torch.randn(2, 9, 16, dtype=torch.float64)
+    assert layer.folds(x, None, False) and not layer.folds(x, None, True) and not layer.eval().folds(x, None, False)
+    results = []
+    for folded in (True, False):
+        layer.train().folds = lambda *args: folded
+        torch.manual_seed(11)
+        y = layer(x)
+        results.append((y, *torch.autograd.grad(y.square().sum(), list(layer.parameters()))))
+    for a, b in zip(*results):
+        torch.testing.assert_close(a, b, rtol=1e-10, atol=1e-12)

@@ -22,7 +22,10 @@ interleaved states. The state is an ``RSAState``: the branch's (``KeyValueState`
 The ops, with every kind's signature ``(q, k, v, ..., state=None) -> (output, final state)``:
 ``rsa_parallel`` (the branch's parallel op and the dense or FFT REM, for training) and
 ``rsa_recurrent`` (the branch's recurrent op and ``rem_stream``); each takes its branch's op, with
-its options bound, as ``branch``, so RSA composes the softmax or T2R forms unchanged.
+its options bound, as ``branch``, so RSA composes the softmax or T2R forms unchanged. A layer whose
+softmax weights are dropped out on the CPU (where the fused kernel then writes the weights out
+anyway) folds the gate into them instead: one product ((1 - g) dropout(softmax) + g P) V
+(``tsrsa.nn.softmax.gated_softmax``, ``RSAAttention.folds``), equal to the two products gated.
 """
 from __future__ import annotations
 
@@ -38,9 +41,10 @@ from tsrsa.nn.kv_cache import BoundedCacheState, CacheSpec, KeyValueState
 from tsrsa.nn.linear_attention import LinearState
 from tsrsa.nn.multihead import MultiHeadAttention
 from tsrsa.nn.registry import KindOps, register_attention
-from tsrsa.nn.rem import REM_MASKS, RemHeads, kind_codes, rem_lattice, rem_matrices, rem_parallel, rem_recurrent
+from tsrsa.nn.rem import (REM_MASKS, RemHeads, kind_codes, lattice_matrices, rem_lattice, rem_matrices, rem_parallel,
+                          rem_recurrent)
 from tsrsa.nn.rsa_heads import plan_heads
-from tsrsa.nn.softmax import register_alibi, softmax_parallel, softmax_recurrent
+from tsrsa.nn.softmax import gated_softmax, register_alibi, softmax_parallel, softmax_recurrent
 from tsrsa.nn.state import LayerState, nested_state
 from tsrsa.nn.t2r import T2RFeatureMap, check_feature_size, t2r_bidirectional, t2r_chunked, t2r_stream
 
@@ -304,11 +308,22 @@ class RSAAttention(MultiHeadAttention):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.parallel(x, output_state=False)[0]  # (B, T, D)
 
+    def folds(self, x: torch.Tensor, state: RSAState | None, output_state: bool) -> bool:
+        """Whether the gate folds into the softmax weights (``gated_softmax``): a softmax branch with
+        dropout on the CPU, dense REMs, no state in or out."""
+        return (self.features is None and self.n_rem > 0 and self.attention_dropout > 0 and x.device.type == "cpu"
+                and state is None and not output_state and self.rem_method(x.size(1)) == "dense")
+
     def parallel(self, x: torch.Tensor, state: RSAState | None = None, *, output_state: bool = True):
         q, k, v = self.project(x)  # (B, H, T, hs)
-        y, state = rsa_parallel(q, k, v, self.rem_heads(x.size(1)), self.gate(), branch=self.branch_op(recurrent=False),
-                                method=self.rem_method(x.size(1)), state=state,
-                                output_state=output_state and self.causal)
+        heads, output_state = self.rem_heads(x.size(1)), output_state and self.causal
+        if self.folds(x, state, output_state):
+            P = lattice_matrices(heads.radius, heads.angle, heads.lattice)  # (H_rem, T, T)
+            y = gated_softmax(q, k, v, P, self.gate(), causal=self.causal, slopes=self.slopes,
+                              dropout=self.attention_dropout)
+            return self.output(y), None  # (B, T, D)
+        y, state = rsa_parallel(q, k, v, heads, self.gate(), branch=self.branch_op(recurrent=False),
+                                method=self.rem_method(x.size(1)), state=state, output_state=output_state)
         return self.output(y), state  # (B, T, D)
 
     # ------------------------------------------------------------------ recurrent form

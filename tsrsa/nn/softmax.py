@@ -7,7 +7,9 @@ step and ``stream`` costs O(tokens seen) per new token (a bounded cache caps it:
 
 - ``softmax_attention``: the explicit lines, the reference of the fused kernel;
 - ``softmax_parallel``: the fused kernel (``scaled_dot_product_attention``), for training;
-- ``softmax_recurrent``: n new tokens over the cache (unbounded) or ``bounded_attend`` (bounded).
+- ``softmax_recurrent``: n new tokens over the cache (unbounded) or ``bounded_attend`` (bounded);
+- ``gated_softmax``: the weights of ``softmax_weights`` mixed by a gate with matrices shared by the
+  batch, then one product with v (RSA's REM heads fold into it: ``tsrsa.nn.rsa``).
 
 With a state, the queries are the last n of the state's keys followed by the n new ones.
 """
@@ -23,8 +25,8 @@ from tsrsa.nn.kv_cache import BoundedCacheState, CacheSpec, KeyValueState, bound
 from tsrsa.nn.multihead import MultiHeadAttention
 from tsrsa.nn.registry import KindOps, register_attention
 
-__all__ = ["SoftmaxAttention", "alibi_slopes", "position_bias", "softmax_attention", "softmax_parallel",
-           "softmax_recurrent"]
+__all__ = ["GatedWeights", "SoftmaxAttention", "alibi_slopes", "gated_softmax", "position_bias", "softmax_attention",
+           "softmax_parallel", "softmax_recurrent", "softmax_weights"]
 
 
 def alibi_slopes(n_heads: int) -> list[float]:
@@ -73,13 +75,64 @@ def softmax_attention(q, k, v, *, causal: bool = False, slopes: torch.Tensor | N
     Returns (B, H, n, hs) and the cache after the new tokens.
     """
     keys, values = _with_history(k, v, state)  # (B, H, T, hs)
+    att = softmax_weights(q, keys, causal=causal, slopes=slopes, dropout=dropout, training=training)  # (B, H, n, T)
+    return att @ values, (KeyValueState(keys, values) if output_state else None)  # (B, H, n, hs)
+
+
+def softmax_weights(q, keys, *, causal: bool = False, slopes: torch.Tensor | None = None, dropout: float = 0.0,
+                    training: bool = True) -> torch.Tensor:
+    """The attention weights dropout(softmax(q kᵀ / √d + bias)): q (B, H, n, hs), the last n of the T
+    positions of keys (B, H, T, hs) -> (B, H, n, T). The fused kernel's, in the same order (its dropout
+    draws the same mask from the same generator state); q is scaled before the product, (n, hs) numbers
+    rather than (n, T)."""
     n, T = q.size(-2), keys.size(-2)
-    att = (q @ keys.transpose(-2, -1)) / math.sqrt(q.size(-1))  # (B, H, n, T)
+    att = (q / math.sqrt(q.size(-1))) @ keys.transpose(-2, -1)  # (B, H, n, T)
     bias = position_bias(n, T, slopes, causal=causal, device=q.device)  # (n, T) bool or (H, n, T)
     if bias is not None:
         att = att.masked_fill(~bias, float("-inf")) if bias.dtype == torch.bool else att + bias.to(att.dtype)
-    att = F.dropout(F.softmax(att, dim=-1), p=dropout, training=training)
-    return att @ values, (KeyValueState(keys, values) if output_state else None)  # (B, H, n, hs)
+    return F.dropout(F.softmax(att, dim=-1), p=dropout, training=training)
+
+
+class GatedWeights(torch.autograd.Function):
+    """(1 - g) w + g m: weights w (B, H, n, T), matrices m (H, n, T) shared by the batch, gate g (H,) or
+    (1,) (one for every head).
+
+    Its backward reads the batch's gradient once per input (the gradient of ``torch.lerp`` with m and g
+    broadcast to w's shape takes a product and a sum over the batch's shape for each)."""
+
+    @staticmethod
+    def forward(ctx, w, m, g):
+        ctx.save_for_backward(w, m, g)
+        return torch.lerp(w, m, g.view(-1, 1, 1))  # (B, H, n, T)
+
+    @staticmethod
+    def backward(ctx, grad):
+        w, m, g = ctx.saved_tensors
+        g3 = g.view(-1, 1, 1)
+        grad_w = grad * (1 - g3) if ctx.needs_input_grad[0] else None
+        summed = grad.sum(0) if ctx.needs_input_grad[1] or ctx.needs_input_grad[2] else None  # (H, n, T)
+        grad_m = summed * g3 if ctx.needs_input_grad[1] else None
+        grad_g = None
+        if ctx.needs_input_grad[2]:  # the sum of grad (m - w) per head, or over all heads
+            if g.numel() == 1:
+                grad_g = ((summed * m).sum() - torch.dot(grad.reshape(-1), w.reshape(-1))).view(1)
+            else:
+                grad_g = (summed * m).sum((1, 2)) - (grad * w).sum((0, 2, 3))  # (H,)
+        return grad_w, grad_m, grad_g
+
+
+def gated_softmax(q, k, v, other: torch.Tensor, gate: torch.Tensor, *, causal: bool = False,
+                  slopes: torch.Tensor | None = None, dropout: float = 0.0) -> torch.Tensor:
+    """((1 - g) softmax_weights(q, k) + g other) @ v over the first R heads, softmax attention over the
+    rest: one product with v where a gated mix of two products would take two. q, k, v (B, H, T, hs),
+    other (R, T, T) shared by the batch (not dropped out), gate (1,) or (R,) -> (B, H, T, hs)."""
+    att = softmax_weights(q, k, causal=causal, slopes=slopes, dropout=dropout)  # (B, H, T, T)
+    H, R = q.size(1), other.size(0)
+    other, gate = other.to(att.dtype), gate.to(att.dtype)
+    if R < H:  # the plain heads: a zero gate keeps their weights exactly (lerp's weight 0)
+        other = torch.cat([other, other.new_zeros(H - R, *other.shape[1:])])
+        gate = torch.cat([gate.expand(R), gate.new_zeros(H - R)])
+    return GatedWeights.apply(att, other, gate) @ v  # (B, H, T, hs)
 
 
 def softmax_parallel(q, k, v, *, causal: bool = False, slopes: torch.Tensor | None = None, dropout: float = 0.0,
