@@ -8,8 +8,9 @@ library's defaults, ``val_size`` the validation rows, one thread) with ``conform
 horizons per channel (the calibration fit sees none of them; neither sees a test row), then
 forecasts every stride-1 test window. For each level the row gives the share of test values inside
 the interval (coverage, against the nominal level), the mean interval width and the test MSE, all in
-the protocol's scaled units. Writes ``benchmarks/results/coverage.csv`` and the section "Conformal
-intervals: coverage on the test split" of RESULTS.md.
+the protocol's scaled units; once with the calibration of the fit throughout, once refreshed by
+``update`` every ``h`` test rows (:func:`coverage`). Writes ``benchmarks/results/coverage.csv`` and
+the section "Conformal intervals: coverage on the test split" of RESULTS.md.
 """
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ sys.path.insert(0, str(HERE.parent))
 
 import tsrsa  # noqa: E402
 from tsrsa.benchmarking.protocol import fit_frame, load_protocol_data, validation_size  # noqa: E402
-from tsrsa.benchmarking.results import machine_description, replace_section  # noqa: E402
+from tsrsa.benchmarking.results import explicit_params, machine_description, replace_section  # noqa: E402
 from tsrsa.benchmarking.scoring import window_views  # noqa: E402
 
 RESULTS = HERE / "results"
@@ -35,26 +36,43 @@ LEVELS = (80.0, 95.0)
 MODELS = {"DLinear": tsrsa.DLinearForecaster, "RSA": tsrsa.RSAForecaster, "Transformer": tsrsa.TransformerForecaster}
 
 
-def coverage(model, data, h: int) -> dict:
-    """Coverage and mean width of each level, and MSE, over every test window of every channel."""
-    memory, calibration = model.memory_, model.conformal_
+def coverage(model, data, h: int, refresh: bool = False) -> dict:
+    """Coverage and mean width of each level, and MSE, over every test window of every channel.
+
+    ``refresh``: the calibration as a user streaming the test gets it: after every ``h`` test rows
+    ``model.update`` takes them in, and its calibration table takes in the errors of the forecast of
+    those rows (the oldest drop out); a window is scored with the table as it stood at its cutoff
+    (only errors of values observed by then). Without it, the table of the fit throughout. The point
+    forecasts are the same either way (an update changes no weight). ``model`` is updated in place.
+    """
+    memory, b = model.memory_, data.borders
     inside = {level: 0 for level in LEVELS}
     width = {level: 0.0 for level in LEVELS}
     sq, count = 0.0, 0
+    views = []
     for c, channel in enumerate(data.channels):
         row = memory.ids.get_loc(channel)
         x, y = window_views(data, c, h, lookback=memory.tails.shape[1])  # (n, T), (n, h)
         m = len(x)
         loc, scale = np.full(m, memory.loc[row]), np.full(m, memory.scale[row])
         yhat = np.asarray(model.forecast_windows(x, loc, scale, h)["yhat"], dtype=np.float64)
-        bounds = calibration.intervals(yhat, np.full(m, calibration.scale[row]), LEVELS)
-        for level in LEVELS:
-            name = int(level) if float(level).is_integer() else level
-            lo, hi = bounds[f"yhat_lo_{name}"], bounds[f"yhat_hi_{name}"]
-            inside[level] += int(((y >= lo) & (y <= hi)).sum())
-            width[level] += float((hi - lo).sum())
+        views.append((row, y, yhat))
         sq += float(np.square(yhat - y).sum())
         count += y.size
+    n = len(views[0][1])
+    block = h if refresh else n
+    for start in range(0, n, block):
+        calibration = model.conformal_
+        for row, y, yhat in views:
+            part, target = yhat[start:start + block], y[start:start + block]
+            bounds = calibration.intervals(part, np.full(len(part), calibration.scale[row]), LEVELS)
+            for level in LEVELS:
+                name = int(level) if float(level).is_integer() else level
+                lo, hi = bounds[f"yhat_lo_{name}"], bounds[f"yhat_hi_{name}"]
+                inside[level] += int(((target >= lo) & (target <= hi)).sum())
+                width[level] += float((hi - lo).sum())
+        if refresh and start + block < n:  # the next h test rows arrive
+            model.update(fit_frame(data, b.val_end + start, b.val_end + start + block))
     out = {"mse": sq / count, "values": count}
     for level in LEVELS:
         out[f"coverage_{int(level)}"] = inside[level] / count
@@ -74,23 +92,30 @@ def run(dataset: str, h: int, names, k: int, seed: int) -> pd.DataFrame:
         start = time.perf_counter()
         model.fit(frame)
         seconds = time.perf_counter() - start
-        row = {"date": dt.date.today().isoformat(), "dataset": dataset, "horizon": h, "model": name, "seed": seed,
-               "conformal_windows": k, "calibration_rows": len(model.conformal_.residuals),
-               "fit_seconds": round(seconds, 1), **coverage(model, data, h),
-               "machine": machine_description() + ", 1 thread"}
-        print({key: row[key] for key in row if key != "machine"}, flush=True)
-        rows.append(row)
+        for calibration, refresh in (("fixed at fit", False), ("updated every h", True)):  # fixed first: it
+            row = {"date": dt.date.today().isoformat(), "dataset": dataset, "horizon": h, "model": name,  # updates
+                   "seed": seed, "conformal_windows": k, "calibration": calibration,
+                   "calibration_rows": len(model.conformal_.residuals), "fit_seconds": round(seconds, 1),
+                   **coverage(model, data, h, refresh), "params": explicit_params(model),
+                   "machine": machine_description() + ", 1 thread"}
+            print({key: row[key] for key in row if key not in ("machine", "params")}, flush=True)
+            rows.append(row)
     return pd.DataFrame(rows)
 
 
 def section(table: pd.DataFrame, command: str) -> str:
     lines = ["What: conformal intervals (`conformal_windows` held-out horizons per channel, the library's defaults "
              "otherwise) on the long-horizon protocol's test split: the share of test values inside each interval "
-             "against its nominal level, the mean width and the test MSE, in the protocol's scaled units.\n",
-             "| data set | h | model | windows held out per channel | coverage 80 % | width 80 % | coverage 95 % | "
-             "width 95 % | test MSE | fit (s) |", "|---|---|---|---|---|---|---|---|---|---|"]
+             "against its nominal level, the mean width and the test MSE, in the protocol's scaled units. "
+             "*Calibration*: the table of the fit throughout (fixed at fit), or as a user streaming the test gets "
+             "it (updated every h): after every h test rows `update` takes them in and the table takes in the "
+             "errors of the forecast of those rows, the oldest dropping out; each window is scored with the "
+             "table as it stood at its cutoff.\n",
+             "| data set | h | model | windows held out per channel | calibration | coverage 80 % | width 80 % | "
+             "coverage 95 % | width 95 % | test MSE | fit (s) |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for _, r in table.iterrows():
-        lines.append(f"| {r.dataset} | {r.horizon} | {r.model} | {r.conformal_windows} | {100 * r.coverage_80:.1f} % | "
+        lines.append(f"| {r.dataset} | {r.horizon} | {r.model} | {r.conformal_windows} | {r.calibration} | "
+                     f"{100 * r.coverage_80:.1f} % | "
                      f"{r.width_80:.3f} | {100 * r.coverage_95:.1f} % | {r.width_95:.3f} | {r.mse:.3f} | "
                      f"{r.fit_seconds:.0f} |")
     lines += ["", f"Command: `{command}`. Date: {table['date'].iloc[0]}. Machine: {table['machine'].iloc[0]}. "

@@ -18,14 +18,15 @@ from the full training series with ``level=[80, 95]``. Runs:
   step apart; ``NHITS-conformal-step1`` runs that default too);
 - ``RSA-quantile``: ``loss="quantile", quantiles=[0.025, 0.1, 0.5, 0.9, 0.975]``, its own quantiles
   as the 80 % (10-90) and 95 % (2.5-97.5) intervals; ``RSA-student_t``: ``loss="student_t"``, the
-  exact quantiles 2.5, 10, 90, 97.5 of its forecast distribution.
+  exact quantiles 2.5, 10, 90, 97.5 of its forecast distribution; ``RSA-normal`` likewise with
+  ``loss="normal"``. For these two, also the CRPS of ``SAMPLES`` sample paths per series (``sample``).
 
 Per level: coverage (share of the 414 x 48 test values inside the interval), mean width in MASE units
 (each series' width over its in-sample lag-24 naive MAE on the full training series, as
 ``naive_units``), MSIS (the M4 mean scaled interval score: width + 2/alpha x the miss, same units);
 WQL (``tsrsa.metrics.weighted_quantile_loss``) over the quantiles 2.5, 10, 50, 90, 97.5, the
-interval bounds and the point forecast as the median, a coarse CRPS approximation; MASE of the point
-forecast.
+interval bounds and the point forecast as the median, a coarse CRPS approximation; the CRPS itself
+(``tsrsa.metrics.crps_ensemble``, same units) for the distribution losses; MASE of the point forecast.
 
 ``short-series``: RSA at the defaults of the short-series protocol (``tsrsa.benchmarking.short_series``:
 ``make_cell``, ``split_rule``; seed 0) on the classic series at the lengths 200 and 500 they reach,
@@ -55,7 +56,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from tsrsa.benchmarking.results import append_rows  # noqa: E402
-from tsrsa.metrics import weighted_quantile_loss  # noqa: E402
+from tsrsa.metrics import crps_ensemble, weighted_quantile_loss  # noqa: E402
 
 CSV = HERE / "results" / "coverage_m4.csv"
 LEVELS = (80, 95)
@@ -65,12 +66,16 @@ LENGTHS = (200, 500)
 QUANTILE_LEVELS = (0.025, 0.1, 0.5, 0.9, 0.975)
 M4_RUNS = {"RSA-conformal": {}, "NHITS-conformal": {}, "NHITS-conformal-step1": {},
            "RSA-quantile": {"loss": "quantile", "quantiles": [0.025, 0.1, 0.5, 0.9, 0.975]},
-           "RSA-student_t": {"loss": "student_t", "quantiles": [0.025, 0.1, 0.9, 0.975]}}
+           "RSA-student_t": {"loss": "student_t", "quantiles": [0.025, 0.1, 0.9, 0.975]},
+           "RSA-normal": {"loss": "normal", "quantiles": [0.025, 0.1, 0.9, 0.975]}}
 #: the priority order of a full run
-ORDER = ("RSA-conformal", "NHITS-conformal", "short-series", "RSA-quantile", "RSA-student_t", "NHITS-conformal-step1")
+ORDER = ("RSA-conformal", "NHITS-conformal", "short-series", "RSA-quantile", "RSA-student_t", "RSA-normal",
+         "NHITS-conformal-step1")
+#: sample paths per series for the CRPS of a distribution loss
+SAMPLES = 200
 COLUMNS = ("date", "dataset", "run", "model", "seed", "k", "residuals_per_step", "coverage_80", "coverage_95",
            "width_80", "width_95", "msis_80", "msis_95", "wql", "mase", "mse", "values", "fit_seconds",
-           "predict_seconds", "machine", "params")
+           "predict_seconds", "machine", "params", "crps")
 KEY = ["dataset", "run", "seed"]
 
 
@@ -151,8 +156,13 @@ def fit_rsa_m4(val, test, run: str, seed: int, k: int, num_threads: int) -> tupl
     columns = interval_columns if conformal else quantile_bound_columns
     bounds = {level: tuple(forecast_matrix(out, test.ids, f.h, column=c) for c in columns(level)) for level in LEVELS}
     residuals = len(model.conformal_.residuals) if conformal else ""
+    samples = None
+    if model.loss in ("normal", "student_t"):  # sample paths for the CRPS
+        paths = model.sample(SAMPLES, df=test.frame(), random_state=seed)
+        by_series = {sid: g["yhat"].to_numpy() for sid, g in paths.groupby("unique_id", sort=False)}
+        samples = np.stack([by_series[sid].reshape(SAMPLES, -1)[:, : f.h].T for sid in test.ids])  # (S, h, n)
     return (model.get_params(), fit_seconds, predict_seconds, forecast_matrix(out, test.ids, f.h), bounds,
-            residuals)
+            residuals, samples)
 
 
 def fit_nhits_m4(val, test, run: str, seed: int, k: int, num_threads: int, nf_python: str) -> tuple:
@@ -165,7 +175,7 @@ def fit_nhits_m4(val, test, run: str, seed: int, k: int, num_threads: int, nf_py
                                                intervals=intervals)
     point, predict_seconds, columns = forecasts["test"]
     bounds = {level: (columns[f"NHITS-lo-{level}"], columns[f"NHITS-hi-{level}"]) for level in LEVELS}
-    return params, fit_seconds, predict_seconds, point, bounds, len(val.ids) * k
+    return params, fit_seconds, predict_seconds, point, bounds, len(val.ids) * k, None
 
 
 def run_m4(run: str, seed: int, data_dir: Path, num_threads: int, nf_python: str | None) -> dict:
@@ -178,14 +188,21 @@ def run_m4(run: str, seed: int, data_dir: Path, num_threads: int, nf_python: str
     need = f.input_size + 2 * f.h  # input + h + validation of the protocol
     k = windows_that_fit(min(len(v) for v in val.history.values()), need, f.h, M4_WINDOWS)
     if run.startswith("NHITS"):
-        params, fit_s, pred_s, point, bounds, residuals = fit_nhits_m4(val, test, run, seed, k, num_threads, nf_python)
+        params, fit_s, pred_s, point, bounds, residuals, samples = fit_nhits_m4(val, test, run, seed, k, num_threads,
+                                                                                nf_python)
     else:
-        params, fit_s, pred_s, point, bounds, residuals = fit_rsa_m4(val, test, run, seed, k, num_threads)
+        params, fit_s, pred_s, point, bounds, residuals, samples = fit_rsa_m4(val, test, run, seed, k, num_threads)
     conformal = "conformal" in run
     return {"dataset": "M4 Hourly", "run": run, "model": run.split("-")[0], "seed": seed, "k": k if conformal else "",
             "residuals_per_step": residuals, **summary(test.actuals(), point, bounds, naive_units(test)[1]),
             "mase": scores(test, point)["mase"], "fit_seconds": fit_s, "predict_seconds": pred_s,
-            "params": params}
+            "params": params, "crps": "" if samples is None else scaled_crps(test.actuals(), samples,
+                                                                             naive_units(test)[1])}
+
+
+def scaled_crps(y, samples, scale) -> float:
+    """Mean CRPS of sample paths ``samples`` (S, h, n) against ``y`` (S, h), each series over ``scale`` (S,)."""
+    return float((crps_ensemble(y, samples) / np.asarray(scale, dtype=np.float64)[:, None]).mean())
 
 
 # ---------------------------------------------------------------------- short series
@@ -282,7 +299,7 @@ def section(rows: pd.DataFrame, command: str, notes=()) -> str:
                  "neuralforecast conformal, n_windows = k, step 48", "NHITS-conformal-step1":
                  "neuralforecast conformal, n_windows = k, step 1 (its default)",
                  "RSA-quantile": "quantile loss (2.5, 10, 50, 90, 97.5)",
-                 "RSA-student_t": "Student-t loss, its quantiles"}
+                 "RSA-student_t": "Student-t loss, its quantiles", "RSA-normal": "Normal loss, its quantiles"}
     out = ["What: prediction intervals on M4 Hourly's test (414 series, h 48; the M4 benchmark's global-model "
            "protocol, fitted on the validation histories, the test forecast from the full training series) and on "
            "the classic short series (the short-series protocol, RSA at its defaults, seed 0). Training: the loss "
@@ -290,14 +307,15 @@ def section(rows: pd.DataFrame, command: str, notes=()) -> str:
            "2026-11-27's change to loss=mae with a one-cycle schedule); every parameter is in the CSV. Coverage: "
            "the share of test values inside the interval (gap: coverage minus nominal, points; the target is within "
            "±3). M4 width and MSIS in MASE units (each series over its in-sample lag-24 naive MAE); WQL over the "
-           "quantiles 2.5/10/50/90/97.5 (interval bounds, the point forecast as the median); MASE of the point "
+           "quantiles 2.5/10/50/90/97.5 (interval bounds, the point forecast as the median); CRPS of a distribution "
+           f"loss from {SAMPLES} sample paths per series (`sample`), in MASE units; MASE of the point "
            "forecast. k = 5 held-out horizons per M4 series (no more than the shortest validation history holds "
            "beyond input + h + validation; chosen from lengths, not the test). neuralforecast's intervals are per "
            "series (its scores of the k windows of each series, `conformal_distribution`); ours pool every series' "
            "errors divided by its scale, per horizon step.\n",
            "**M4 Hourly**\n",
            "| model | intervals | training | k | coverage 80 % | gap 80 | width 80 % | MSIS 80 | coverage 95 % | "
-           "gap 95 | width 95 % | MSIS 95 | WQL | MASE | fit (s) |", "|---" * 15 + "|"]
+           "gap 95 | width 95 % | MSIS 95 | WQL | CRPS | MASE | fit (s) |", "|---" * 16 + "|"]
     m4 = rows[rows["dataset"] == "M4 Hourly"]
     m4 = m4.assign(order=[ORDER.index(r) for r in m4["run"]]).sort_values(["order", "training"], kind="stable")
     for _, r in m4.iterrows():
@@ -305,7 +323,7 @@ def section(rows: pd.DataFrame, command: str, notes=()) -> str:
         out.append(f"| {r.model} | {described.get(r.run, r.run)} | {r.training} | {k} | {pct(r.coverage_80)} | "
                    f"{gap(r.coverage_80, 80)} | {num(r.width_80)} | {num(r.msis_80)} | {pct(r.coverage_95)} | "
                    f"{gap(r.coverage_95, 95)} | {num(r.width_95)} | {num(r.msis_95)} | {num(r.wql, 4)} | "
-                   f"{num(r.mase)} | {r.fit_seconds:.0f} |")
+                   f"{num(r.get('crps', ''))} | {num(r.mase)} | {r.fit_seconds:.0f} |")
     short = rows[rows["run"] == "short-series"].sort_values("training", kind="stable")
     out += ["", "**Short series** (RSA, `conformal_windows` = k: 20, or the most the training steps hold beyond input "
             "+ h + validation; one series, so k residuals per step: 80 % needs 4, 95 % needs 19; width and interval "

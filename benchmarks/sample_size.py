@@ -53,6 +53,35 @@ def curves(short: pd.DataFrame, base: dict | None = None) -> pd.DataFrame:
                                                                    seeds=("test_mse", "size")).reset_index()
 
 
+#: ETTh1 at fractions of its training part (the long-horizon protocol: its 7 columns, input 96, horizon 96):
+#: curve -> (the rows' model, the variant of benchmarks/configs that is the library's defaults, with the start)
+ETT_CURVES = {"LSTM": ("LSTMForecaster", "loss=mae,lr_schedule=onecycle"),
+              "twin": ("TransformerForecaster", "learning_rate=1e-3,loss=mae,lr_schedule=onecycle"),
+              "RSA": ("RSAForecaster", "gate_init=0,learning_rate=1e-3,loss=mae,lr_schedule=onecycle"),
+              "S + twin": ("TransformerForecaster", "learning_rate=1e-3,loss=mae,lr_schedule=onecycle,start=ar"),
+              "S + RSA": ("RSAForecaster", "gate_init=0,learning_rate=1e-3,loss=mae,lr_schedule=onecycle,start=ar")}
+ETT_FRACTIONS = (0.05, 0.2, 1.0)
+ETT_TRAIN_STEPS = 8640  # ETTh1's training part: twelve months of hours
+ETT_NAME = "ETTh1 (7 columns, H96)"
+
+
+def ett_curves(ltsf: pd.DataFrame) -> pd.DataFrame:
+    """Mean test MSE and seeds per (fraction's training length, curve) of the ETTh1 runs at the defaults."""
+    rows = ltsf[(ltsf["dataset"] == "ETTh1") & (ltsf["horizon"] == 96) & (ltsf["input_size"] == 96)
+                & ltsf["train_fraction"].isin(ETT_FRACTIONS)]
+    parts = []
+    for name, (model, variant) in ETT_CURVES.items():
+        mine = rows[(rows["model"] == model) & (rows["variant"] == variant)]
+        mine = mine.groupby(["train_fraction", "seed"], as_index=False).last()  # the latest run of each
+        parts.append(mine.assign(curve=name))
+    table = pd.concat(parts, ignore_index=True)
+    if table.empty:
+        return pd.DataFrame(columns=["dataset", "train_length", "curve", "mse", "seeds"])
+    table["train_length"] = (table["train_fraction"] * ETT_TRAIN_STEPS).round().astype(int)
+    out = table.groupby(["train_length", "curve"]).agg(mse=("mse", "mean"), seeds=("mse", "size")).reset_index()
+    return out.assign(dataset=ETT_NAME)
+
+
 def plot(summary: pd.DataFrame, path: Path) -> None:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -88,14 +117,25 @@ def section(summary: pd.DataFrame, figure: str, base: dict | None = None) -> str
     lines = ["What: test MSE against training length on the simulated processes (each seed its own path; mean "
              "over seeds, scaled units), the statistical models, the networks at the library's defaults"
              + (f" with {setting}" if setting else "") + ", the "
-             "networks with `start=\"ar\"`, and the AR start alone.\n",
+             "networks with `start=\"ar\"`, and the AR start alone; and on ETTh1 (the long-horizon protocol: its 7 "
+             "columns, input 96, horizon 96, MSE in its standardised units) trained on the first 5, 20 and 100 % "
+             "of its training part (validation and test unchanged), the networks at the library's defaults "
+             "(MAE loss, one-cycle schedule; `--base` applies to the simulated runs only), with and without "
+             "`start=\"ar\"`; no statistical model runs in that protocol.\n",
              "| process | n | " + " | ".join(wide.columns) + " |", "|---|---|" + "---|" * len(wide.columns)]
     for (dataset, n), row in wide.iterrows():
         lines.append(f"| {dataset} | {n} | " + " | ".join("" if pd.isna(v) else f"{v:.3f}" for v in row) + " |")
+    ett = summary[summary["dataset"] == ETT_NAME]
+    if len(ett):
+        counts = "; ".join(f"{c.curve} at {c.train_length}: {c.seeds}" for c in ett.itertuples())
+        lines.append(f"\nSeeds per ETTh1 point: {counts}.")
     lines.append(f"\n![test MSE against training length]({figure})\n")
     flag = f" --base '{json.dumps(base)}'" if base else ""
     lines.append(f"Command: `python benchmarks/sample_size.py{flag}` (the runs: `benchmarks/short_series.py --datasets "
-                 f"simulated`, with and without `--params '{{\"start\": \"ar\"}}'`). Date: {dt.date.today()}.")
+                 f"simulated`, with and without `--params '{{\"start\": \"ar\"}}'`; for ETTh1 `benchmarks/ltsf.py "
+                 f"--dataset ETTh1 --horizons 96 --seeds 0,1 --train-fraction F --models M --variant V`, F in "
+                 f"0.05, 0.2 (and 1 without the flag), V each model's defaults as named in `ETT_CURVES`). "
+                 f"Date: {dt.date.today()}.")
     return "\n".join(lines) + "\n"
 
 
@@ -106,7 +146,9 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     short = pd.read_csv(HERE / "results" / "short_series.csv", dtype={"params": str})
     base = json.loads(args.base)
-    summary = curves(short, base)
+    ltsf = pd.read_csv(HERE / "results" / "ltsf.csv", dtype={"params": str})
+    ett = ett_curves(ltsf)
+    summary = pd.concat([curves(short, base), ett], ignore_index=True)
     text = section(summary, "results/sample_size.png", base)
     print(text)
     if not args.no_write:

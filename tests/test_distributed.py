@@ -33,6 +33,30 @@ def free_local_port() -> int:
         return sock.getsockname()[1]
 
 
+def launch_ranks(script, cwd, world_size: int = 2):
+    """Start ``script`` as ``world_size`` ranks, as torchrun starts them (one thread each, a rendezvous on
+    127.0.0.1); returns ``finish(timeout)``, which waits for them and fails the test with their output
+    when one fails or hangs."""
+    port = str(free_local_port())
+    procs = []
+    for rank in range(world_size):
+        env = {**os.environ, "RANK": str(rank), "LOCAL_RANK": str(rank), "WORLD_SIZE": str(world_size),
+               "LOCAL_WORLD_SIZE": str(world_size), "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port,
+               "OMP_NUM_THREADS": "1", "TORCH_CPP_LOG_LEVEL": "ERROR"}
+        procs.append(subprocess.Popen([sys.executable, str(script)], cwd=cwd, env=env,
+                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+
+    def finish(timeout: float) -> None:
+        try:
+            outputs = [p.communicate(timeout=timeout)[0] for p in procs]
+        finally:
+            for p in procs:
+                p.kill()
+        assert [p.returncode for p in procs] == [0] * world_size, "\n".join(outputs)
+
+    return finish
+
+
 @pytest.fixture
 def no_torchrun(monkeypatch):
     for name in TORCHRUN_ENV:
@@ -103,7 +127,9 @@ def test_ddp_spawn_on_one_device_trains_through_ddp_and_takes_the_steps_of_a_pla
     assert wrapped == [1]  # the one rank went through DistributedDataParallel
     for name in TORCHRUN_ENV:
         monkeypatch.delenv(name)
-    spawned = TransformerForecaster(**PARAMS, strategy="ddp_spawn").fit(df)  # in a worker process, through DDP
+    seen = []  # the worker cannot call back: its epochs are replayed to the callbacks
+    spawned = TransformerForecaster(**PARAMS, strategy="ddp_spawn", callbacks=[seen.append]).fit(df)  # in a worker
+    assert seen == spawned.fit_history_.to_dict(orient="records")
     for fitted in (joined, spawned):
         for name, value in plain.network_.state_dict().items():
             torch.testing.assert_close(fitted.network_.state_dict()[name], value, rtol=0, atol=1e-6, msg=name)
@@ -159,21 +185,9 @@ def test_two_processes_take_the_steps_of_one(tmp_path, no_torchrun):
     2 epochs x 7 steps, the last of 3 windows split 1/2)."""
     script = tmp_path / "rank.py"
     script.write_text(RANK_SCRIPT.format(tests=os.path.dirname(__file__), params=PARAMS))
-    port = str(free_local_port())
-    procs = []
-    for rank in range(2):
-        env = {**os.environ, "RANK": str(rank), "LOCAL_RANK": str(rank), "WORLD_SIZE": "2",
-               "LOCAL_WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port,
-               "OMP_NUM_THREADS": "1", "TORCH_CPP_LOG_LEVEL": "ERROR"}
-        procs.append(subprocess.Popen([sys.executable, str(script)], cwd=tmp_path, env=env,
-                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+    finish = launch_ranks(script, tmp_path)
     single = TransformerForecaster(**PARAMS).fit(make_panel(length=48))  # meanwhile, here
-    try:
-        outputs = [p.communicate(timeout=120)[0] for p in procs]
-    finally:
-        for p in procs:
-            p.kill()
-    assert [p.returncode for p in procs] == [0, 0], "\n".join(outputs)
+    finish(timeout=120)
     ranks = [torch.load(tmp_path / f"rank{r}.pt", weights_only=True) for r in range(2)]
     for name, value in single.network_.state_dict().items():
         torch.testing.assert_close(ranks[0]["state"][name], ranks[1]["state"][name], rtol=0, atol=0)

@@ -27,6 +27,7 @@ COVERED = {
     "tuning.py": "test_tuning_example",
     "gpu_training.py": "test_gpu_example_skips_without_cuda, test_gpu_example_on_a_gpu",
     "convert_to_recurrent.py": "test_convert_to_recurrent_example",
+    "ray_train.py": "tests/test_ray_launch.py::test_two_ray_workers_take_the_steps_of_one (TSRSA_SLOW_TESTS=1)",
 }
 
 

@@ -27,6 +27,9 @@ class Panel:
     #: declared covariate columns, one row per value (aligned with ``values``), NaN where a row was
     #: missing; None without covariates (see tsrsa.data.covariates)
     covariates: pd.DataFrame | None = None
+    #: (rank, world_size) when this is one rank's share of a panel stored in shards
+    #: (tsrsa.data.shards): the other ranks hold the other series
+    share: tuple[int, int] | None = None
     _lengths: np.ndarray | None = field(default=None, repr=False)
 
     @property
@@ -65,7 +68,7 @@ class Panel:
         offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
         index = np.repeat(self.offsets[rows] - offsets[:-1], lengths) + np.arange(offsets[-1])
         return Panel(self.ids[rows], self.values[index], offsets, pd.Index(self.first).take(rows),
-                     pd.Index(self.last).take(rows), self.freq, self.layout, self._rows_of(index))
+                     pd.Index(self.last).take(rows), self.freq, self.layout, self._rows_of(index), self.share)
 
     def head(self, lengths) -> "Panel":
         """The first ``lengths[i]`` values of every series (1 <= lengths[i] <= its length)."""
@@ -74,7 +77,7 @@ class Panel:
         index = np.repeat(self.offsets[:-1] - offsets[:-1], lengths) + np.arange(offsets[-1])
         last = self.freq.shift(self.last, lengths - self.lengths)
         return Panel(self.ids, self.values[index], offsets, self.first, pd.Index(last), self.freq, self.layout,
-                     self._rows_of(index))
+                     self._rows_of(index), self.share)
 
     def steps(self, rows, start: int, stop: int) -> "Panel":
         """Positions ``start`` to ``stop - 1`` (0 <= start < stop <= each length) of the series at ``rows``:
@@ -86,7 +89,8 @@ class Panel:
         first = pd.Index(self.first).take(rows)
         moved = np.full(len(rows), start, dtype=np.int64)
         return Panel(self.ids[rows], self.values[index], offsets, pd.Index(self.freq.shift(first, moved)),
-                     pd.Index(self.freq.shift(first, moved + n - 1)), self.freq, self.layout, self._rows_of(index))
+                     pd.Index(self.freq.shift(first, moved + n - 1)), self.freq, self.layout, self._rows_of(index),
+                     self.share)
 
     def _rows_of(self, index: np.ndarray) -> pd.DataFrame | None:
         """The covariate rows at positions ``index``, on a fresh RangeIndex."""

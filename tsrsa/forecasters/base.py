@@ -38,6 +38,7 @@ from tsrsa.data.validation import (
     build_panel, check_continuation, check_fill, check_finite_forecast, check_min_length, check_time_zone,
 )
 from tsrsa.data.frequency import Frequency, parse_freq
+from tsrsa.data.shards import ParquetShards
 from tsrsa.forecasters.conformal import (
     ConformalCalibration, calibrated, calibration_length, check_levels, frame_scale, held_out_errors,
     require_calibration, updated_calibration,
@@ -45,6 +46,7 @@ from tsrsa.forecasters.conformal import (
 from tsrsa.forecasters.conveniences import Conveniences
 from tsrsa.forecasters.estimator import Estimator
 from tsrsa.forecasters.params import check_choice, check_int, check_str
+from tsrsa.forecasters.sharded import shard_frame
 from tsrsa.forecasters.window_state import WindowState, encoded
 
 
@@ -112,12 +114,16 @@ class BaseForecaster(Conveniences, Estimator):
     def to_panel(self, df, *, fitted: bool = False):
         """``df`` validated as a Panel with its declared covariate columns checked (and filled by
         ``fill``); ``fitted``: new data for a fitted model (its frequency and time zone are required)."""
-        spec = self.declared_covariates()
+        spec, share = self.declared_covariates(), None
+        if isinstance(df, ParquetShards):  # every file, or this rank's share (tsrsa.forecasters.sharded)
+            df, share = shard_frame(df)
         panel = build_panel(df, self.frame_spec, freq=self.freq, fill=self.fill,
                             expected_freq=self.freq_ if fitted else None, columns=spec.columns)
         if fitted:
             check_time_zone(panel, self.memory_.last)
-        return check_covariate_frame(panel, spec, self.fill) if spec.active else panel
+        panel = check_covariate_frame(panel, spec, self.fill) if spec.active else panel
+        panel.share = share
+        return panel
 
     def forecast_cutoffs(self, panel, cutoffs: np.ndarray, h: int) -> dict[str, np.ndarray]:
         """Forecasts after positions ``cutoffs`` (S, W) of every series of ``panel`` (the series this
@@ -131,7 +137,8 @@ class BaseForecaster(Conveniences, Estimator):
         return FrameSpec(self.id_col, self.time_col, self.target_col)
 
     def fit(self, df):
-        """Learn from ``df`` (long frame, wide frame or Series) and return self."""
+        """Learn from ``df`` (long frame, wide frame, Series, or a folder of Parquet shards:
+        :mod:`tsrsa.forecasters.sharded`) and return self."""
         self.check_params()
         return self.fit_panel(self.to_panel(df))
 
@@ -177,8 +184,8 @@ class BaseForecaster(Conveniences, Estimator):
 
         Parameters
         ----------
-        df : DataFrame or Series
-            The history (long, wide or Series).
+        df : DataFrame, Series or ParquetShards
+            The history (long, wide or Series; shards: :mod:`tsrsa.forecasters.sharded`).
         n_windows : int, default 3
             Number of forecast origins (cutoffs) per series.
         step_size : int, optional
@@ -256,8 +263,9 @@ class BaseForecaster(Conveniences, Estimator):
 
         Parameters
         ----------
-        df : DataFrame or Series
-            New observations (long, wide or Series, the fitted column names and frequency): each
+        df : DataFrame, Series or ParquetShards
+            New observations (long, wide or Series, the fitted column names and frequency; in a
+            group of ranks, shards give each rank its share: :mod:`tsrsa.forecasters.sharded`): each
             series starts one step after the last observation the model has of it. Series absent
             from ``df`` keep their state.
         new_ids : {"raise", "add"}, default "raise"

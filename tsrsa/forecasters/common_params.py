@@ -110,8 +110,10 @@ COMMON_PARAMS_DOC = """
     callbacks : list of callables, optional
         Each called after every epoch with its record (a dict: ``epoch``, ``train_loss``,
         ``val_loss``, ``learning_rate``, ``seconds``): the hook for experiment trackers (MLflow,
-        Weights & Biases, TensorBoard: log the record). An exception raised there ends the fit,
-        leaving the estimator as it was (and, with ``checkpoint_dir``, the epoch saved).
+        Weights & Biases, TensorBoard: log the record; ``tsrsa.integrations.mlflow.MLflowLogger``).
+        An exception raised there ends the fit, leaving the estimator as it was (and, with
+        ``checkpoint_dir``, the epoch saved). With ``devices > 1`` the fit runs in spawned workers,
+        and the epochs' records are replayed to the callbacks when training ends.
     past_covariates : list of str, optional
         Columns of a long frame known up to each series' end (docs/covariates.md). Numeric, or
         categorical (pandas ``category`` or strings: one indicator per category).

@@ -26,6 +26,7 @@ from tsrsa.forecasters.fine_tuning import FineTuning, fitted_config, kept_statis
 from tsrsa.forecasters.outputs import DEFAULT_QUANTILES, HeadOutputs  # noqa: F401 (DEFAULT_QUANTILES: its old home)
 from tsrsa.forecasters.window_state import SCALED_FIX, encoded
 from tsrsa.forecasters.params import check_choice, check_float, check_int
+from tsrsa.forecasters.sharded import agree_with_rank0, check_shardable, window_counts
 from tsrsa.forecasters.started import StatisticalStart
 from tsrsa.nn.covariates import CovariateBatch
 from tsrsa.nn.losses import make_loss
@@ -40,6 +41,7 @@ from tsrsa.training.distributed import (
     TrainingJob, check_strategy, join_process_group, plan_placement, rank_seed, spawn_training,
 )
 from tsrsa.training.loop import check_lr_schedule
+from tsrsa.training.shards import ShardLoader
 
 
 class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, BaseForecaster):
@@ -172,26 +174,33 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, BaseForecaster
                 if windows is not None:
                     windows.covariates = source
         carried = isinstance(train, ConsecutiveWindows)  # reads every window of each series in order
-        budget = resolve_budget(self.max_epochs, self.early_stopping_patience, len(train), int(self.batch_size),
+        seed, rank = resolve_seed(self.random_state), SINGLE
+        if placement.mode == "join":  # one rank of a torchrun launch: every rank uses rank 0's seed
+            rank, seed = join_process_group(placement.device, seed)
+        sharded = panel.share is not None and rank.world_size > 1  # this rank holds only its share
+        n_train, n_val = len(train), 0 if val is None else len(val)
+        if sharded:
+            check_shardable(self)
+            n_train, n_val = window_counts(n_train, n_val, rank)
+        budget = resolve_budget(self.max_epochs, self.early_stopping_patience, n_train, int(self.batch_size),
                                 val is not None, None if carried else self.batches_per_epoch)
         self.max_epochs_, self.batches_per_epoch_ = budget.epochs, budget.batches_per_epoch
         self.early_stopping_patience_ = budget.patience
-        self.n_train_windows_ = len(train)  # what rules that scale with the data read (readout_tokens="auto")
+        self.n_train_windows_ = n_train  # what rules that scale with the data read (readout_tokens="auto")
         self._checkpoint = None if self.checkpoint_dir is None else Checkpoint(
             Path(self.checkpoint_dir), fingerprint(type(self).__name__, self.get_params(), panel.values, panel.offsets))
         if fitted_from is None:
+            before = dict(vars(self))
             self._fit_start(scaled, panel.offsets, fit_lengths, panel.freq)
             self._prepare_fit(panel, fit_lengths)
             config = self.network_config()
             if self.covariates_ is not None:
                 config = dataclasses.replace(config, covariates=self._covariate_layout())
+            if sharded:  # what is estimated once for the panel: rank 0's estimate on every rank
+                config = agree_with_rank0(self, before, config, rank)
         else:
             config = fitted_config(fitted_from)
             self.start_ = getattr(fitted_from, "start_", None)
-        seed = resolve_seed(self.random_state)
-        rank = SINGLE
-        if placement.mode == "join":  # one rank of a torchrun launch: every rank uses rank 0's seed
-            rank, seed = join_process_group(placement.device, seed)
         with quiet(self.verbose), torch_threads(self.num_threads), seeded(seed, placement.device) as rng:
             network = self._assemble(config)
             if fitted_from is None:
@@ -202,17 +211,20 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, BaseForecaster
                 load_weights(network, *warm_start)
             loss_fn = make_loss(self.loss, self._quantile_levels())
             try:
-                history = self._train(network, loss_fn, train, val, placement, seed, rng, rank, epoch_callback)
+                history = self._train(network, loss_fn, train, val, placement, seed, rng, rank, epoch_callback,
+                                      (n_train, n_val) if sharded else None)
             except FloatingPointError as error:  # the network holds the best weights so far
                 self._set_fitted(panel, network, error.training_result.history, loc, scale, rows)
                 raise
         self._set_fitted(panel, network, history, loc, scale, rows)
 
-    def _train(self, network, loss_fn, train, val, placement, seed, rng, rank, epoch_callback=None) -> list[dict]:
-        """Train ``network`` in place (here, or in spawned workers); returns the history.
+    def _train(self, network, loss_fn, train, val, placement, seed, rng, rank, epoch_callback=None,
+               totals=None) -> list[dict]:
+        """Train ``network`` in place (here, or in spawned workers); returns the history. ``totals``:
+        the training and validation windows of all ranks when this rank holds only its share.
 
-        Spawned workers cannot call back into this process: their epochs are replayed to
-        ``epoch_callback`` once training ends.
+        Spawned workers cannot call back into this process: their epochs are replayed to the
+        ``callbacks`` and ``epoch_callback`` once training ends.
         """
         config = self._training_config()
         carried = isinstance(train, ConsecutiveWindows)
@@ -235,9 +247,9 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, BaseForecaster
                 raise
             network.load_state_dict(state)
             network.to(placement.device)
-            if epoch_callback is not None:
-                for record in result.history:
-                    epoch_callback(dict(record))
+            hook = epoch_hook(self.callbacks, epoch_callback)
+            for record in result.history if hook is not None else ():
+                hook(dict(record))
             self.best_epoch_ = result.best_epoch
             return result.history
         device = placement.device
@@ -250,6 +262,11 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, BaseForecaster
         if carried:
             train_loader = CarriedLoader(train, shuffle=True, device=device, rank=rank)
             val_loader = CarriedLoader(val, shuffle=False, device=device, rank=rank) if val is not None else None
+        elif totals is not None:  # each rank its own windows (tsrsa.training.shards)
+            train_loader = ShardLoader(train, self.batch_size, shuffle=True, device=device, rank=rank,
+                                       total_windows=totals[0], max_batches=config.batches_per_epoch)
+            val_loader = None if val is None else ShardLoader(
+                val, self.inference_batch_size, shuffle=False, device=device, rank=rank, total_windows=totals[1])
         else:
             train_loader = WindowLoader(train, self.batch_size, shuffle=True, device=device, rank=rank,
                                         max_batches=config.batches_per_epoch)
