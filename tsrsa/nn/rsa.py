@@ -186,6 +186,9 @@ class RSAAttention(MultiHeadAttention):
         self.register_buffer("codes", kind_codes(self.plan.kinds), persistent=False)
         self.register_buffer("dilation", torch.tensor(self.plan.dilations, dtype=torch.long), persistent=False)
         self.register_buffer("param_index", torch.tensor(self.plan.param, dtype=torch.long), persistent=False)
+        # each head's place in cat([eta's values, nu's values]): one gather gives every head its value
+        slots = [p if kind == "regular" else self.plan.n_eta + p for kind, p in zip(self.plan.kinds, self.plan.param)]
+        self.register_buffer("param_slot", torch.tensor(slots, dtype=torch.long), persistent=False)
         self._lattice, self._lattice_key = None, None  # the REMs' lattice of the last length (rem_heads)
         #: set to a number in [0, 1] to force the gate (tests and analysis), None to learn it
         self.gate_override: float | None = None
@@ -241,16 +244,9 @@ class RSAAttention(MultiHeadAttention):
 
     def rem_parameters(self) -> tuple[torch.Tensor, torch.Tensor]:
         """(radius, angle) per REM head, (H_rem,) each: lam or gamma, and theta (0 for regular)."""
-        regular = self.codes == 0
-        idx = self.param_index
-        lam = torch.tanh(self.eta)[idx.clamp(max=max(self.plan.n_eta - 1, 0))] if self.plan.n_eta else None
-        if self.plan.n_cyclic_params:
-            cyc = idx.clamp(max=self.plan.n_cyclic_params - 1)
-            gamma, angle = torch.sigmoid(self.nu)[cyc], self.theta[cyc]
-        else:
-            gamma = angle = torch.zeros(self.n_rem, device=self.eta.device)
-        radius = torch.where(regular, lam, gamma) if lam is not None else gamma
-        return radius, torch.where(regular, torch.zeros_like(angle), angle)
+        radius = torch.cat([torch.tanh(self.eta), torch.sigmoid(self.nu)])  # (n_eta + n_cyclic_params,)
+        angle = torch.cat([torch.zeros_like(self.eta), self.theta])  # a regular head's is 0
+        return radius[self.param_slot], angle[self.param_slot]
 
     def parameter_groups(self) -> dict[str, list[nn.Parameter]]:
         """Named groups that an optimiser may treat apart: "recurrence", the REM values and gates

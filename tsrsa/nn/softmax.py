@@ -51,9 +51,11 @@ def position_bias(n: int, T: int, slopes: torch.Tensor | None, *, causal: bool, 
     ALiBi's additive bias -slope_h * distance (H, n, T), -inf on keys after the query when causal
     (distance = query - key; |query - key| when not causal): a relative position, any length.
     """
+    if slopes is None and not causal:
+        return None
     distance = (T - n + torch.arange(n, device=device))[:, None] - torch.arange(T, device=device)[None, :]  # (n, T)
     if slopes is None:
-        return distance >= 0 if causal else None
+        return distance >= 0
     bias = -slopes.view(-1, 1, 1) * distance.abs().to(slopes.dtype)  # (H, n, T)
     return bias.masked_fill(distance < 0, float("-inf")) if causal else bias
 
