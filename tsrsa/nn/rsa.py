@@ -185,7 +185,6 @@ class RSAAttention(MultiHeadAttention):
         self.mu = nn.Parameter(torch.zeros(1 if gate == "layer" else self.n_rem))
         self.register_buffer("codes", kind_codes(self.plan.kinds), persistent=False)
         self.register_buffer("dilation", torch.tensor(self.plan.dilations, dtype=torch.long), persistent=False)
-        self.register_buffer("param_index", torch.tensor(self.plan.param, dtype=torch.long), persistent=False)
         # each head's place in cat([eta's values, nu's values]): one gather gives every head its value
         slots = [p if kind == "regular" else self.plan.n_eta + p for kind, p in zip(self.plan.kinds, self.plan.param)]
         self.register_buffer("param_slot", torch.tensor(slots, dtype=torch.long), persistent=False)
