@@ -75,8 +75,9 @@ def nf_installed(nf_python: str | None) -> bool:
     return done.returncode == 0
 
 
-def nf_worker(folder: str) -> None:
-    """Fit and forecast in the neuralforecast environment (numpy, pandas, torch, neuralforecast only)."""
+def worker_job(folder: Path) -> tuple[dict, dict]:
+    """The job of a neuralforecast worker (``job.json``), its torch threads set and the logs quiet, and
+    the Lightning trainer's settings every model gets."""
     import logging
     import warnings
 
@@ -85,15 +86,20 @@ def nf_worker(folder: str) -> None:
     warnings.filterwarnings("ignore")
     for logger in ("lightning", "lightning.pytorch", "lightning.fabric", "pytorch_lightning", "neuralforecast"):
         logging.getLogger(logger).setLevel(logging.ERROR)
+    job = json.loads((folder / "job.json").read_text())
+    torch.set_num_threads(job["num_threads"])
+    return job, {"accelerator": "cpu", "enable_progress_bar": False, "logger": False,
+                 "enable_model_summary": False, "enable_checkpointing": False}
+
+
+def nf_worker(folder: str) -> None:
+    """Fit and forecast in the neuralforecast environment (numpy, pandas, torch, neuralforecast only)."""
+    folder = Path(folder)
+    job, trainer = worker_job(folder)
     import neuralforecast
     from neuralforecast import NeuralForecast
     from neuralforecast.models import NBEATS, NHITS
 
-    folder = Path(folder)
-    job = json.loads((folder / "job.json").read_text())
-    torch.set_num_threads(job["num_threads"])
-    trainer = {"accelerator": "cpu", "enable_progress_bar": False, "logger": False,
-               "enable_model_summary": False, "enable_checkpointing": False}
     model = {"NHITS": NHITS, "NBEATS": NBEATS}[job["model"]](**job["params"], **trainer)
     nf = NeuralForecast(models=[model], freq=1)
     intervals, calibrate, levels = job.get("intervals"), {}, {}
@@ -124,7 +130,34 @@ def nf_worker(folder: str) -> None:
         "trainer": {"accelerator": "cpu", "num_threads": job["num_threads"]}}))
 
 
+def nf_windows(folder: str) -> None:
+    """Fit on ``fit.csv`` with conformal intervals, then forecast after each of ``job["cutoffs"]`` (a row
+    count: the history is the rows before it) from ``history.csv``; writes ``windows.csv`` (numpy,
+    pandas, torch and neuralforecast only)."""
+    folder = Path(folder)
+    job, trainer = worker_job(folder)
+    from neuralforecast import NeuralForecast
+    from neuralforecast.models import NHITS
+    from neuralforecast.utils import PredictionIntervals
+
+    nf = NeuralForecast(models=[NHITS(**job["params"], **trainer)], freq=1)
+    intervals = job["intervals"]
+    began = time.perf_counter()
+    nf.fit(pd.read_csv(folder / "fit.csv"), val_size=job["val_size"],
+           prediction_intervals=PredictionIntervals(n_windows=intervals["n_windows"], step_size=intervals["step_size"]))
+    fit_seconds = time.perf_counter() - began
+    history = pd.read_csv(folder / "history.csv")
+    parts = []
+    for cutoff in job["cutoffs"]:
+        window = history[history["ds"] < cutoff].groupby("unique_id").tail(job["params"]["input_size"])
+        forecast = nf.predict(df=window, level=intervals["level"]).reset_index()
+        parts.append(forecast.assign(cutoff=cutoff))
+    pd.concat(parts).to_csv(folder / "windows.csv", index=False)
+    (folder / "out.json").write_text(json.dumps({"fit": fit_seconds, "steps": len(nf.models[0].train_trajectories)}))
+
+
 if __name__ == "__main__":
-    if sys.argv[1:2] != ["--nf-worker"] or len(sys.argv) != 3:
-        raise SystemExit("usage: m4_neuralforecast.py --nf-worker FOLDER")
-    nf_worker(sys.argv[2])
+    workers = {"--nf-worker": nf_worker, "--nf-windows": nf_windows}
+    if len(sys.argv) != 3 or sys.argv[1] not in workers:
+        raise SystemExit("usage: m4_neuralforecast.py --nf-worker FOLDER | --nf-windows FOLDER")
+    workers[sys.argv[1]](sys.argv[2])

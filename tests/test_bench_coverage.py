@@ -40,10 +40,16 @@ def test_coverage_counts_the_test_values_inside_each_interval():
     assert got["coverage_80"] == pytest.approx(np.concatenate(inside).mean(), abs=1e-12)
     assert got["width_80"] == pytest.approx(np.concatenate(widths).mean(), rel=1e-12)
     table = pd.DataFrame([dict(date="2026-11-27", dataset="weather", horizon=h, model="SeasonalNaive",
-                               conformal_windows=20, calibration="fixed at fit", fit_seconds=0.1, machine="test",
-                               **got)])
+                               conformal_windows=20, calibration="fixed at fit", windows="all", fit_seconds=0.1,
+                               machine="test", **got)])
     text = coverage.section(table, "python benchmarks/coverage.py")
-    assert f"| weather | {h} | SeasonalNaive | 20 | fixed at fit | {100 * got['coverage_80']:.1f} % |" in text
+    assert f"| weather | {h} | SeasonalNaive | 20 | fixed at fit | all | {100 * got['coverage_80']:.1f} % |" in text
+    # every h-th window: the same forecasts and bounds, on the windows starting each block
+    every = coverage.coverage(model, data, h, stride=h)
+    assert every["values"] == sum(y[::h].size for y in (coverage.window_views(data, c, h, lookback=12)[1]
+                                                         for c in range(2)))
+    assert every["coverage_80"] == pytest.approx(np.concatenate([m.reshape(-1, h)[::h].ravel() for m in (
+        inside[0].reshape(-1, h), inside[1].reshape(-1, h))]).mean(), abs=1e-12)
 
 
 def test_a_refreshed_calibration_takes_in_the_errors_of_each_block_of_test_rows_as_they_arrive():
