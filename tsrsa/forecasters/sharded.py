@@ -62,11 +62,10 @@ def check_shardable(estimator) -> None:
 
 def window_counts(n_train: int, n_val: int, rank: Rank) -> tuple[int, int]:
     """Training and validation windows of all ranks; ValueError on every rank when one has no training window."""
-    counts = counts_over_ranks(n_train, rank) + counts_over_ranks(n_val, rank)
-    train, val = counts[: rank.world_size], counts[rank.world_size :]
+    train, val = zip(*counts_over_ranks((n_train, n_val), rank))  # each rank's, in rank order
     if min(train) == 0:
         raise ValueError(f"rank(s) {[r for r, n in enumerate(train) if n == 0]} of {rank.world_size} hold no "
-                         f"training window in their share (training windows per rank: {train}): write more, "
+                         f"training window in their share (training windows per rank: {list(train)}): write more, "
                          f"smaller files, or check that the series are long enough for input_size + h + val_size")
     return sum(train), sum(val)
 

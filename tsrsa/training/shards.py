@@ -22,20 +22,20 @@ from tsrsa.training.batches import WindowLoader
 from tsrsa.training.ranks import Rank
 
 
-def counts_over_ranks(count: int, rank: Rank) -> list[int]:
-    """``count`` of every rank of ``rank``'s group, in rank order (one collective)."""
-    mine = torch.tensor([int(count)], dtype=torch.int64)
+def counts_over_ranks(counts: tuple[int, ...], rank: Rank) -> list[tuple[int, ...]]:
+    """``counts`` of every rank of ``rank``'s group, in rank order (one collective for all of them)."""
+    mine = torch.tensor([int(c) for c in counts], dtype=torch.int64)
     if not rank.data_parallel:
-        return [int(count)]
+        return [tuple(int(c) for c in mine)]
     every = [torch.zeros_like(mine) for _ in range(rank.world_size)]
     torch.distributed.all_gather(every, mine, group=rank.group)
-    return [int(t[0]) for t in every]
+    return [tuple(int(c) for c in t) for t in every]
 
 
 class ShardLoader(WindowLoader):
     """This rank's part of every global batch, drawn from its own ``windows`` (see the module docstring).
 
-    ``total_windows``: the windows of all ranks together (the sum of :func:`counts_over_ranks`). Training
+    ``total_windows``: the windows of all ranks together (summed from :func:`counts_over_ranks`). Training
     (``shuffle=True``) runs ``len(self)`` steps per pass; validation (``shuffle=False``) reads this
     rank's windows once, in order, ``batch_size`` at a time.
     """
