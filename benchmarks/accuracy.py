@@ -3,14 +3,14 @@ configuration built from the library's defaults one option at a time, for RSA an
 
     python benchmarks/accuracy.py [--results benchmarks/results/ltsf.csv]
                                   [--screen benchmarks/results/screen.csv]
-                                  [--chain gate_init=0,learning_rate=1e-3 gate_init=0 default]
+                                  [--chain loss=mse,lr_schedule=null learning_rate=1e-4,loss=mse,lr_schedule=null gate_init=-2,learning_rate=1e-4,loss=mse,lr_schedule=null]
 
 Variants are named by the options they change (benchmarks/configs/RSA.json and Transformer.json).
 The chain lists RSA configurations that each change one option of the one before, ending at the
-benchmark default: the library's learning rate and gate start (``gate_init=0,learning_rate=1e-3``),
-then learning rate 1e-4 (``gate_init=0``), then the gate started at -2 (``default``). The Transformer
-steps through the twins of those names (the same options, less RSA's own): ``learning_rate=1e-3``,
-then ``default``.
+configuration of the published long-horizon tables: the library's learning rate and gate start with
+the MSE loss at a constant rate (``loss=mse,lr_schedule=null``), then learning rate 1e-4 (``learning_rate=1e-4,loss=mse,lr_schedule=null``), then the gate
+started at -2 (``gate_init=-2,learning_rate=1e-4,loss=mse,lr_schedule=null``). The Transformer steps through the twins of those names (the same
+options, less RSA's own): ``loss=mse,lr_schedule=null``, then ``learning_rate=1e-4,loss=mse,lr_schedule=null``.
 
 Section "accuracy-screen": each variant of the screen (rows of screen.csv, written by
 ``benchmarks/ltsf.py --results benchmarks/results/screen.csv``) against the run of its reference with
@@ -38,20 +38,22 @@ from tsrsa.benchmarking.results import at_protocol_input, read_results, replace_
 
 HERE = Path(__file__).resolve().parent
 _SHORT = {"RSAForecaster": "RSA", "TransformerForecaster": "Transformer"}
-CHAIN = ["gate_init=0,learning_rate=1e-3", "gate_init=0", "default"]
+CHAIN = ["loss=mse,lr_schedule=null", "learning_rate=1e-4,loss=mse,lr_schedule=null", "gate_init=-2,learning_rate=1e-4,loss=mse,lr_schedule=null"]
 
 
 def reference_of(variant: str, chain: list[str]) -> str:
     """The configuration a screened variant is compared with: for a name of the chain the name before
-    it ("gate_init=0" for "default"); otherwise the chain's name with the most options that the variant
-    also sets ("gate_init=0,learning_rate=1e-3" for "dropout=0.3,gate_init=0,learning_rate=1e-3")."""
+    it; otherwise, among the chain's names whose options the variant all sets, the one it sets most
+    of to the same value ("loss=mse,lr_schedule=null" for "dropout=0.3,loss=mse,lr_schedule=null" and
+    for "loss=mse,lr_schedule=cosine")."""
     if variant in chain[1:]:
         return chain[chain.index(variant) - 1]
-    options = set(parse_variant_name(variant).items())
-    inside = [name for name in chain if name != variant and set(parse_variant_name(name).items()) <= options]
+    options = parse_variant_name(variant)
+    # the chain's names whose every option the variant sets too (to the same value or to the one it changes)
+    inside = [name for name in chain if name != variant and set(parse_variant_name(name)) <= set(options)]
     if not inside:
         raise ValueError(f"no configuration of the chain {chain} is part of variant {variant!r}")
-    return max(inside, key=lambda name: len(parse_variant_name(name)))
+    return max(inside, key=lambda name: sum(options[k] == v for k, v in parse_variant_name(name).items()))
 
 
 def chain_of(model: str, chain: list[str], twin_of: dict | None) -> list[str]:
@@ -143,9 +145,10 @@ SCREEN_TEXT = (
     "One-seed screens of single options for RSAForecaster, seed 0, on ETTh1 at H336 and H720 (the "
     "gate start also on ETTh2 at H720), each variant against its reference run of the same seed and "
     "cell: the options dropout 0.3, weight decay 0.05 and a cosine or halving learning-rate schedule "
-    "and learning rate 1e-4 (`gate_init=0`) against the library's learning rate and gate start "
-    "(`gate_init=0,learning_rate=1e-3`); the gate started at -2 (`default`) against `gate_init=0`; "
-    "a learning rate of the REM values and gates of their own (`rem_learning_rate`) against `default`. "
+    "and learning rate 1e-4 (`learning_rate=1e-4,loss=mse,lr_schedule=null`) against the library's learning rate and gate start at the MSE "
+    "loss and a constant rate (`loss=mse,lr_schedule=null`); the gate started at -2 (`gate_init=-2,learning_rate=1e-4,loss=mse,lr_schedule=null`) against "
+    "`learning_rate=1e-4,loss=mse,lr_schedule=null`; a learning rate of the REM values and gates of their own (`rem_learning_rate`) "
+    "against `gate_init=-2,learning_rate=1e-4,loss=mse,lr_schedule=null`. "
     "Input 96, test MSE on the scaled data; the change is variant − reference; best epoch: the epoch "
     "of the lowest validation loss, whose weights are kept. One seed: a screen, not a result."
 )
@@ -164,7 +167,8 @@ def main(argv=None) -> tuple[pd.DataFrame, pd.DataFrame]:
         f"{SCREEN_TEXT}\n\n{markdown(screen)}\n\n"
         "Runs: `python benchmarks/ltsf.py --dataset ETTh1 --models RSA --horizons 336,720 --seeds 0 "
         "--variant V --results benchmarks/results/screen.csv --num-threads 1` (V: each variant above; "
-        "ETTh2 H720 for `default`); table: `python benchmarks/accuracy.py`."
+        "ETTh2 H720 for `gate_init=-2,learning_rate=1e-4,loss=mse,lr_schedule=null`); table: "
+        "`python benchmarks/accuracy.py`."
     )
     replace_section(HERE / "RESULTS.md", "accuracy-screen", body, title="Screens of single options")
     twin_of = twin_variants()

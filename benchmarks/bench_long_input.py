@@ -38,8 +38,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 SHARED_DATA = HERE.parents[1] / "shared" / "datasets"
 #: (configuration, variant) -> the name in the table
-MODELS = {("Transformer", "attention=block_recurrent"): "Block-recurrent", ("Transformer", "default"): "Transformer",
-          ("RSA", "default"): "RSA", ("DLinear", "default"): "DLinear"}
+MODELS = {("Transformer", "attention=block_recurrent,learning_rate=1e-4,loss=mse,lr_schedule=null"): "Block-recurrent",
+          ("Transformer", "learning_rate=1e-4,loss=mse,lr_schedule=null"): "Transformer", ("RSA", "gate_init=-2,learning_rate=1e-4,loss=mse,lr_schedule=null"): "RSA",
+          ("DLinear", "learning_rate=1e-4,loss=mse,lr_schedule=null,weight_decay=0"): "DLinear"}
 #: published test MSE at H96/192/336/720: PatchTST/64 at input 512 and DLinear at input 336
 ANCHORS = {
     "ETTh1": {"PatchTST (input 512)": (0.370, 0.413, 0.422, 0.447), "DLinear (input 336)": (0.375, 0.405, 0.439, 0.472)},

@@ -1,7 +1,7 @@
 """Choose the default ``patch_len`` from accuracy (this script) and speed (bench_training.py).
 
     python benchmarks/patch_len.py --models RSA --patch-lens 4,8,16,24 --horizons 96,336 \
-        --seeds 0 --variant gate_init=0,learning_rate=1e-3 --num-threads 1
+        --seeds 0 --variant loss=mse,lr_schedule=null --num-threads 1
 
 Fits each model with each patch length through the long-horizon harness (`tsrsa.benchmarking`:
 ETTh1, input 96, the configuration's training budget from `benchmarks/configs/<model>.json`, the
@@ -12,7 +12,7 @@ the study resumes). It then writes the "patch-len" section of `benchmarks/RESULT
 MSE / MAE per horizon beside the training speed that `python benchmarks/bench_training.py --only
 patch` recorded in `benchmarks/results/patch_len_speed.csv`. `--tables-only` trains nothing and only
 rewrites the section. A row's variant is named by all its options, the patch length among them
-(``gate_init=0,learning_rate=1e-3,patch_len=8``).
+(``loss=mse,lr_schedule=null,patch_len=8``).
 """
 from __future__ import annotations
 
@@ -74,14 +74,17 @@ def run(args) -> None:
 
 
 def table() -> str:
-    from tsrsa.benchmarking.configs import parse_variant_name, variant_name
+    import tsrsa
+    from tsrsa.benchmarking.configs import estimator_defaults, parse_variant_name, variant_name
     from tsrsa.benchmarking.results import read_results
 
     acc = read_results(RESULTS)
     if acc.empty:
         return "_No runs yet._\n"
     options = [parse_variant_name(name) for name in acc["variant"]]
-    acc = acc.assign(patch_len=[int(o.pop("patch_len")) for o in options],
+    default = {m: estimator_defaults(getattr(tsrsa, m))["patch_len"] for m in acc["model"].unique()}
+    # a name leaves out an option at its default: that patch length ran where the name has none
+    acc = acc.assign(patch_len=[int(o.pop("patch_len", default[m])) for o, m in zip(options, acc["model"])],
                      base=[variant_name(o) for o in options])  # the configuration the patch length is set on
     speed = pd.read_csv(SPEED) if SPEED.exists() else pd.DataFrame(columns=["model", "patch_len", "windows_per_s"])
     horizons = sorted(acc["horizon"].unique())
@@ -107,7 +110,7 @@ def table() -> str:
 
 
 _STUDY = "python benchmarks/patch_len.py --models"
-_TRANSFORMER, _RSA = "--variant learning_rate=1e-3", "--variant gate_init=0,learning_rate=1e-3"
+_TRANSFORMER = _RSA = "--variant loss=mse,lr_schedule=null"
 COMMANDS = [
     f"{_STUDY} Transformer --patch-lens 4,8,16,24 --horizons 96,336 --seeds 0 {_TRANSFORMER}",
     f"{_STUDY} RSA --patch-lens 4,8,16,24 --horizons 96,336 --seeds 0 {_RSA}",
@@ -115,8 +118,8 @@ COMMANDS = [
     f"{_STUDY} RSA --patch-lens 4,8 --horizons 96 --seeds 1,2 {_RSA}",
     f"{_STUDY} Transformer --patch-lens 2,1 --horizons 96 --seeds 0 {_TRANSFORMER}",
     f"{_STUDY} RSA --patch-lens 2,1 --horizons 96 --seeds 0 {_RSA}",
-    f"{_STUDY} LSTM --patch-lens 4,8,16 --horizons 96,336 --seeds 0,1,2",
-    f"{_STUDY} LSTM --patch-lens 1 --horizons 96,336 --seeds 0,1",
+    f"{_STUDY} LSTM --patch-lens 4,8,16 --horizons 96,336 --seeds 0,1,2 {_TRANSFORMER}",
+    f"{_STUDY} LSTM --patch-lens 1 --horizons 96,336 --seeds 0,1 {_TRANSFORMER}",
     "python benchmarks/bench_training.py --only patch --models LSTM,Transformer,RSA --patch-lens 1,2,4,8,16,24 "
     "--repeats 2",
 ]
@@ -139,9 +142,8 @@ def write_section() -> None:
         "ETTh1 (7 channels, channel-independent), input 96, the long-horizon harness's protocol and each "
         "configuration's budget (`benchmarks/configs/`: batch 32, at most 10 epochs, early stopping with "
         "patience 3, best epoch kept), one CPU thread per run; only `patch_len` changes. Variant: the "
-        "configuration the patch length is set on: the Transformer's `learning_rate=1e-3` and RSA's "
-        "`gate_init=0,learning_rate=1e-3` (the library's learning rate and gate start), the LSTM's "
-        "`default` (whose rate is the library's 1e-3). MSE / MAE on the scaled "
+        "configuration the patch length is set on: `loss=mse,lr_schedule=null` for the Transformer, RSA and the LSTM "
+        "(the library's learning rate and gate start, the MSE loss at a constant rate). MSE / MAE on the scaled "
         "test windows, the mean over the seeds run. Speed: training windows "
         "per second of one epoch on ETTh1 OT (batch 64, 2 threads, best of 2). Train seconds include the "
         "validation passes and depend on the machine's load during the run.\n",

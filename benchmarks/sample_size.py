@@ -55,11 +55,9 @@ def curves(short: pd.DataFrame, base: dict | None = None) -> pd.DataFrame:
 
 #: ETTh1 at fractions of its training part (the long-horizon protocol: its 7 columns, input 96, horizon 96):
 #: curve -> (the rows' model, the variant of benchmarks/configs that is the library's defaults, with the start)
-ETT_CURVES = {"LSTM": ("LSTMForecaster", "loss=mae,lr_schedule=onecycle"),
-              "twin": ("TransformerForecaster", "learning_rate=1e-3,loss=mae,lr_schedule=onecycle"),
-              "RSA": ("RSAForecaster", "gate_init=0,learning_rate=1e-3,loss=mae,lr_schedule=onecycle"),
-              "S + twin": ("TransformerForecaster", "learning_rate=1e-3,loss=mae,lr_schedule=onecycle,start=ar"),
-              "S + RSA": ("RSAForecaster", "gate_init=0,learning_rate=1e-3,loss=mae,lr_schedule=onecycle,start=ar")}
+ETT_CURVES = {"LSTM": ("LSTMForecaster", "default"), "twin": ("TransformerForecaster", "default"),
+              "RSA": ("RSAForecaster", "default"), "S + twin": ("TransformerForecaster", "start=ar"),
+              "S + RSA": ("RSAForecaster", "start=ar")}
 ETT_FRACTIONS = (0.05, 0.2, 1.0)
 ETT_TRAIN_STEPS = 8640  # ETTh1's training part: twelve months of hours
 ETT_NAME = "ETTh1 (7 columns, H96)"

@@ -120,6 +120,38 @@ def section(table: pd.DataFrame, start: str, simulated: set[str], command: str, 
     return "\n".join(lines) + "\n"
 
 
+#: the M4 arm: (m4.csv model, label) per configuration; (a)-(d) were run side by side on one GPU, (e) is the
+#: twin with the start and a learning rate of 1e-12 for one epoch, whose output path then stays at zero
+M4_ARMS = {"a": ("RSA", "accelerator=gpu,start=ar"), "b": ("Transformer", "accelerator=gpu,start=ar"),
+           "c": ("RSA", "accelerator=gpu"), "d": ("Transformer", "accelerator=gpu"),
+           "e": ("Transformer", "learning_rate=1e-12,max_epochs=1,start=ar")}
+M4_COMMAND = ("python benchmarks/m4.py --models M --frequencies F --splits S --seeds 0,1,2 --set accelerator=gpu "
+              "[--set start=ar]` (M: RSA, Transformer; S: validation, or test, which also refits for validation), "
+              "and for (e) `python benchmarks/m4.py --models Transformer --frequencies Hourly,Weekly --splits test "
+              "--seeds 0 --set start=ar --set learning_rate=1e-12 --set max_epochs=1")
+
+
+def m4_arm(m4: pd.DataFrame) -> str:
+    """The ablation on M4's global fits: OWA, sMAPE and MASE per configuration, frequency and split (mean
+    over every run: repeated runs of a seed on the GPU differ and all count), and the ratios of mean OWA."""
+    lines = ["\n**M4 (one global model per frequency)**: mean OWA (sMAPE / MASE) over the runs; runs in brackets.\n",
+             "| frequency | split | " + " | ".join(f"({k}) {NAMES[k]}" for k in M4_ARMS)
+             + " | a / b | c / d | a / c | b / d |", "|---|---|" + "---|" * (len(M4_ARMS) + 4)]
+    for (freq, split), g in m4.groupby(["frequency", "split"], sort=True):
+        owa, cells = {}, []
+        for k, (model, label) in M4_ARMS.items():
+            runs = g[(g["model"] == model) & (g["label"] == label)]
+            owa[k] = runs["owa"].mean() if len(runs) else math.nan
+            cells.append(f"{owa[k]:.3f} ({runs['smape'].mean():.2f} / {runs['mase'].mean():.3f}) [{len(runs)}]"
+                         if len(runs) else "—")
+        ratios = [f"{owa[x] / owa[y]:.3f}" if np.isfinite(owa[x] / owa[y]) else "—"
+                  for x, y in (("a", "b"), ("c", "d"), ("a", "c"), ("b", "d"))]
+        lines.append(f"| {freq} | {split} | " + " | ".join(cells + ratios) + " |")
+    lines.append(f"\n(a)-(d): on one NVIDIA H100, twelve fits side by side; (e): the 2-core CPU. Commands: `{M4_COMMAND}`. "
+                 "Rows in `benchmarks/results/m4.csv` (their dates and machines there).")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None) -> None:
     from tsrsa.benchmarking.simulated import PROCESSES
 
@@ -138,6 +170,9 @@ def main(argv=None) -> None:
     command = "python benchmarks/start_ablation.py" + ("" if args.start == "ar" else f" --start {args.start}") \
         + (f" --base '{args.base}'" if base else "")
     text = section(table, args.start, set(PROCESSES), command, base)
+    m4 = pd.read_csv(HERE / "results" / "m4.csv", dtype={"label": str})
+    if args.start == "ar" and not base:
+        text += m4_arm(m4[m4["label"].isin({label for _, label in M4_ARMS.values()})])
     print(text)
     if not args.no_write:
         replace_section(HERE / "RESULTS.md", f"start-ablation-{args.start}", text,

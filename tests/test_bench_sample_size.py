@@ -21,7 +21,7 @@ def test_each_curve_takes_its_defaults_variant_the_latest_run_per_seed_and_the_f
     ltsf = pd.DataFrame([
         row(rsa, default, 0.05, 0, 0.50), row(rsa, default, 0.05, 0, 0.40),  # rerun: the later one counts
         row(rsa, default, 0.05, 1, 0.60),
-        row(rsa, "default", 0.05, 0, 9.0),  # another configuration: not a curve
+        row(rsa, "loss=mse,lr_schedule=null", 0.05, 0, 9.0),  # another configuration: not a curve
         row(rsa, default, 0.05, 0, 9.0, horizon=336),  # another horizon
         row(twin, twin_default, 1.0, 0, 0.30),
     ])

@@ -1,5 +1,5 @@
 """The library's defaults are the documented, measured configuration, and the long-horizon
-configurations set nothing beyond the protocol and the choices the same page documents."""
+configurations set nothing beyond the protocol's budget: their tables are the defaults'."""
 from __future__ import annotations
 
 import json
@@ -40,6 +40,11 @@ def code(cell: str) -> str:
     return match.group(1)
 
 
+#: what a long-horizon configuration may set: the protocol's training budget (and the seasonal naive's
+#: season per data set), nothing a model chooses
+BUDGET = ("batch_size", "max_epochs", "early_stopping_patience")
+PROTOCOL = {"SeasonalNaive": ("season_length",)}
+
 DEFAULTS = table_after("## The library's defaults")
 CONFIG_TABLE = table_after("**What the long-horizon configurations set.**")
 
@@ -47,7 +52,7 @@ CONFIG_TABLE = table_after("**What the long-horizon configurations set.**")
 def test_the_tables_are_found_and_cover_the_training_settings():
     documented = {code(row[0]) for row in DEFAULTS}
     assert {"batch_size", "max_epochs", "early_stopping_patience", "learning_rate", "gate_init"} <= documented
-    assert {code(row[0]) for row in CONFIG_TABLE} >= {"learning_rate", "gate_init"}
+    assert {code(row[0]) for row in CONFIG_TABLE} >= set(BUDGET)
 
 
 @pytest.mark.parametrize("row", DEFAULTS, ids=lambda row: row[0].strip("`"))
@@ -71,3 +76,29 @@ def test_a_benchmark_configuration_sets_only_what_the_page_documents(path):
         assert key in documented, f"{path.name} sets {key}, which the page's table does not list for {path.stem}"
         if documented[key] != "per data set":
             assert value == json.loads(code(documented[key])), f"{path.name}: {key}={value!r} is not the page's"
+
+
+@pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.json")), ids=lambda p: p.stem)
+def test_a_benchmark_configuration_holds_only_the_protocols_budget(path):
+    config = json.loads(path.read_text())
+    allowed = set(BUDGET) | set(PROTOCOL.get(path.stem, ()))
+    beyond = set(config["params"]) - allowed
+    assert not beyond, f"{path.name} sets {sorted(beyond)} beyond the protocol's budget {sorted(allowed)}"
+    for dataset, params in config["datasets"].items():
+        assert set(params) <= allowed, f"{path.name}: {dataset} sets {sorted(set(params) - allowed)}"
+
+
+def test_the_default_variant_is_what_a_constructor_without_arguments_trains_with():
+    from tsrsa.benchmarking.configs import load_config
+
+    for name, estimator in NEURAL.items():
+        config = load_config(name, CONFIGS)
+        model = getattr(tsrsa, estimator)(h=1).set_params(**config.params_for("ETTh1"))
+        plain = getattr(tsrsa, estimator)(h=1).get_params()
+        changed = {k: v for k, v in model.get_params().items() if plain[k] != v}
+        assert set(changed) <= set(BUDGET), f"{name}'s default variant changes {sorted(changed)}"
+        assert config.variant_label("default") == "default"
+        # a variant naming an option at its library default is the default, so no such variant exists
+        for variant, options in config.variants.items():
+            same = {k for k, v in options.items() if k not in config.params and plain.get(k, object()) == v}
+            assert not same, f"{name}: variant {variant} sets {sorted(same)} to the library's default"

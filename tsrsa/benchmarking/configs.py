@@ -19,6 +19,7 @@ configuration with no differing option. :func:`variant_name` spells a name out a
 """
 from __future__ import annotations
 
+import inspect
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -95,12 +96,12 @@ class ModelConfig:
         return out
 
     def options_of(self, variant: str = DEFAULT, overrides: dict | None = None) -> dict:
-        """The options of ``variant`` (plus ``overrides``) that differ from ``params``."""
+        """The options of ``variant`` (plus ``overrides``) that differ from what runs by default:
+        ``params`` where they set the option, else the estimator's own default."""
         if variant != DEFAULT and variant not in self.variants:
             self.params_for("", variant)  # raises, naming the known variants
         merged = {**(self.variants.get(variant, {})), **(overrides or {})}
-        return {key: value for key, value in merged.items()
-                if key not in self.params or not _same(self.params[key], value)}
+        return differing(merged, {**estimator_defaults(self.estimator_class()), **self.params})
 
     def variant_label(self, variant: str = DEFAULT, overrides: dict | None = None) -> str:
         """The name of what runs: ``variant`` with ``overrides`` on top, spelled by its options
@@ -115,6 +116,19 @@ class ModelConfig:
         if self.estimator not in classes:
             raise ValueError(f"{self.path}: unknown estimator {self.estimator!r}; use one of {sorted(classes)}")
         return classes[self.estimator]
+
+
+def estimator_defaults(cls) -> dict:
+    """The constructor defaults of a forecaster class, by argument name."""
+    return {name: p.default for name, p in inspect.signature(cls.__init__).parameters.items()
+            if p.default is not inspect.Parameter.empty}
+
+
+def differing(options: dict, reference: dict) -> dict:
+    """The items of ``options`` whose value is not ``reference``'s (an option ``reference`` lacks
+    always differs)."""
+    return {key: value for key, value in options.items()
+            if key not in reference or not _same(reference[key], value)}
 
 
 def _same(a, b) -> bool:
