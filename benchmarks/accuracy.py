@@ -3,14 +3,15 @@ configuration built from the library's defaults one option at a time, for RSA an
 
     python benchmarks/accuracy.py [--results benchmarks/results/ltsf.csv]
                                   [--screen benchmarks/results/screen.csv]
-                                  [--chain loss=mse,lr_schedule=null learning_rate=1e-4,loss=mse,lr_schedule=null gate_init=-2,learning_rate=1e-4,loss=mse,lr_schedule=null]
+                                  [--chain NAME NAME ...]   # default: CHAIN below
 
 Variants are named by the options they change (benchmarks/configs/RSA.json and Transformer.json).
 The chain lists RSA configurations that each change one option of the one before, ending at the
-configuration of the published long-horizon tables: the library's learning rate and gate start with
-the MSE loss at a constant rate (``loss=mse,lr_schedule=null``), then learning rate 1e-4 (``learning_rate=1e-4,loss=mse,lr_schedule=null``), then the gate
-started at -2 (``gate_init=-2,learning_rate=1e-4,loss=mse,lr_schedule=null``). The Transformer steps through the twins of those names (the same
-options, less RSA's own): ``loss=mse,lr_schedule=null``, then ``learning_rate=1e-4,loss=mse,lr_schedule=null``.
+configuration of the earlier published long-horizon tables: the library's learning rate and gate
+start with the MSE loss at a constant rate (``loss=mse,lr_schedule=null``), then learning rate 1e-4
+(``learning_rate=1e-4,loss=mse,lr_schedule=null``), then the gate started at -2
+(``gate_init=-2,learning_rate=1e-4,loss=mse,lr_schedule=null``). The Transformer steps through the
+twins of those names (the same options, less RSA's own): the first two.
 
 Section "accuracy-screen": each variant of the screen (rows of screen.csv, written by
 ``benchmarks/ltsf.py --results benchmarks/results/screen.csv``) against the run of its reference with
@@ -38,7 +39,8 @@ from tsrsa.benchmarking.results import at_protocol_input, read_results, replace_
 
 HERE = Path(__file__).resolve().parent
 _SHORT = {"RSAForecaster": "RSA", "TransformerForecaster": "Transformer"}
-CHAIN = ["loss=mse,lr_schedule=null", "learning_rate=1e-4,loss=mse,lr_schedule=null", "gate_init=-2,learning_rate=1e-4,loss=mse,lr_schedule=null"]
+_MSE = "loss=mse,lr_schedule=null"  # the MSE loss at a constant rate, as the earlier tables ran
+CHAIN = [_MSE, f"learning_rate=1e-4,{_MSE}", f"gate_init=-2,learning_rate=1e-4,{_MSE}"]
 
 
 def reference_of(variant: str, chain: list[str]) -> str:
@@ -145,10 +147,10 @@ SCREEN_TEXT = (
     "One-seed screens of single options for RSAForecaster, seed 0, on ETTh1 at H336 and H720 (the "
     "gate start also on ETTh2 at H720), each variant against its reference run of the same seed and "
     "cell: the options dropout 0.3, weight decay 0.05 and a cosine or halving learning-rate schedule "
-    "and learning rate 1e-4 (`learning_rate=1e-4,loss=mse,lr_schedule=null`) against the library's learning rate and gate start at the MSE "
-    "loss and a constant rate (`loss=mse,lr_schedule=null`); the gate started at -2 (`gate_init=-2,learning_rate=1e-4,loss=mse,lr_schedule=null`) against "
-    "`learning_rate=1e-4,loss=mse,lr_schedule=null`; a learning rate of the REM values and gates of their own (`rem_learning_rate`) "
-    "against `gate_init=-2,learning_rate=1e-4,loss=mse,lr_schedule=null`. "
+    f"and learning rate 1e-4 (`{CHAIN[1]}`) against the library's learning rate and gate start at the "
+    f"MSE loss and a constant rate (`{CHAIN[0]}`); the gate started at -2 (`{CHAIN[2]}`) against "
+    f"`{CHAIN[1]}`; a learning rate of the REM values and gates of their own (`rem_learning_rate`) "
+    f"against `{CHAIN[2]}`. "
     "Input 96, test MSE on the scaled data; the change is variant − reference; best epoch: the epoch "
     "of the lowest validation loss, whose weights are kept. One seed: a screen, not a result."
 )
@@ -167,8 +169,7 @@ def main(argv=None) -> tuple[pd.DataFrame, pd.DataFrame]:
         f"{SCREEN_TEXT}\n\n{markdown(screen)}\n\n"
         "Runs: `python benchmarks/ltsf.py --dataset ETTh1 --models RSA --horizons 336,720 --seeds 0 "
         "--variant V --results benchmarks/results/screen.csv --num-threads 1` (V: each variant above; "
-        "ETTh2 H720 for `gate_init=-2,learning_rate=1e-4,loss=mse,lr_schedule=null`); table: "
-        "`python benchmarks/accuracy.py`."
+        f"ETTh2 H720 for `{CHAIN[2]}`); table: `python benchmarks/accuracy.py`."
     )
     replace_section(HERE / "RESULTS.md", "accuracy-screen", body, title="Screens of single options")
     twin_of = twin_variants()

@@ -211,7 +211,7 @@ def speed_section(df: pd.DataFrame) -> str:
     )
 
 
-#: the configuration the GPU suite ran, per model: the published tables' (learning rate 1e-4, MSE, constant rate)
+#: the configuration the GPU suite ran, per model: the earlier tables' (learning rate 1e-4, MSE, constant rate)
 SUITE = {"RSAForecaster": "gate_init=-2,learning_rate=1e-4,loss=mse,lr_schedule=null",
          "TransformerForecaster": "learning_rate=1e-4,loss=mse,lr_schedule=null"}
 
@@ -223,8 +223,8 @@ def suite_section(gpu: pd.DataFrame, cpu: pd.DataFrame, runs: list[dict]) -> str
     from tsrsa.benchmarking.results import KEY
 
     gpu, cpu = (df.drop_duplicates(list(KEY), keep="last") for df in (gpu, cpu))  # a re-run replaces its row
-    gpu = gpu[(gpu["variant"] == gpu["model"].map(SUITE)) & (gpu["input_size"] == 96) & (gpu["train_fraction"] == 1.0)]
-    cpu = cpu[(cpu["variant"] == cpu["model"].map(SUITE)) & (cpu["input_size"] == 96) & (cpu["train_fraction"] == 1.0)]
+    gpu, cpu = (df[(df["variant"] == df["model"].map(SUITE)) & (df["input_size"] == 96)
+                   & (df["train_fraction"] == 1.0)] for df in (gpu, cpu))
     seeds = sorted(gpu["seed"].unique())
     head = ["data", "H", *[f"{names[m]} s{s}" for m in names for s in seeds], "RSA − twin (paired seeds)",
             "CPU RSA / twin (seeds)", "fit s (side by side)"]
@@ -251,7 +251,8 @@ def suite_section(gpu: pd.DataFrame, cpu: pd.DataFrame, runs: list[dict]) -> str
                     + (", stopped before its other cells finished" if r.get("interrupted") else "") + ")" for r in runs)
     return (
         f"Test MSE on the GPU ({gpu['device'].iloc[0].removeprefix('cuda (').rstrip(')')}), input 96, the "
-        "earlier tables' configuration (`SUITE`: learning rate 1e-4, MSE at a constant rate, RSA's gate at −2), next to the CPU table's mean over its seeds for the same cells. *fit s*: the "
+        "earlier tables' configuration (`SUITE`: learning rate 1e-4, MSE at a constant rate, RSA's gate at "
+        "−2), next to the CPU table's mean over its seeds for the same cells. *fit s*: the "
         "range of the cells' training seconds, each fit in its own process beside the others on the one GPU. "
         "Four-horizon averages where a seed has all four: " + "; ".join(means) + ".\n\n" + "\n".join(lines)
         + f"\n\nRuns: {log}. Rows in `benchmarks/results/ltsf_gpu.csv`, run log "

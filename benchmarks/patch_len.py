@@ -142,8 +142,9 @@ def write_section() -> None:
         "ETTh1 (7 channels, channel-independent), input 96, the long-horizon harness's protocol and each "
         "configuration's budget (`benchmarks/configs/`: batch 32, at most 10 epochs, early stopping with "
         "patience 3, best epoch kept), one CPU thread per run; only `patch_len` changes. Variant: the "
-        "configuration the patch length is set on: `loss=mse,lr_schedule=null` for the Transformer, RSA and the LSTM "
-        "(the library's learning rate and gate start, the MSE loss at a constant rate). MSE / MAE on the scaled "
+        "configuration the patch length is set on: `loss=mse,lr_schedule=null` for the Transformer, RSA and "
+        "the LSTM (the library's learning rate and gate start, the MSE loss at a constant rate). MSE / MAE on "
+        "the scaled "
         "test windows, the mean over the seeds run. Speed: training windows "
         "per second of one epoch on ETTh1 OT (batch 64, 2 threads, best of 2). Train seconds include the "
         "validation passes and depend on the machine's load during the run.\n",

@@ -5,7 +5,8 @@
 Reads the long-horizon results (rows written by benchmarks/ltsf.py; nothing is trained) and
 compares, cell by cell, RSAForecaster's default configuration (``rem_init="data"``) with its
 ``rem_init=paper`` variant (and any other variant ``V`` with the variant that adds ``rem_init=paper``
-to V's options, such as ``learning_rate=1e-4,loss=mse,lr_schedule=null`` and ``learning_rate=1e-4,loss=mse,lr_schedule=null,rem_init=paper``), seed by seed, at each
+to V's options, such as ``loss=mse,lr_schedule=null`` and ``loss=mse,lr_schedule=null,rem_init=paper``),
+seed by seed, at each
 training fraction: test MSE (mean ± std over seeds), the paired difference, how many seeds the data start
 wins, and the epoch whose weights were kept (the epoch of the best validation loss). The plain
 Transformer twin of the same runs (its variant with the same shared options) is shown for reference. Writes the
@@ -60,9 +61,16 @@ def paired_cells(a: pd.DataFrame, b: pd.DataFrame, names: tuple[str, str]):
     }
 
 
+#: the earlier tables' configuration (RSA's, and without RSA's gate) and the MSE loss at a constant rate
+MSE = "loss=mse,lr_schedule=null"
+EARLIER = f"learning_rate=1e-4,{MSE}"
+EARLIER_RSA = f"gate_init=-2,{EARLIER}"
+
+
 def paper_variant(variant: str) -> str:
     """The paper-start counterpart of a data-start variant: its options with ``rem_init=paper``
-    (``rem_init=paper`` for the default, ``learning_rate=1e-4,loss=mse,lr_schedule=null,rem_init=paper`` for ``learning_rate=1e-4,loss=mse,lr_schedule=null``)."""
+    (``rem_init=paper`` for the default, ``loss=mse,lr_schedule=null,rem_init=paper`` for
+    ``loss=mse,lr_schedule=null``)."""
     return variant_name({**parse_variant_name(variant), "rem_init": "paper"})
 
 
@@ -72,8 +80,9 @@ def _data_start(variant: str) -> bool:
 
 def twin_variants(config_dir=HERE / "configs") -> dict[str, str]:
     """Each RSA variant mapped to the Transformer variant that sets the same options once RSA's own
-    arguments (``gate_init``, ``rem_init``, the head allocation...) are left out: ``learning_rate=1e-4,loss=mse,lr_schedule=null`` and
-    ``gate_init=-2,learning_rate=1e-4,loss=mse,lr_schedule=null`` both map to the Transformer's ``learning_rate=1e-4,loss=mse,lr_schedule=null``. RSA variants with no such twin are absent."""
+    arguments (``gate_init``, ``rem_init``, the head allocation...) are left out: ``gate_init=-2,X`` and
+    ``X`` both map to the Transformer's ``X`` (X: ``learning_rate=1e-4,loss=mse,lr_schedule=null``). RSA
+    variants with no such twin are absent."""
     from tsrsa import RSAForecaster, TransformerForecaster
     from tsrsa.benchmarking.configs import load_config
 
@@ -157,8 +166,8 @@ def main(argv=None) -> pd.DataFrame:
         "RSAForecaster's default start (`rem_init=\"data\"`: λ from pooled AR roots, cyclic heads at "
         "the detected periods, dilations from the seasonal period) against the paper's start "
         "(`rem_init=\"paper\"`), same configuration, budget and seeds (benchmarks/configs/RSA.json). "
-        "Variant: the configuration both starts ran (`gate_init=-2,learning_rate=1e-4,loss=mse,lr_schedule=null`: learning rate 1e-4, gate started at -2, "
-        "MSE at a constant rate; `learning_rate=1e-4,loss=mse,lr_schedule=null`: the gate at 0; `loss=mse,lr_schedule=null`: the library's rate and gate "
+        f"Variant: the configuration both starts ran (`{EARLIER_RSA}`: learning rate 1e-4, gate started "
+        f"at -2, MSE at a constant rate; `{EARLIER}`: the gate at 0; `{MSE}`: the library's rate and gate "
         "start), "
         "each against the same options with `rem_init=paper`. Input 96, test MSE on the scaled data; train "
         "fraction 0.2 keeps the most recent fifth of the training windows. Best epoch: the epoch of the lowest "
@@ -177,9 +186,9 @@ def main(argv=None) -> pd.DataFrame:
         "(benchmarks/configs/RSA.json and Transformer.json: the same backbone, patches of 4 steps, "
         "batch 32, at most 10 epochs, patience 3); the twins differ only by the REM branch and its gate. "
         "Input 96, test MSE on the scaled data, paired by seed; train fraction 0.2 keeps the most "
-        "recent fifth of the training windows. Variant: RSA's configuration (`gate_init=-2,learning_rate=1e-4,loss=mse,lr_schedule=null`: learning "
-        "rate 1e-4 and the gate started at -2, MSE at a constant rate; `learning_rate=1e-4,loss=mse,lr_schedule=null`: the same with the gate "
-        "at 0; `loss=mse,lr_schedule=null`: the library's rate and gate start), run against the Transformer "
+        f"recent fifth of the training windows. Variant: RSA's configuration (`{EARLIER_RSA}`: learning "
+        f"rate 1e-4 and the gate started at -2, MSE at a constant rate; `{EARLIER}`: the same with the gate "
+        f"at 0; `{MSE}`: the library's rate and gate start), run against the Transformer "
         "variant with the same shared options (named where its name differs).\n\n"
         f"{markdown(twins)}\n\n"
         "Runs: `python benchmarks/ltsf.py --dataset D --models RSA --variant V [--horizons H] "

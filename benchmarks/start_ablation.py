@@ -147,8 +147,8 @@ def m4_arm(m4: pd.DataFrame) -> str:
         ratios = [f"{owa[x] / owa[y]:.3f}" if np.isfinite(owa[x] / owa[y]) else "—"
                   for x, y in (("a", "b"), ("c", "d"), ("a", "c"), ("b", "d"))]
         lines.append(f"| {freq} | {split} | " + " | ".join(cells + ratios) + " |")
-    lines.append(f"\n(a)-(d): on one NVIDIA H100, twelve fits side by side; (e): the 2-core CPU. Commands: `{M4_COMMAND}`. "
-                 "Rows in `benchmarks/results/m4.csv` (their dates and machines there).")
+    lines.append(f"\n(a)-(d): on one NVIDIA H100, twelve fits side by side; (e): the 2-core CPU. Commands: "
+                 f"`{M4_COMMAND}`. Rows in `benchmarks/results/m4.csv` (their dates and machines there).")
     return "\n".join(lines) + "\n"
 
 
