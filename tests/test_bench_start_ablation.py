@@ -30,3 +30,17 @@ def test_the_section_pairs_each_run_and_reports_geometric_means():
     assert "| (a) / (b) | what REM adds on top of the start | 2 | 1.000 | 0.500 | 1/2 |" in text
     assert "| ar2_cycle | 200 | 1 | 0.250 | 1.000 |" in text
     assert "Simulated series only, (a) / (b): validation 0.500, test 0.250 (1 runs)." in text
+
+
+def test_the_m4_arm_averages_every_run_and_divides_the_mean_owa():
+    rows = [("Hourly", "validation", model, label, owa) for (model, label), owas in {
+        start_ablation.M4_ARMS["a"]: [0.50, 0.52, 0.54],  # a repeated seed counts too
+        start_ablation.M4_ARMS["b"]: [0.40],
+        start_ablation.M4_ARMS["c"]: [0.60],
+        start_ablation.M4_ARMS["d"]: [0.48],
+    }.items() for owa in owas]
+    m4 = pd.DataFrame(rows, columns=["frequency", "split", "model", "label", "owa"]).assign(smape=10.0, mase=1.0)
+    line = next(l for l in start_ablation.m4_arm(m4).splitlines() if l.startswith("| Hourly | validation"))
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    assert cells[2].startswith("0.520 (10.00 / 1.000) [3]") and cells[6] == "—"  # (e) not run: no cell
+    assert cells[7:] == ["1.300", "1.250", "0.867", "0.833"]  # a / b, c / d, a / c, b / d
