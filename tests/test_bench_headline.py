@@ -21,6 +21,8 @@ def results(tmp_path) -> Path:
             for h, base in zip((96, 192, 336, 720), (0.4, 0.5, 0.6, 0.7)) for s, mse in ((0, base), (1, base + 0.02))]
     ltsf += [("ETTh1", 96, "TransformerForecaster", "default", 0, 9.0, 96, 1.0),  # one horizon only: left out
              ("ETTh1", 96, "RSAForecaster", "learning_rate=1e-3", 0, 9.0, 96, 1.0)]  # another variant
+    ltsf += [("ETTm1", h, "SeasonalNaiveForecaster", "default", 0, 0.5, 96, 1.0)  # none of the drawn models
+             for h in (96, 192, 336, 720)]
     pd.DataFrame(ltsf, columns=["dataset", "horizon", "model", "variant", "seed", "mse", "input_size",
                                 "train_fraction"]).to_csv(tmp_path / "ltsf.csv", index=False)
     m4 = [("Hourly", "RSA", "default", 0, "test", 12.0, 100.0), ("Hourly", "RSA", "default", 1, "test", 14.0, 300.0),
@@ -45,7 +47,8 @@ def results(tmp_path) -> Path:
 
 def test_each_panel_reads_the_default_runs_as_the_tables_do(results):
     long = headline.long_horizon(results)
-    assert list(long.index) == ["ETTh1"] and long.loc["ETTh1", "RSA"] == pytest.approx(0.56)  # seeds, then horizons
+    # seeds, then horizons; ETTm1, where only the seasonal naive ran, is left out
+    assert list(long.index) == ["ETTh1"] and long.loc["ETTh1", "RSA"] == pytest.approx(0.56)
     assert np.isnan(long.loc["ETTh1", "Transformer"])  # not every horizon ran
     m4 = headline.m4(results)
     assert m4.loc[("Hourly", "RSA")].tolist() == [13.0, 200.0] and ("Hourly", "NHITS") in m4.index
