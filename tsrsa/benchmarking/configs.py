@@ -5,13 +5,14 @@ A file names the estimator class and its hyperparameters::
     {
       "estimator": "RSAForecaster",             # a tsrsa forecaster class (whitelisted)
       "notes": "...",                           # what the configuration is, in words
-      "params": {...},                          # the "default" variant, the one README quotes
+      "params": {...},                          # the "default" variant: the protocol's budget
       "datasets": {"ETTh2": {...}},             # per-data-set settings (all variants)
-      "variants": {"gate_init=0": {"gate_init": 0.0}}   # alternatives, on top of params
+      "variants": {"gate_init=-2": {"gate_init": -2.0}}   # alternatives, on top of params
     }
 
-A variant's name is its options: the ``option=value`` pairs in which it differs from ``params``,
-sorted by option name and joined by commas (``gate_init=0,learning_rate=1e-3``); "default" is the
+A variant's name is its options: the ``option=value`` pairs in which it differs from what runs by
+default (``params`` where they set the option, the estimator's own default otherwise), sorted by
+option name and joined by commas (``gate_init=-2,learning_rate=1e-4``); "default" is the
 configuration with no differing option. :func:`variant_name` spells a name out and
 :func:`load_config` rejects a file whose variant names disagree with their options, so a name in
 ``results/*.csv`` always says what ran. The harness itself sets ``h``, ``input_size``,
