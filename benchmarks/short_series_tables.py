@@ -88,8 +88,10 @@ def render(df: pd.DataFrame, plot_link: str = "results/short_series.png") -> str
     """The RESULTS.md section: protocol, the error tables and RSA's ratios, per dataset."""
     if df.empty:
         return "_No short-series results yet._\n"
-    every_default = df[df["label"] == "default"]  # earlier defaults too: an option is set against its own
-    df = _latest(df)
+    today = np.array([at_today(m, p) for m, p in zip(df["model"], df["params"])], dtype=bool)
+    # earlier defaults too: an option is set against its own
+    every_default = df[(df["label"] == "default") | today].assign(label="default")
+    df = _latest(df.assign(label=today_labels(df, today)))
     dates = sorted(set(df["date"].astype(str).str[:10]))  # the options' runs too
     out = [INTRO, "", "| dataset | what | h | season | test windows | input / validation steps per length |",
            "|---|---|---|---|---|---|"]
@@ -104,7 +106,8 @@ def render(df: pd.DataFrame, plot_link: str = "results/short_series.png") -> str
         out.append(f"| {d} | {text} | {h} | {season or '–'} | {windows} | {rules} |")
     out.append(f"\n![test MSE against training length]({plot_link})\n")
     summary = []
-    options, df = df[df["label"] != "default"], df[df["label"] == "default"]
+    tabled = df["label"].isin(["default", EARLIER])  # an earlier default is shown beside today's, not compared
+    options, df = df[~tabled], df[tabled]
     for d in names:
         part = df[df["dataset"] == d]
         lengths = sorted(part["train_length"].unique())
@@ -164,6 +167,32 @@ def parse_label(label: str) -> dict:
     if label == "default":
         return {}
     return dict(part.split("=", 1) for part in label.split(",") if "=" in part)
+
+
+#: what a run sets itself (the protocol's and the machine's arguments), never a model choice
+RUN_KEYS = frozenset({"accelerator", "devices", "strategy", "precision", "h", "input_size", "val_size", "freq",
+                      "num_threads", "verbose"})
+#: the label of a neural row made at an earlier default: shown in the tables, left out of the ratios
+EARLIER = "default (earlier)"
+
+
+def at_today(model: str, params) -> bool:
+    """Whether a row of a tsrsa neural forecaster ran at today's constructor defaults, whatever its
+    label says (a run with ``--params`` that set what became the default counts; a "default" row made
+    at an earlier default does not)."""
+    cls = getattr(tsrsa, model, None)
+    if not getattr(cls, "stochastic", False):
+        return False
+    differ = json.loads(_base_params(params, set(), _constructor_defaults(model)))
+    return not set(differ) - RUN_KEYS
+
+
+def today_labels(df: pd.DataFrame, today: np.ndarray) -> list[str]:
+    """The rows' labels as the tables read them: "default" at today's defaults; EARLIER for a neural
+    row labelled "default" at another; the label otherwise."""
+    neural = df["model"].map(lambda m: bool(getattr(getattr(tsrsa, m, None), "stochastic", False)))
+    return ["default" if now else EARLIER if is_neural and label == "default" else label
+            for now, is_neural, label in zip(today, neural, df["label"])]
 
 
 def _constructor_defaults(model: str) -> dict:

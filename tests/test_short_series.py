@@ -271,3 +271,17 @@ def test_bad_command_lines_end_with_one_clear_line(argv, message, capsys):
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def test_the_tables_show_todays_defaults_whatever_the_label_and_an_earlier_default_apart():
+    rows = _rows()
+    rsa = rows["model"] == "RSAForecaster"
+    # RSA's rows at today's defaults were run under an option's label, the "default" ones at another budget
+    now = rows[rsa].assign(label="loss=mae,lr_schedule=onecycle", test_mse=0.2,
+                           params=json.dumps({"loss": "mae", "lr_schedule": "onecycle", "h": 24, "num_threads": 1}))
+    rows.loc[rsa, "params"] = json.dumps({"loss": "mse", "lr_schedule": None})
+    text = short_series_tables.render(pd.concat([rows, now], ignore_index=True))
+    assert "| RSA | default | 0.200 ± 0.000 | 0.200 ± 0.000 | 3.0 | 1.0 |" in text
+    assert "| RSA | default (earlier) | 0.510 ± 0.010 | 0.510 ± 0.010 |" in text and "`loss=mae" not in text
+    assert "| 200 | 0.49 (3/3) |" in text  # the ratios read today's default: 0.2 against the twin's 0.41
+    assert "| Transformer | default |" in text  # the other models' rows at their defaults stay
