@@ -75,14 +75,14 @@ def run(args) -> None:
 
 def table() -> str:
     import tsrsa
-    from tsrsa.benchmarking.configs import estimator_defaults, parse_variant_name, variant_name
+    from tsrsa.benchmarking.configs import parse_variant_name, variant_name
     from tsrsa.benchmarking.results import read_results
 
     acc = read_results(RESULTS)
     if acc.empty:
         return "_No runs yet._\n"
     options = [parse_variant_name(name) for name in acc["variant"]]
-    default = {m: estimator_defaults(getattr(tsrsa, m))["patch_len"] for m in acc["model"].unique()}
+    default = {m: getattr(tsrsa, m).param_defaults()["patch_len"] for m in acc["model"].unique()}
     # a name leaves out an option at its default: that patch length ran where the name has none
     acc = acc.assign(patch_len=[int(o.pop("patch_len", default[m])) for o, m in zip(options, acc["model"])],
                      base=[variant_name(o) for o in options])  # the configuration the patch length is set on

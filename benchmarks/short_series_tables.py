@@ -7,7 +7,7 @@ MSE against training length, one panel per series. Used by ``short_series.py``
 """
 from __future__ import annotations
 
-import inspect
+import functools
 import json
 import os
 from pathlib import Path
@@ -180,42 +180,45 @@ def at_today(model: str, params) -> bool:
     """Whether a row of a tsrsa neural forecaster ran at today's constructor defaults, whatever its
     label says (a run with ``--params`` that set what became the default counts; a "default" row made
     at an earlier default does not)."""
-    cls = getattr(tsrsa, model, None)
-    if not getattr(cls, "stochastic", False):
-        return False
-    differ = json.loads(_base_params(params, set(), _constructor_defaults(model)))
-    return not set(differ) - RUN_KEYS
+    return _neural(model) and not set(_differing_params(params, set(), _constructor_defaults(model))) - RUN_KEYS
 
 
 def today_labels(df: pd.DataFrame, today: np.ndarray) -> list[str]:
     """The rows' labels as the tables read them: "default" at today's defaults; EARLIER for a neural
     row labelled "default" at another; the label otherwise."""
-    neural = df["model"].map(lambda m: bool(getattr(getattr(tsrsa, m, None), "stochastic", False)))
-    return ["default" if now else EARLIER if is_neural and label == "default" else label
-            for now, is_neural, label in zip(today, neural, df["label"])]
+    return ["default" if now else EARLIER if label == "default" and _neural(model) else label
+            for now, model, label in zip(today, df["model"], df["label"])]
 
 
+def _neural(model: str) -> bool:
+    """Whether ``model`` names a tsrsa forecaster that trains (a network)."""
+    return bool(getattr(getattr(tsrsa, model, None), "stochastic", False))
+
+
+@functools.cache
 def _constructor_defaults(model: str) -> dict:
     """The constructor's defaults of the tsrsa estimator named ``model`` ({} for another name)."""
     cls = getattr(tsrsa, model, None)
-    if cls is None:
-        return {}
-    return {name: p.default for name, p in inspect.signature(cls).parameters.items()
-            if p.default is not inspect.Parameter.empty}
+    return {} if cls is None else cls.param_defaults()
+
+
+def _differing_params(params: str, option_keys, defaults: dict | None = None) -> dict:
+    """A row's parameters without the option's own keys, the seed, and those at today's constructor
+    default (``defaults``) or at None where today's default is None too: a parameter added to the
+    estimators later is missing from older rows, which ran as its default does; a None that was the
+    default then and is not now (``readout_tokens``) stays, so that such a row is set against the
+    defaults of its own day."""
+    values = json.loads(params) if isinstance(params, str) and params else {}
+    defaults = defaults or {}
+    return {k: v for k, v in values.items()
+            if k not in option_keys and k != "random_state"
+            and not (v is None and defaults.get(k) is None)
+            and not (k in defaults and defaults[k] == v)}
 
 
 def _base_params(params: str, option_keys, defaults: dict | None = None) -> str:
-    """A row's parameters without the option's own keys, the seed, and those at today's constructor
-    default (``defaults``) or at None where today's default is None too, as sorted JSON: a parameter
-    added to the estimators later is missing from older rows, which ran as its default does; a None
-    that was the default then and is not now (``readout_tokens``) stays, so that such a row is set
-    against the defaults of its own day."""
-    values = json.loads(params) if isinstance(params, str) and params else {}
-    defaults = defaults or {}
-    return json.dumps({k: v for k, v in values.items()
-                       if k not in option_keys and k != "random_state"
-                       and not (v is None and defaults.get(k) is None)
-                       and not (k in defaults and defaults[k] == v)}, sort_keys=True)
+    """:func:`_differing_params` as sorted JSON: the key an option's rows and its default's rows share."""
+    return json.dumps(_differing_params(params, option_keys, defaults), sort_keys=True)
 
 
 def _options(options: pd.DataFrame, default: pd.DataFrame) -> list[str]:

@@ -20,7 +20,6 @@ configuration with no differing option. :func:`variant_name` spells a name out a
 """
 from __future__ import annotations
 
-import inspect
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -102,7 +101,7 @@ class ModelConfig:
         if variant != DEFAULT and variant not in self.variants:
             self.params_for("", variant)  # raises, naming the known variants
         merged = {**(self.variants.get(variant, {})), **(overrides or {})}
-        return differing(merged, {**estimator_defaults(self.estimator_class()), **self.params})
+        return differing(merged, {**self.estimator_class().param_defaults(), **self.params})
 
     def variant_label(self, variant: str = DEFAULT, overrides: dict | None = None) -> str:
         """The name of what runs: ``variant`` with ``overrides`` on top, spelled by its options
@@ -117,12 +116,6 @@ class ModelConfig:
         if self.estimator not in classes:
             raise ValueError(f"{self.path}: unknown estimator {self.estimator!r}; use one of {sorted(classes)}")
         return classes[self.estimator]
-
-
-def estimator_defaults(cls) -> dict:
-    """The constructor defaults of a forecaster class, by argument name."""
-    return {name: p.default for name, p in inspect.signature(cls.__init__).parameters.items()
-            if p.default is not inspect.Parameter.empty}
 
 
 def differing(options: dict, reference: dict) -> dict:

@@ -68,6 +68,12 @@ class Estimator:
             if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
         ]
 
+    @classmethod
+    def param_defaults(cls) -> dict:
+        """The constructor's defaults, by argument name (the arguments that have one)."""
+        return {p.name: p.default for p in inspect.signature(cls.__init__).parameters.values()
+                if p.default is not inspect.Parameter.empty}
+
     def get_params(self, deep: bool = True) -> dict:
         """The constructor arguments, as sklearn's ``get_params``."""
         return {name: getattr(self, name) for name in self.param_names()}
@@ -84,13 +90,10 @@ class Estimator:
         return self
 
     def __repr__(self) -> str:
-        defaults = {
-            p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()
-        }
+        defaults = self.param_defaults()
         shown = []
         for name, value in self.get_params().items():
-            default = defaults.get(name, inspect.Parameter.empty)
-            if default is inspect.Parameter.empty or not _same(value, default):
+            if name not in defaults or not _same(value, defaults[name]):
                 shown.append(f"{name}={value!r}")
         return f"{type(self).__name__}({', '.join(shown)})"
 
