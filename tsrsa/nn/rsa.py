@@ -41,7 +41,7 @@ from tsrsa.nn.kv_cache import BoundedCacheState, CacheSpec, KeyValueState
 from tsrsa.nn.linear_attention import LinearState
 from tsrsa.nn.multihead import MultiHeadAttention
 from tsrsa.nn.registry import KindOps, register_attention
-from tsrsa.nn.rem import (REM_MASKS, RemHeads, kind_codes, lattice_matrices, rem_lattice, rem_matrices, rem_parallel,
+from tsrsa.nn.rem import (REM_MASKS, RemHeads, RemLattice, kind_codes, lattice_matrices, rem_lattice, rem_matrices, rem_parallel,
                           rem_recurrent)
 from tsrsa.nn.rsa_heads import plan_heads
 from tsrsa.nn.softmax import gated_softmax, register_alibi, softmax_parallel, softmax_recurrent
@@ -188,7 +188,16 @@ class RSAAttention(MultiHeadAttention):
         # each head's place in cat([eta's values, nu's values]): one gather gives every head its value
         slots = [p if kind == "regular" else self.plan.n_eta + p for kind, p in zip(self.plan.kinds, self.plan.param)]
         self.register_buffer("param_slot", torch.tensor(slots, dtype=torch.long), persistent=False)
+        # the folded form's products over all n_heads heads (a plain head's row zero): head h's value
+        # and gate as one matrix-vector product each, where a gather and zero padding would take a dozen ops
+        pick = torch.zeros(n_heads, self.plan.n_eta + self.plan.n_cyclic_params)
+        pick[torch.arange(self.n_rem), torch.tensor(slots, dtype=torch.long)] = 1.0
+        gate_pick = torch.zeros(n_heads, self.mu.numel())
+        gate_pick[torch.arange(self.n_rem), torch.arange(self.n_rem) if gate == "head" else 0] = 1.0
+        self.register_buffer("pick", pick, persistent=False)
+        self.register_buffer("gate_pick", gate_pick, persistent=False)
         self._lattice, self._lattice_key = None, None  # the REMs' lattice of the last length (rem_heads)
+        self._all_heads, self._all_heads_key = None, None  # the same over all heads (folded_matrices)
         #: set to a number in [0, 1] to force the gate (tests and analysis), None to learn it
         self.gate_override: float | None = None
         register_alibi(self, n_heads, alibi)
@@ -279,6 +288,24 @@ class RSAAttention(MultiHeadAttention):
             lattice = self._lattice
         return RemHeads(self.codes, radius, angle, self.dilation, self.rem_mask, self.max_lag, lattice)
 
+    def folded_matrices(self, n_tokens: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """P of all n_heads heads over ``n_tokens`` tokens (H, T, T), a plain head's zero, and each head's
+        gate (H,), a plain head's 0: what ``gated_softmax`` reads, with no padding to make."""
+        n_eta = self.plan.n_eta
+        radius = self.pick @ torch.cat([torch.tanh(self.eta), torch.sigmoid(self.nu)])  # (H,)
+        angle = self.pick[:, n_eta:] @ self.theta  # (H,) a regular or plain head's 0
+        key = (n_tokens, radius.dtype, self.dilation.device, id(self.dilation), self.dilation._version,
+               self.max_lag, self.rem_mask)
+        if self._all_heads_key != key:
+            H, R = self.n_heads, self.n_rem
+            codes = torch.cat([self.codes, self.codes.new_zeros(H - R)])
+            dilation = torch.cat([self.dilation, self.dilation.new_ones(H - R)])
+            steps, valid, shift = rem_lattice(codes, dilation, n_tokens, mask=self.rem_mask, max_lag=self.max_lag,
+                                              dtype=radius.dtype)
+            valid[R:] = 0.0  # the plain heads
+            self._all_heads, self._all_heads_key = RemLattice(steps, valid, shift), key
+        return lattice_matrices(radius, angle, self._all_heads), self.gate_pick @ self.gate()
+
     def rem_method(self, n_tokens: int) -> str:
         """How P @ V is computed over ``n_tokens``: "dense" or "fft"."""
         use_fft = self.method == "fft" or (self.method == "auto" and n_tokens > FFT_FROM_TOKENS)
@@ -311,12 +338,13 @@ class RSAAttention(MultiHeadAttention):
 
     def parallel(self, x: torch.Tensor, state: RSAState | None = None, *, output_state: bool = True):
         q, k, v = self.project(x)  # (B, H, T, hs)
-        heads, output_state = self.rem_heads(x.size(1)), output_state and self.causal
+        output_state = output_state and self.causal
         if self.folds(x, state, output_state):
-            P = lattice_matrices(heads.radius, heads.angle, heads.lattice)  # (H_rem, T, T)
-            y = gated_softmax(q, k, v, P, self.gate(), causal=self.causal, slopes=self.slopes,
+            P, gate = self.folded_matrices(x.size(1))  # (H, T, T), (H,)
+            y = gated_softmax(q, k, v, P, gate, causal=self.causal, slopes=self.slopes,
                               dropout=self.attention_dropout)
             return self.output(y), None  # (B, T, D)
+        heads = self.rem_heads(x.size(1))
         y, state = rsa_parallel(q, k, v, heads, self.gate(), branch=self.branch_op(recurrent=False),
                                 method=self.rem_method(x.size(1)), state=state, output_state=output_state)
         return self.output(y), state  # (B, T, D)
