@@ -9,6 +9,8 @@ the twin within each repeat after an untimed warm-up fit of each (imports and fi
 paid once per process, not per fit). Per fit: the wall time of ``fit`` and of ``predict``; the
 ratio is RSA's median over the twin's. A separate profiled fit of each splits ``fit`` into the data
 start (RSA's AR and season estimates and head assignment), building and training, and the rest.
+One attention layer of each alone, forward and backward at the fit's token count (``layer_step``),
+shows RSA's extra work per layer without the rest of the step.
 
 Series: ``AirPassengers`` (monthly, 144 steps, h 12: the short-series benchmark's first classic
 series) and ETTh1's ``OT`` (hourly, its 12 months of training and 4 of validation, h 96).
@@ -85,6 +87,30 @@ def phases(kind: str, df: pd.DataFrame, h: int) -> dict:
     return out
 
 
+def layer_step(tokens: int, rounds: int = 7, steps: int = 300) -> dict:
+    """Microseconds of one training forward and backward of one attention layer at the defaults' shape
+    (batch 32, d_model 64, 4 heads, dropout 0.1): RSA's (its default heads) and the twin's softmax layer,
+    alternating rounds of ``steps``, the fastest round of each (the least disturbed by other work)."""
+    import torch
+
+    from tsrsa.nn.rsa import RSAAttention
+    from tsrsa.nn.softmax import SoftmaxAttention
+
+    torch.manual_seed(0)
+    layers = {"RSA": RSAAttention(64, 4, dropout=0.1).train(),
+              "Transformer": SoftmaxAttention(64, 4, dropout=0.1).train()}
+    x = torch.randn(32, tokens, 64, requires_grad=True)
+    best = dict.fromkeys(layers, float("inf"))
+    for round_ in range(rounds + 1):  # the first round warms up
+        for kind, layer in layers.items():
+            start = time.perf_counter()
+            for _ in range(steps):
+                layer(x).sum().backward()
+            if round_:
+                best[kind] = min(best[kind], (time.perf_counter() - start) / steps * 1e6)
+    return best
+
+
 def run(names, repeats: int) -> pd.DataFrame:
     rows = []
     warm, h_warm = series("AirPassengers")
@@ -102,6 +128,11 @@ def run(names, repeats: int) -> pd.DataFrame:
             for phase, seconds in phases(kind, df, h).items():
                 rows.append({"series": name, "model": kind, "repeat": -1, "h": h, "phase": phase,
                              "fit_seconds": seconds})
+        fitted = next(row for row in rows if row["series"] == name and "input_size" in row)
+        tokens = fitted["input_size"] // fitted["patch_len"]
+        for kind, microseconds in layer_step(tokens).items():
+            rows.append({"series": name, "model": kind, "h": h, "phase": "layer step", "tokens": tokens,
+                         "microseconds": microseconds})
     out = pd.DataFrame(rows)
     out.insert(0, "date", dt.date.today().isoformat())
     out["machine"] = machine_description() + ", 1 thread"
@@ -129,11 +160,21 @@ def section(table: pd.DataFrame, command: str) -> str:
                      f"{r.epochs:.0f} | {t.epochs:.0f} | "
                      f"{per_epoch(rows, 'RSA') / per_epoch(rows, 'Transformer'):.2f} | "
                      f"{r.predict_seconds:.3f} | {t.predict_seconds:.3f} |")
-    split = table[table["repeat"] < 0].pivot_table(index=["series", "model"], columns="phase", values="fit_seconds")
+    profiled = table[(table["repeat"] < 0) & (table["phase"] != "layer step")]
+    split = profiled.pivot_table(index=["series", "model"], columns="phase", values="fit_seconds")
     lines += ["", "Profiled fit, seconds by phase (the profiler slows every phase; read the shares):", "",
               "| series | model | " + " | ".join(split.columns) + " |", "|---|---|" + "---|" * len(split.columns)]
     for (name, kind), row in split.iterrows():
         lines.append(f"| {name} | {kind} | " + " | ".join(f"{row[c]:.2f}" for c in split.columns) + " |")
+    steps = table[table["phase"] == "layer step"] if "phase" in table else table.iloc[:0]
+    if len(steps):
+        lines += ["", "One attention layer's training forward and backward at the fit's token count (batch 32, "
+                  "d_model 64, 4 heads, dropout 0.1; the fastest of 7 rounds of 300; `layer_step`):", "",
+                  "| series | tokens | RSA (µs) | twin (µs) | RSA's extra (µs) | ratio |", "|" + "---|" * 6]
+        for name, rows in steps.groupby("series", sort=False):
+            us = rows.set_index("model")["microseconds"]
+            lines.append(f"| {name} | {int(rows['tokens'].iloc[0])} | {us['RSA']:.0f} | {us['Transformer']:.0f} | "
+                         f"{us['RSA'] - us['Transformer']:.0f} | {us['RSA'] / us['Transformer']:.2f} |")
     lines += ["", f"Command: `{command}`. Date: {table['date'].iloc[0]}. Machine: {table['machine'].iloc[0]}. "
               f"Rows: [`benchmarks/results/rsa_cost.csv`](results/rsa_cost.csv)."]
     return "\n".join(lines) + "\n"

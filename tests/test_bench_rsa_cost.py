@@ -20,3 +20,14 @@ def test_the_section_gives_the_median_ratio_per_fit_and_per_epoch():
     # medians: RSA 3.0 s (0.3 s an epoch), twin 2.0 s (0.1 s an epoch)
     assert "| s | 12 | 24 / 4 | 100 | 3.00 | 2.00 | 1.50 | 10 | 20 | 3.00 |" in text
     assert "| s | RSA | 1.00 | 1.00 |" in text and "python benchmarks/rsa_cost.py" in text
+
+
+def test_the_layer_step_times_both_layers_and_the_section_shows_the_extra():
+    step = rsa_cost.layer_step(tokens=3, rounds=1, steps=2)
+    assert set(step) == {"RSA", "Transformer"} and all(0 < v < 1e7 for v in step.values())
+    base = dict(series="s", h=12, windows=100, input_size=24, patch_len=4, predict_seconds=0.01, epochs=10)
+    rows = [dict(base, model=m, repeat=0, fit_seconds=1.0) for m in ("RSA", "Transformer")]
+    rows += [dict(series="s", model=m, h=12, phase="layer step", tokens=6, microseconds=us)
+             for m, us in (("RSA", 1300.0), ("Transformer", 1000.0))]
+    text = rsa_cost.section(pd.DataFrame(rows).assign(date="2026-11-27", machine="test"), "cmd")
+    assert "| s | 6 | 1300 | 1000 | 300 | 1.30 |" in text

@@ -57,3 +57,18 @@ def test_candidates_are_scored_by_the_geometric_mean_of_their_paired_ratios():
     text = render(screen(cells, REFERENCE), REGIMES)
     assert "| loss=mae | 1.061 (2) | 0.800 (1) | 1.100 (1) |" in text
     assert set(CHOICES) == set(REFERENCE)
+
+
+def test_a_training_fraction_is_a_cell_of_its_own():
+    """A run on part of the training windows pairs only with runs on the same part."""
+    rows = [dict(train_fraction=1.0, val_mse=0.60, params=params()),
+            dict(train_fraction=0.2, val_mse=0.80, params=params()),
+            dict(train_fraction=0.2, val_mse=0.40, params=params(loss="mae")),
+            dict(train_fraction=1.0, val_mse=0.90, params=params(patch_len=8))]
+    ltsf = pd.DataFrame(rows).assign(model="RSAForecaster", input_size=96, dataset="ETTm1", horizon=96, seed=0,
+                                     val_loss=np.nan)
+    cells = long_horizon_cells(ltsf, "RSAForecaster")
+    assert len(cells) == 4 and sorted(cells["train_fraction"]) == [0.2, 0.2, 1.0, 1.0]
+    table = screen({"long horizon": cells}, REFERENCE).set_index("candidate")
+    assert math.isclose(table.loc["loss=mae", "long horizon ratio"], 0.5)  # against 0.80, not 0.60
+    assert math.isclose(table.loc["patch_len=8", "long horizon ratio"], 1.5)

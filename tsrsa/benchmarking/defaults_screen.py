@@ -6,7 +6,9 @@ start, scaler, statistical start) within each cell of a regime (a data set, hori
 and seed), on the cell's validation error, against the library's defaults run in the same cell:
 
 - long horizon (``ltsf.csv``): ETT and weather at the protocol's input and budget (10 full passes),
-  validation MSE (``val_mse``, or the best validation loss of a run trained on MSE);
+  validation MSE (``val_mse``, or the best validation loss of a run trained on MSE); a run on the most
+  recent fraction of the training windows (``train_fraction``, where a full fit costs too much) is a
+  cell of its own;
 - many series (``m4.csv``): M4 Hourly and Weekly at the defaults' budget (10 epochs of 400
   batches), validation OWA;
 - short series (``short_series.csv``): the short-series benchmark at the budget that scales with
@@ -68,14 +70,15 @@ def _cells(rows: pd.DataFrame, cell: list[str], metric: pd.Series, defaults: dic
 
 
 def long_horizon_cells(ltsf: pd.DataFrame, model: str, defaults: dict | None = None) -> pd.DataFrame:
-    """Cells of the long-horizon file: one model at the protocol input and budget, all training rows."""
-    rows = ltsf[(ltsf["model"] == model) & (ltsf["input_size"] == 96) & (ltsf["train_fraction"] == 1.0)]
+    """Cells of the long-horizon file: one model at the protocol input and budget, a training fraction
+    its own cell."""
+    rows = ltsf[(ltsf["model"] == model) & (ltsf["input_size"] == 96)]
     rows = rows[rows["params"].notna()]
     rows = rows[rows["params"].map(lambda p: json.loads(p).get("max_epochs") == 10)]
     trained_on_mse = rows["params"].map(lambda p: json.loads(p).get("loss") == "mse")
     val_mse = rows["val_mse"] if "val_mse" in rows else pd.Series(np.nan, index=rows.index)
     metric = val_mse.where(val_mse.notna(), rows["val_loss"].where(trained_on_mse))
-    return _cells(rows.assign(date=rows.index), ["dataset", "horizon", "seed"], metric, defaults)
+    return _cells(rows.assign(date=rows.index), ["dataset", "horizon", "train_fraction", "seed"], metric, defaults)
 
 
 def many_series_cells(m4: pd.DataFrame, model: str, defaults: dict | None = None) -> pd.DataFrame:

@@ -118,6 +118,17 @@ def rem_lattice(code, dilation, length: int, *, mask: str = "causal", max_lag: i
     return RemLattice(m.to(dtype), valid.to(dtype), shift)
 
 
+def padded_lattice(code, dilation, n_heads: int, length: int, *, mask: str = "causal", max_lag: int | None = None,
+                   dtype=torch.float32) -> RemLattice:
+    """``rem_lattice`` of the REM heads (H_rem,) followed by n_heads - H_rem plain heads, zero everywhere."""
+    R = code.numel()
+    steps, valid, shift = rem_lattice(torch.cat([code, code.new_zeros(n_heads - R)]),
+                                      torch.cat([dilation, dilation.new_ones(n_heads - R)]), length, mask=mask,
+                                      max_lag=max_lag, dtype=dtype)
+    valid[R:] = 0.0
+    return RemLattice(steps, valid, shift)
+
+
 def lattice_matrices(radius: torch.Tensor, theta: torch.Tensor, lattice: RemLattice) -> torch.Tensor:
     """P of every head (H, T, T) on its lattice: radius ** m * cos(theta * m - shift) where the REM is
     non-zero (``rem_matrices``' values, without its per-call index arithmetic; theta is 0 for

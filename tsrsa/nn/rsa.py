@@ -41,9 +41,9 @@ from tsrsa.nn.kv_cache import BoundedCacheState, CacheSpec, KeyValueState
 from tsrsa.nn.linear_attention import LinearState
 from tsrsa.nn.multihead import MultiHeadAttention
 from tsrsa.nn.registry import KindOps, register_attention
-from tsrsa.nn.rem import (REM_MASKS, RemHeads, RemLattice, kind_codes, lattice_matrices, rem_lattice, rem_matrices, rem_parallel,
-                          rem_recurrent)
-from tsrsa.nn.rsa_heads import plan_heads
+from tsrsa.nn.rem import (REM_MASKS, RemHeads, kind_codes, lattice_matrices, padded_lattice, rem_lattice,
+                          rem_matrices, rem_parallel, rem_recurrent)
+from tsrsa.nn.rsa_heads import head_selections, plan_heads
 from tsrsa.nn.softmax import gated_softmax, register_alibi, softmax_parallel, softmax_recurrent
 from tsrsa.nn.state import LayerState, nested_state
 from tsrsa.nn.t2r import T2RFeatureMap, check_feature_size, t2r_bidirectional, t2r_chunked, t2r_stream
@@ -185,15 +185,7 @@ class RSAAttention(MultiHeadAttention):
         self.mu = nn.Parameter(torch.zeros(1 if gate == "layer" else self.n_rem))
         self.register_buffer("codes", kind_codes(self.plan.kinds), persistent=False)
         self.register_buffer("dilation", torch.tensor(self.plan.dilations, dtype=torch.long), persistent=False)
-        # each head's place in cat([eta's values, nu's values]): one gather gives every head its value
-        slots = [p if kind == "regular" else self.plan.n_eta + p for kind, p in zip(self.plan.kinds, self.plan.param)]
-        self.register_buffer("param_slot", torch.tensor(slots, dtype=torch.long), persistent=False)
-        # the folded form's products over all n_heads heads (a plain head's row zero): head h's value
-        # and gate as one matrix-vector product each, where a gather and zero padding would take a dozen ops
-        pick = torch.zeros(n_heads, self.plan.n_eta + self.plan.n_cyclic_params)
-        pick[torch.arange(self.n_rem), torch.tensor(slots, dtype=torch.long)] = 1.0
-        gate_pick = torch.zeros(n_heads, self.mu.numel())
-        gate_pick[torch.arange(self.n_rem), torch.arange(self.n_rem) if gate == "head" else 0] = 1.0
+        pick, gate_pick = head_selections(self.plan, n_heads, gate == "head")  # each head's REM value and gate
         self.register_buffer("pick", pick, persistent=False)
         self.register_buffer("gate_pick", gate_pick, persistent=False)
         self._lattice, self._lattice_key = None, None  # the REMs' lattice of the last length (rem_heads)
@@ -250,11 +242,12 @@ class RSAAttention(MultiHeadAttention):
             if mu is not None:
                 self.mu.copy_(merged(mu, self.mu))
 
-    def rem_parameters(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """(radius, angle) per REM head, (H_rem,) each: lam or gamma, and theta (0 for regular)."""
-        radius = torch.cat([torch.tanh(self.eta), torch.sigmoid(self.nu)])  # (n_eta + n_cyclic_params,)
-        angle = torch.cat([torch.zeros_like(self.eta), self.theta])  # a regular head's is 0
-        return radius[self.param_slot], angle[self.param_slot]
+    def rem_parameters(self, all_heads: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+        """(radius, angle) per REM head, (H_rem,) each: lam or gamma, and theta (0 for regular); with
+        ``all_heads`` per head of the layer, (H,), a plain head's both 0."""
+        pick = self.pick if all_heads else self.pick[:self.n_rem]
+        radius = pick @ torch.cat([torch.tanh(self.eta), torch.sigmoid(self.nu)])
+        return radius, pick[:, self.plan.n_eta:] @ self.theta
 
     def parameter_groups(self) -> dict[str, list[nn.Parameter]]:
         """Named groups that an optimiser may treat apart: "recurrence", the REM values and gates
@@ -279,8 +272,7 @@ class RSAAttention(MultiHeadAttention):
         radius, angle = self.rem_parameters()
         lattice = None
         if n_tokens is not None:
-            key = (n_tokens, radius.dtype, self.dilation.device, id(self.dilation), self.dilation._version,
-                   self.max_lag, self.rem_mask)
+            key = self._length_key(n_tokens, radius.dtype)
             if self._lattice_key != key:
                 self._lattice = rem_lattice(self.codes, self.dilation, n_tokens, mask=self.rem_mask,
                                             max_lag=self.max_lag, dtype=radius.dtype)
@@ -291,20 +283,18 @@ class RSAAttention(MultiHeadAttention):
     def folded_matrices(self, n_tokens: int) -> tuple[torch.Tensor, torch.Tensor]:
         """P of all n_heads heads over ``n_tokens`` tokens (H, T, T), a plain head's zero, and each head's
         gate (H,), a plain head's 0: what ``gated_softmax`` reads, with no padding to make."""
-        n_eta = self.plan.n_eta
-        radius = self.pick @ torch.cat([torch.tanh(self.eta), torch.sigmoid(self.nu)])  # (H,)
-        angle = self.pick[:, n_eta:] @ self.theta  # (H,) a regular or plain head's 0
-        key = (n_tokens, radius.dtype, self.dilation.device, id(self.dilation), self.dilation._version,
-               self.max_lag, self.rem_mask)
+        radius, angle = self.rem_parameters(all_heads=True)  # (H,) each
+        key = self._length_key(n_tokens, radius.dtype)
         if self._all_heads_key != key:
-            H, R = self.n_heads, self.n_rem
-            codes = torch.cat([self.codes, self.codes.new_zeros(H - R)])
-            dilation = torch.cat([self.dilation, self.dilation.new_ones(H - R)])
-            steps, valid, shift = rem_lattice(codes, dilation, n_tokens, mask=self.rem_mask, max_lag=self.max_lag,
-                                              dtype=radius.dtype)
-            valid[R:] = 0.0  # the plain heads
-            self._all_heads, self._all_heads_key = RemLattice(steps, valid, shift), key
+            self._all_heads = padded_lattice(self.codes, self.dilation, self.n_heads, n_tokens, mask=self.rem_mask,
+                                             max_lag=self.max_lag, dtype=radius.dtype)
+            self._all_heads_key = key
         return lattice_matrices(radius, angle, self._all_heads), self.gate_pick @ self.gate()
+
+    def _length_key(self, n_tokens: int, dtype) -> tuple:
+        """What a lattice over ``n_tokens`` depends on: it is rebuilt when any of it changes."""
+        return (n_tokens, dtype, self.dilation.device, id(self.dilation), self.dilation._version, self.max_lag,
+                self.rem_mask)
 
     def rem_method(self, n_tokens: int) -> str:
         """How P @ V is computed over ``n_tokens``: "dense" or "fft"."""

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["HeadPlan", "plan_heads"]
+import torch
+
+__all__ = ["HeadPlan", "head_selections", "plan_heads"]
 
 
 @dataclass(frozen=True)
@@ -73,3 +75,16 @@ def plan_heads(n_heads: int, *, n_regular: int = 1, n_cyclic: int = 1, n_dilated
     for d in units[n_dilated_regular:]:
         pair(d)
     return HeadPlan(tuple(kinds), tuple(dil), tuple(param), n_eta, n_cyc)
+
+
+def head_selections(plan: HeadPlan, n_heads: int, gate_per_head: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """0/1 matrices that give all n_heads heads their REM value and gate by one product each, a plain
+    head's row zero: (n_heads, n_eta + n_cyclic_params) over cat([eta's values, nu's values]) (theta
+    through its last n_cyclic_params columns), and (n_heads, n_gates)."""
+    R = len(plan.kinds)
+    slots = [p if kind == "regular" else plan.n_eta + p for kind, p in zip(plan.kinds, plan.param)]
+    pick = torch.zeros(n_heads, plan.n_eta + plan.n_cyclic_params)
+    pick[torch.arange(R), torch.tensor(slots, dtype=torch.long)] = 1.0
+    gate_pick = torch.zeros(n_heads, R if gate_per_head else 1)
+    gate_pick[torch.arange(R), torch.arange(R) if gate_per_head else 0] = 1.0
+    return pick, gate_pick
