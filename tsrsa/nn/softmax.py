@@ -6,7 +6,8 @@ step and ``stream`` costs O(tokens seen) per new token (a bounded cache caps it:
 ``tsrsa.nn.kv_cache``). The forms, each ``(q, k, v, ..., state=None) -> (output, final state)``:
 
 - ``softmax_attention``: the explicit lines, the reference of the fused kernel;
-- ``softmax_parallel``: the fused kernel (``scaled_dot_product_attention``), for training;
+- ``softmax_parallel``: the fused kernel (``scaled_dot_product_attention``), for training; over fewer
+  than ``SMALL_SOFTMAX_KEYS`` keys on the CPU the explicit lines with ``SmallSoftmax``, faster there;
 - ``softmax_recurrent``: n new tokens over the cache (unbounded) or ``bounded_attend`` (bounded);
 - ``gated_softmax``: the weights of ``softmax_weights`` mixed by a gate with matrices shared by the
   batch, then one product with v (RSA's REM heads fold into it: ``tsrsa.nn.rsa``).
