@@ -394,3 +394,16 @@ def test_the_gate_folded_into_the_weights_keeps_outputs_and_gradients(causal, al
         results.append((y, *torch.autograd.grad(y.square().sum(), list(layer.parameters()))))
     for a, b in zip(*results):
         torch.testing.assert_close(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_rem_values_and_gates_keep_full_precision_under_autocast():
+    """A head's decay near 1 enters P as its power: half precision would round 0.995 to 0.996 (bfloat16)."""
+    layer = RSAAttention(16, 4, n_regular=1, n_cyclic=1, gate="head")
+    layer.set_rem_parameters(lam=[0.995], gamma=[0.99], mu=[0.3, -0.2, 0.1])
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        radius, angle = layer.rem_parameters()
+        P, gate = layer.folded_matrices(8)
+    assert radius.dtype == angle.dtype == P.dtype == gate.dtype == torch.float32
+    torch.testing.assert_close(radius, torch.tensor([0.995, 0.99, 0.99]), rtol=0, atol=1e-6)
+    torch.testing.assert_close(P[0, 7, 0], torch.tensor(0.995 ** 7), rtol=0, atol=1e-6)
+    torch.testing.assert_close(gate, torch.sigmoid(torch.tensor([0.3, -0.2, 0.1, 0.0])) * torch.tensor([1, 1, 1, 0]))

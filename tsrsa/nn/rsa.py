@@ -245,9 +245,9 @@ class RSAAttention(MultiHeadAttention):
     def rem_parameters(self, all_heads: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
         """(radius, angle) per REM head, (H_rem,) each: lam or gamma, and theta (0 for regular); with
         ``all_heads`` per head of the layer, (H,), a plain head's both 0."""
-        pick = self.pick if all_heads else self.pick[:self.n_rem]
-        radius = pick @ torch.cat([torch.tanh(self.eta), torch.sigmoid(self.nu)])
-        return radius, pick[:, self.plan.n_eta:] @ self.theta
+        pick = self.pick if all_heads else self.pick[:self.n_rem]  # a product and a sum, not a matrix product,
+        radius = (pick * torch.cat([torch.tanh(self.eta), torch.sigmoid(self.nu)])).sum(-1)  # which autocast
+        return radius, (pick[:, self.plan.n_eta:] * self.theta).sum(-1)  # would round to half precision
 
     def parameter_groups(self) -> dict[str, list[nn.Parameter]]:
         """Named groups that an optimiser may treat apart: "recurrence", the REM values and gates
@@ -289,7 +289,7 @@ class RSAAttention(MultiHeadAttention):
             self._all_heads = padded_lattice(self.codes, self.dilation, self.n_heads, n_tokens, mask=self.rem_mask,
                                              max_lag=self.max_lag, dtype=radius.dtype)
             self._all_heads_key = key
-        return lattice_matrices(radius, angle, self._all_heads), self.gate_pick @ self.gate()
+        return lattice_matrices(radius, angle, self._all_heads), (self.gate_pick * self.gate()).sum(-1)
 
     def _length_key(self, n_tokens: int, dtype) -> tuple:
         """What a lattice over ``n_tokens`` depends on: it is rebuilt when any of it changes."""
