@@ -397,7 +397,7 @@ def test_the_gate_folded_into_the_weights_keeps_outputs_and_gradients(causal, al
 
 
 def test_rem_values_and_gates_keep_full_precision_under_autocast():
-    """A head's decay near 1 enters P as its power: half precision would round 0.995 to 0.996 (bfloat16)."""
+    """A head's decay near 1 enters P as its power: in bfloat16 0.995 would become 0.996."""
     layer = RSAAttention(16, 4, n_regular=1, n_cyclic=1, gate="head")
     layer.set_rem_parameters(lam=[0.995], gamma=[0.99], mu=[0.3, -0.2, 0.1])
     with torch.autocast("cpu", dtype=torch.bfloat16):
