@@ -170,8 +170,8 @@ def main(argv=None) -> None:
     command = "python benchmarks/start_ablation.py" + ("" if args.start == "ar" else f" --start {args.start}") \
         + (f" --base '{args.base}'" if base else "")
     text = section(table, args.start, set(PROCESSES), command, base)
-    m4 = pd.read_csv(HERE / "results" / "m4.csv", dtype={"label": str})
     if args.start == "ar" and not base:
+        m4 = pd.read_csv(HERE / "results" / "m4.csv", dtype={"label": str})
         text += m4_arm(m4[m4["label"].isin({label for _, label in M4_ARMS.values()})])
     print(text)
     if not args.no_write:

@@ -126,8 +126,7 @@ def softmax_weights(q, keys, *, causal: bool = False, slopes: torch.Tensor | Non
 
 
 class GatedWeights(torch.autograd.Function):
-    """(1 - g) w + g m: weights w (B, H, n, T), matrices m (H, n, T) shared by the batch, gate g (H,) or
-    (1,) (one for every head).
+    """(1 - g) w + g m: weights w (B, H, n, T), matrices m (H, n, T) shared by the batch, gate g (H,).
 
     Its backward reads the batch's gradient once per input (the gradient of ``torch.lerp`` with m and g
     broadcast to w's shape takes a product and a sum over the batch's shape for each)."""
@@ -145,26 +144,19 @@ class GatedWeights(torch.autograd.Function):
         summed = grad.sum(0) if ctx.needs_input_grad[1] or ctx.needs_input_grad[2] else None  # (H, n, T)
         grad_m = summed * g3 if ctx.needs_input_grad[1] else None
         grad_g = None
-        if ctx.needs_input_grad[2]:  # the sum of grad (m - w) per head, or over all heads
-            if g.numel() == 1:
-                grad_g = ((summed * m).sum() - torch.dot(grad.reshape(-1), w.reshape(-1))).view(1)
-            else:
-                grad_g = (summed * m).sum((1, 2)) - (grad * w).sum((0, 2, 3))  # (H,)
+        if ctx.needs_input_grad[2]:  # the sum of grad (m - w) per head
+            grad_g = (summed * m).sum((1, 2)) - (grad * w).sum((0, 2, 3))  # (H,)
         return grad_w, grad_m, grad_g
 
 
 def gated_softmax(q, k, v, other: torch.Tensor, gate: torch.Tensor, *, causal: bool = False,
                   slopes: torch.Tensor | None = None, dropout: float = 0.0) -> torch.Tensor:
-    """((1 - g) softmax_weights(q, k) + g other) @ v over the first R heads, softmax attention over the
-    rest: one product with v where a gated mix of two products would take two. q, k, v (B, H, T, hs),
-    other (R, T, T) shared by the batch (not dropped out), gate (1,) or (R,) -> (B, H, T, hs)."""
+    """((1 - g) softmax_weights(q, k) + g other) @ v per head: one product with v where a gated mix of
+    two products would take two. q, k, v (B, H, T, hs), other (H, T, T) shared by the batch (not
+    dropped out), gate (H,) -> (B, H, T, hs); a head with gate 0 is plain softmax attention exactly
+    (lerp's weight 0: RSA's plain heads, ``RSAAttention.folded_matrices``)."""
     att = softmax_weights(q, k, causal=causal, slopes=slopes, dropout=dropout)  # (B, H, T, T)
-    H, R = q.size(1), other.size(0)
-    other, gate = other.to(att.dtype), gate.to(att.dtype)
-    if R < H:  # the plain heads: a zero gate keeps their weights exactly (lerp's weight 0)
-        other = torch.cat([other, other.new_zeros(H - R, *other.shape[1:])])
-        gate = torch.cat([gate.expand(R), gate.new_zeros(H - R)])
-    return GatedWeights.apply(att, other, gate) @ v  # (B, H, T, hs)
+    return GatedWeights.apply(att, other.to(att.dtype), gate.to(att.dtype)) @ v  # (B, H, T, hs)
 
 
 def softmax_parallel(q, k, v, *, causal: bool = False, slopes: torch.Tensor | None = None, dropout: float = 0.0,
