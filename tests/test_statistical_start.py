@@ -12,7 +12,7 @@ from statsmodels.tsa.ar_model import AutoReg
 
 import tsrsa
 from tsrsa.forecasters.ets_model import EtsForm, candidate_forms, fit_lowest_aic, forecast_states, smoothed
-from tsrsa.forecasters.start import ar_start, ets_map, window_start
+from tsrsa.forecasters.start import ar_start, ets_map, ets_matrices, window_start
 from tsrsa.init.heads import MAX_RADIUS
 from tsrsa.nn.start import LinearStart, attach_start, zero_outputs
 
@@ -78,9 +78,51 @@ def test_ets_map_is_statsmodels_recursion_from_the_window_start(trend, damped, s
     form = EtsForm.from_json(fit.form)
     L = 48
     window = y[-L:]
-    states = smoothed(fit, window, window_start(form, L) @ window)  # statsmodels' ETSModel.smooth
+    states = smoothed(fit, window, window_start(form, fit.params, L) @ window)  # statsmodels' ETSModel.smooth
     np.testing.assert_allclose(ets_map(form, fit.params, L, 24) @ window, forecast_states(fit, states[-1:], 24)[0],
                                rtol=0, atol=1e-10)
+
+
+def ets_path(form: EtsForm, params: np.ndarray, state: np.ndarray, n: int, noise: float, seed: int = 0):
+    """(values, final state) of n steps of the form's recursion from ``state`` with Gaussian errors."""
+    F, g, w = ets_matrices(form, params)
+    errors = noise * np.random.default_rng(seed).standard_normal(n)
+    y = np.empty(n)
+    for t in range(n):
+        y[t] = w @ state + errors[t]
+        state = F @ state + g * errors[t]
+    return y, state
+
+
+DAMPED_SEASONAL = EtsForm("add", "add", True, "add", 12)
+DAMPED_PARAMS = np.array([0.3, 0.1, 0.2, 0.9])  # alpha, beta, gamma, phi
+
+
+def test_window_start_recovers_the_state_of_a_noiseless_path():
+    state = np.r_[5.0, 0.4, np.random.default_rng(1).standard_normal(12)]
+    window, last = ets_path(DAMPED_SEASONAL, DAMPED_PARAMS, state, 48, noise=0.0)
+    k = np.arange(1, 13)
+    expected = last[0] + np.cumsum(0.9 ** k) * last[1] + last[2 + (k - 1) % 12]
+    np.testing.assert_allclose(ets_map(DAMPED_SEASONAL, DAMPED_PARAMS, 48, 12) @ window, expected, rtol=0, atol=1e-9)
+
+
+def test_window_start_has_the_least_squared_one_step_errors():
+    window, _ = ets_path(DAMPED_SEASONAL, DAMPED_PARAMS, np.r_[5.0, 0.4, np.zeros(12)], 60, noise=1.0, seed=2)
+    F, g, w = ets_matrices(DAMPED_SEASONAL, DAMPED_PARAMS)
+
+    def squared_errors(state):
+        total = 0.0
+        for x in window:
+            error = x - w @ state
+            total += error ** 2
+            state = F @ state + g * error
+        return total
+
+    best = window_start(DAMPED_SEASONAL, DAMPED_PARAMS, 60) @ window
+    moves = np.random.default_rng(3).standard_normal((20, 14)) * 0.05
+    assert all(squared_errors(best + move) >= squared_errors(best) - 1e-9 for move in moves)
+    shift = np.r_[1.0, 0.0, -np.ones(12)]  # a level shift the seasons take back: no error moves
+    np.testing.assert_allclose(squared_errors(best + shift), squared_errors(best), rtol=1e-10)
 
 
 def test_ets_map_forecasts_a_constant_exactly():

@@ -18,9 +18,9 @@ step the forecast is the statistical model's.
   one), fitted by statsmodels' ``ETSModel`` on each of at most :data:`ETS_SERIES` series (evenly
   spread over the panel), each fit's map averaged. With additive errors the state after the window
   is linear in the window and the state before it; the state before it is estimated from the window
-  itself by a classical decomposition of its first two seasons (:func:`window_start`), so the map is
-  linear. Its error against the fit's forecast from the whole history is
-  ``w' F^(k-1) D^L (x - x_hat)``, the initial-state error discounted over the window (D = F - g w');
+  itself as the one of least squared one-step errors over the window (:func:`window_start`, linear
+  in the window), so the map is linear. Its error against the fit's forecast from the whole history
+  is ``w' F^(k-1) D^L (s - s_hat)``, the initial-state error discounted over the window (D = F - g w');
   ``truncation`` in the record is its mean absolute size on the fitted series' last windows, in the
   scaled units.
 
@@ -179,34 +179,29 @@ def ets_matrices(form: EtsForm, params: np.ndarray) -> tuple[np.ndarray, np.ndar
     return F, g, w
 
 
-def window_start(form: EtsForm, window: int) -> np.ndarray:
-    """(2 + m, window): the state before a window as a linear function of the window, by the classical
-    decomposition of its first two blocks of k steps (k the season, else half the window): the trend,
-    the second block's mean less the first's over k (0 without a trend or a second block); the level,
-    the first block's mean moved back to the step before the window; the seasonal states, the first
-    season's values less that level and trend (they sum to zero)."""
-    m = form.m if form.seasonal else 0
-    k = m or max(1, window // 2)
-    first = np.zeros(window)
-    first[:k] = 1.0 / k
-    trend = np.zeros(window)
-    if form.trend and window >= 2 * k:
-        trend[k:2 * k] = 1.0 / k
-        trend = (trend - first) / k
-    P = np.zeros((2 + m, window))
-    P[0] = first - trend * (k + 1) / 2
-    P[1] = trend
-    for j in range(m):
-        P[2 + j] = -P[0] - (j + 1) * trend
-        P[2 + j, j] += 1.0
-    return P
+def window_start(form: EtsForm, params: np.ndarray, window: int) -> np.ndarray:
+    """(2 + m, window): the state before a window as a linear function of the window: the state whose
+    one-step errors over the window have the least sum of squares, as a fit concentrates the initial
+    state out of its likelihood. From a state s, the errors are ``(I - A) x - B s`` (B's row t: how s
+    reaches the forecast of step t, ``w' D^t``; A: how the earlier values of the window do), so the
+    state is ``lstsq(B, I - A) x``. The directions B cannot see (a level shift taken back by the
+    seasonal states, a trend without a trend) move no forecast; the least-norm state is taken."""
+    F, g, w = ets_matrices(form, params)
+    D = F - np.outer(g, w)
+    reach, carried = np.zeros((window, len(g))), np.zeros((window, window))
+    power, past = np.eye(len(g)), np.zeros((len(g), window))  # D^t and the state's map of x_1..x_t
+    for t in range(window):
+        reach[t], carried[t] = w @ power, w @ past
+        power, past = D @ power, D @ past
+        past[:, t] += g
+    return np.linalg.lstsq(reach, np.eye(window) - carried, rcond=None)[0]
 
 
 def ets_map(form: EtsForm, params: np.ndarray, window: int, h: int) -> np.ndarray:
     """(h, window): the ETS form's forecast from a window, started at :func:`window_start`."""
     F, g, w = ets_matrices(form, params)
     D = F - np.outer(g, w)
-    S = window_start(form, window)  # the state as a map of the window
+    S = window_start(form, params, window)  # the state as a map of the window
     for j in range(window):
         S = D @ S
         S[:, j] += g
