@@ -10,7 +10,8 @@ paid once per process, not per fit). Per fit: the wall time of ``fit`` and of ``
 ratio is RSA's median over the twin's. A separate profiled fit of each splits ``fit`` into the data
 start (RSA's AR and season estimates and head assignment), building and training, and the rest.
 One attention layer of each alone, forward and backward at the fit's token count (``layer_step``),
-shows RSA's extra work per layer without the rest of the step.
+shows RSA's extra work per layer without the rest of the step, and how many operator calls it takes
+(``operator_calls``).
 
 Series: ``AirPassengers`` (monthly, 144 steps, h 12: the short-series benchmark's first classic
 series) and ETTh1's ``OT`` (hourly, its 12 months of training and 4 of validation, h 96).
@@ -108,7 +109,24 @@ def layer_step(tokens: int, rounds: int = 7, steps: int = 300) -> dict:
                 layer(x).sum().backward()
             if round_:
                 best[kind] = min(best[kind], (time.perf_counter() - start) / steps * 1e6)
-    return best
+    return {kind: (best[kind], operator_calls(layer, x)) for kind, layer in layers.items()}
+
+
+def operator_calls(layer, x) -> int:
+    """Operator calls (ATen ops reaching the dispatcher, forward and backward) of one training step of
+    ``layer`` on ``x``: on the CPU each costs a few microseconds whatever the size of its tensors."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Count(TorchDispatchMode):
+        calls = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            Count.calls += 1
+            return func(*args, **(kwargs or {}))
+
+    with Count():
+        layer(x).sum().backward()
+    return Count.calls
 
 
 def run(names, repeats: int) -> pd.DataFrame:
@@ -130,9 +148,9 @@ def run(names, repeats: int) -> pd.DataFrame:
                              "fit_seconds": seconds})
         fitted = next(row for row in rows if row["series"] == name and "input_size" in row)
         tokens = fitted["input_size"] // fitted["patch_len"]
-        for kind, microseconds in layer_step(tokens).items():
+        for kind, (microseconds, calls) in layer_step(tokens).items():
             rows.append({"series": name, "model": kind, "h": h, "phase": "layer step", "tokens": tokens,
-                         "microseconds": microseconds})
+                         "microseconds": microseconds, "operator_calls": calls})
     out = pd.DataFrame(rows)
     out.insert(0, "date", dt.date.today().isoformat())
     out["machine"] = machine_description() + ", 1 thread"
@@ -170,11 +188,15 @@ def section(table: pd.DataFrame, command: str) -> str:
     if len(steps):
         lines += ["", "One attention layer's training forward and backward at the fit's token count (batch 32, "
                   "d_model 64, 4 heads, dropout 0.1; the fastest of 7 rounds of 300; `layer_step`):", "",
-                  "| series | tokens | RSA (µs) | twin (µs) | RSA's extra (µs) | ratio |", "|" + "---|" * 6]
+                  "| series | tokens | RSA (µs) | twin (µs) | RSA's extra (µs) | ratio | RSA operator calls "
+                  "| twin operator calls |", "|" + "---|" * 8]
         for name, rows in steps.groupby("series", sort=False):
             us = rows.set_index("model")["microseconds"]
+            calls = rows.set_index("model")["operator_calls"] if "operator_calls" in rows else {}
+            counts = " | ".join(f"{calls[k]:.0f}" if k in calls and calls[k] == calls[k] else ""
+                                for k in ("RSA", "Transformer"))
             lines.append(f"| {name} | {int(rows['tokens'].iloc[0])} | {us['RSA']:.0f} | {us['Transformer']:.0f} | "
-                         f"{us['RSA'] - us['Transformer']:.0f} | {us['RSA'] / us['Transformer']:.2f} |")
+                         f"{us['RSA'] - us['Transformer']:.0f} | {us['RSA'] / us['Transformer']:.2f} | {counts} |")
     lines += ["", f"Command: `{command}`. Date: {table['date'].iloc[0]}. Machine: {table['machine'].iloc[0]}. "
               f"Rows: [`benchmarks/results/rsa_cost.csv`](results/rsa_cost.csv)."]
     return "\n".join(lines) + "\n"

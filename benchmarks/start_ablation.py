@@ -43,8 +43,8 @@ NAMES = {"a": "S + RSA", "b": "S + twin", "c": "RSA", "d": "twin", "e": "S alone
 def start_alone(cell, model: str) -> dict:
     """(e): the start fitted on the cell's training part (before validation), scored on validation and test."""
     s, z = cell.split, cell.z
-    fit_part = z[: cell.n - s.val_size]
-    start = fit_start(model, [fit_part], s.input_size, s.h, s.season or 1)
+    fit_part, held_out = z[: cell.n - s.val_size], z[cell.n - s.val_size: cell.n]
+    start = fit_start(model, [fit_part], s.input_size, s.h, s.season or 1, [held_out])
     scores = {}
     for part in ("val", "test"):
         origins = cell.origins(part)
@@ -156,7 +156,7 @@ def main(argv=None) -> None:
     from tsrsa.benchmarking.simulated import PROCESSES
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--start", default="ar", choices=("ar", "ets"))
+    parser.add_argument("--start", default="ar", choices=("ar", "ets", "auto"))
     parser.add_argument("--data-dir", default=None)
     parser.add_argument("--base", default="{}", help="model choices over the defaults, as JSON (e.g. the loss)")
     parser.add_argument("--no-write", action="store_true")

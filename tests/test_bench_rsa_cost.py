@@ -24,10 +24,20 @@ def test_the_section_gives_the_median_ratio_per_fit_and_per_epoch():
 
 def test_the_layer_step_times_both_layers_and_the_section_shows_the_extra():
     step = rsa_cost.layer_step(tokens=3, rounds=1, steps=2)
-    assert set(step) == {"RSA", "Transformer"} and all(0 < v < 1e7 for v in step.values())
+    assert set(step) == {"RSA", "Transformer"} and all(0 < us < 1e7 for us, _ in step.values())
+    assert step["RSA"][1] > step["Transformer"][1] > 20  # RSA's REMs and gate are operators of their own
     base = dict(series="s", h=12, windows=100, input_size=24, patch_len=4, predict_seconds=0.01, epochs=10)
     rows = [dict(base, model=m, repeat=0, fit_seconds=1.0) for m in ("RSA", "Transformer")]
-    rows += [dict(series="s", model=m, h=12, phase="layer step", tokens=6, microseconds=us)
-             for m, us in (("RSA", 1300.0), ("Transformer", 1000.0))]
+    rows += [dict(series="s", model=m, h=12, phase="layer step", tokens=6, microseconds=us, operator_calls=n)
+             for m, us, n in (("RSA", 1300.0, 190), ("Transformer", 1000.0, 110))]
     text = rsa_cost.section(pd.DataFrame(rows).assign(date="2026-11-27", machine="test"), "cmd")
-    assert "| s | 6 | 1300 | 1000 | 300 | 1.30 |" in text
+    assert "| s | 6 | 1300 | 1000 | 300 | 1.30 | 190 | 110 |" in text
+
+
+def test_operator_calls_counts_forward_and_backward():
+    import torch
+
+    x = torch.randn(4, 3, requires_grad=True)
+    plain = rsa_cost.operator_calls(torch.nn.Identity(), x)  # the sum, its backward
+    linear = rsa_cost.operator_calls(torch.nn.Linear(3, 2), x)  # and addmm, its backward's products
+    assert 0 < plain < linear

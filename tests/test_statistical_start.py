@@ -294,3 +294,45 @@ def test_ets_start_leaves_constant_series_out_and_refuses_when_all_are():
     assert start.record["series"] == 1
     with pytest.raises(ValueError, match="every series is constant"):
         ets_start([np.full(120, 3.0)], 36, 6, 12)
+
+
+# ---------------------------------------------------------------------- start="auto"
+def validation_mse(start, y: np.ndarray, fit_length: int, h: int) -> float:
+    """Mean squared error of a fitted start's forecasts of every window whose targets follow ``fit_length``."""
+    L = start.weight.shape[1]
+    origins = range(fit_length, len(y) - h + 1)
+    return float(np.mean([(start(y[None, o - L:o])[0] - y[o:o + h]) ** 2 for o in origins]))
+
+
+@pytest.mark.parametrize("y", [ar2(300), seasonal(240) + 0.05 * np.arange(240)], ids=["ar2", "trend-season"])
+def test_auto_keeps_the_start_of_lower_validation_error(y):
+    from tsrsa.forecasters.start import fit_start
+
+    fit_length, h, L = len(y) - 36, 6, 36
+    auto = fit_start("auto", [y[:fit_length]], L, h, 12, [y[fit_length:]])
+    errors = {m: validation_mse(fit_start(m, [y[:fit_length]], L, h, 12), y, fit_length, h) for m in ("ar", "ets")}
+    assert auto.record["ar_mse"] == pytest.approx(errors["ar"], rel=1e-6)
+    assert auto.record["ets_mse"] == pytest.approx(errors["ets"], rel=1e-6)
+    assert auto.record["model"] == min(errors, key=errors.get)
+    np.testing.assert_array_equal(auto.weight, fit_start(auto.record["model"], [y[:fit_length]], L, h, 12).weight)
+    assert auto.record["chosen_by"] == "mean squared error on 31 validation windows"
+
+
+def test_auto_picks_the_autoregression_for_an_ar_cycle():
+    from tsrsa.forecasters.start import fit_start
+
+    y = ar2(600, seed=5)
+    assert fit_start("auto", [y[:540]], 48, 12, 1, [y[540:]]).record["model"] == "ar"
+
+
+def test_auto_in_a_forecaster_scores_the_validation_windows_or_the_training_ends():
+    rng = np.random.default_rng(0)
+    frames = [pd.DataFrame({"unique_id": f"s{k}", "ds": pd.date_range("2020-01-01", periods=96, freq="MS"),
+                            "y": seasonal(96, k) + rng.standard_normal(96)}) for k in range(2)]
+    df = pd.concat(frames, ignore_index=True)
+    common = dict(h=6, input_size=24, start="auto", max_epochs=1, random_state=0, d_model=16, d_ff=32)
+    model = tsrsa.TransformerForecaster(val_size=10, **common).fit(df)
+    assert model.start_["chosen_by"] == "mean squared error on 10 validation windows"  # 5 per series
+    assert model.start_["model"] in ("ar", "ets") and model.get_params()["start"] == "auto"
+    model = tsrsa.TransformerForecaster(val_size=0, **common).fit(df)
+    assert model.start_["chosen_by"] == "mean squared error on 2 training windows"  # each training part's last

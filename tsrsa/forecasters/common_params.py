@@ -23,14 +23,15 @@ COMMON_PARAMS_DOC = """
         ``yhat_q2.5``, ...
     scaler : {"standard", "robust", "minmax", "identity"} or None, default "standard"
         Per-series scaling fitted on each series' training part.
-    start : {"ar", "ets"} or None, default None
+    start : {"ar", "ets", "auto"} or None, default None
         A statistical start: the network's forecast is a fitted statistical model's point forecast
         plus the network's correction, which starts at zero, so that the untrained model forecasts as
         the statistical one and training moves away from it only where the data say so. "ar": an
         autoregression on levels or first differences (pooled over the series, order by AIC); "ets":
-        additive exponential smoothing. Either is written as a linear map of the scaled window
-        (:mod:`tsrsa.forecasters.start`; fitted as ``start_``). Not with ``stream=True`` or a
-        distribution loss.
+        additive exponential smoothing; "auto": both, keeping the one with the lower error on the
+        validation windows (on the training parts' last windows when ``val_size=0``). Each is written
+        as a linear map of the scaled window (:mod:`tsrsa.forecasters.start`; fitted as ``start_``).
+        Not with ``stream=True`` or a distribution loss.
     start_learning_rate : float, default 0.0
         The statistical start's own learning rate; 0 keeps it as fitted.
     fill : {"ffill", "interpolate", "zero"} or None, default None

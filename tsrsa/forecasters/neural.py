@@ -191,7 +191,7 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, BaseForecaster
             Path(self.checkpoint_dir), fingerprint(type(self).__name__, self.get_params(), panel.values, panel.offsets))
         if fitted_from is None:
             before = dict(vars(self))
-            self._fit_start(scaled, panel.offsets, fit_lengths, panel.freq)
+            self._fit_start(scaled, panel.offsets, fit_lengths, panel.lengths, panel.freq)
             self._prepare_fit(panel, fit_lengths)
             config = self.network_config()
             if self.covariates_ is not None:

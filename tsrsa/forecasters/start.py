@@ -1,6 +1,6 @@
 """The statistical start of a neural forecaster: a fitted model's forecast as a linear map of the window.
 
-``start="ar"`` or ``start="ets"`` fits a statistical model on the training parts of the series, in
+``start="ar"``, ``"ets"`` or ``"auto"`` fits a statistical model on the training parts of the series, in
 the units the network reads (each series scaled by its training part's statistics), and writes its
 point forecast from a window of the latest ``L`` values as ``S(x) = W x + b`` (W: h x L). The network
 (:mod:`tsrsa.nn.start`) adds its own output, started at zero, so that before the first optimiser
@@ -24,6 +24,11 @@ step the forecast is the statistical model's.
   ``truncation`` in the record is its mean absolute size on the fitted series' last windows, in the
   scaled units.
 
+- **"auto"**: both, each fitted as above on the training parts; kept: the one whose forecasts of the
+  validation windows (those whose targets lie in the held-out steps, on at most :data:`AUTO_SERIES`
+  series) have the lower mean squared error (without held-out steps, of each training part's last
+  window). The record says which and why (``chosen_by``, ``ar_mse``, ``ets_mse``).
+
 A panel gets one map for every series (pooled coefficients), so a global model, a new series and a
 window given to ``predict(df=...)`` all read it the same way. The streaming configuration has no
 window and takes no start.
@@ -40,8 +45,10 @@ from tsrsa.forecasters.ets_model import EtsForm, candidate_forms, fit_lowest_aic
 from tsrsa.init.ar import companion_roots, default_max_lag
 from tsrsa.init.heads import Estimates
 
-#: the models a start can be fitted from
-START_MODELS = ("ar", "ets")
+#: the models a start can be fitted from; "auto" fits both and keeps the one of lower validation error
+START_MODELS = ("ar", "ets", "auto")
+#: "auto" scores the two starts on the windows of at most this many series (evenly spread over the panel)
+AUTO_SERIES = 256
 #: an ETS start fits at most this many series (ETS is fitted one series at a time)
 ETS_SERIES = 16
 #: series checked for a unit root when an AR start chooses its differencing
@@ -264,8 +271,50 @@ def start_estimates(record: dict, estimates: Estimates) -> Estimates:
                    notes=[*estimates.notes, "roots and season from the ETS start"])
 
 
-def fit_start(model: str, series: list[np.ndarray], window: int, h: int, season: int) -> StartMap:
-    """The start ``model`` ("ar" or "ets") fitted on the scaled training parts ``series``."""
+def fit_start(model: str, series: list[np.ndarray], window: int, h: int, season: int,
+              held_out: list[np.ndarray] | None = None) -> StartMap:
+    """The start ``model`` ("ar", "ets" or "auto") fitted on the scaled training parts ``series``;
+    "auto" also reads ``held_out``, each series' steps after its training part (:func:`auto_start`)."""
     if model == "ar":
         return ar_start(series, window, h, season)
-    return ets_start(series, window, h, season)
+    if model == "ets":
+        return ets_start(series, window, h, season)
+    return auto_start(series, window, h, season, held_out)
+
+
+def scoring_windows(series: list[np.ndarray], held_out: list[np.ndarray] | None, window: int,
+                    h: int) -> tuple[np.ndarray, np.ndarray, str]:
+    """(inputs (n, window), targets (n, h), what they are) of the windows "auto" scores on: every window
+    whose h targets lie in a series' held-out steps (its validation windows), on at most
+    :data:`AUTO_SERIES` series; without held-out steps, the last window of each training part (in-sample)."""
+    inputs, targets = [], []
+    with_held_out = held_out is not None and any(len(v) >= h for v in held_out)
+    for i in spread(len(series), AUTO_SERIES):
+        y = np.concatenate([series[i], held_out[i]]) if with_held_out else series[i]
+        first = len(series[i]) if with_held_out else len(y) - h  # the first target of the first window
+        for origin in range(max(first, window), len(y) - h + 1):
+            inputs.append(y[origin - window:origin])
+            targets.append(y[origin:origin + h])
+    if not inputs:
+        return np.empty((0, window)), np.empty((0, h)), "none"
+    return np.asarray(inputs), np.asarray(targets), "validation" if with_held_out else "training"
+
+
+def auto_start(series: list[np.ndarray], window: int, h: int, season: int,
+               held_out: list[np.ndarray] | None) -> StartMap:
+    """Both starts fitted on the training parts; kept: the one whose forecasts of the validation windows
+    (:func:`scoring_windows`) have the lower mean squared error, before the network sees them. The AR
+    start when ETS has nothing to fit (every series constant) or no window can be scored."""
+    ar = ar_start(series, window, h, season)
+    try:
+        ets = ets_start(series, window, h, season)
+    except ValueError:  # every series constant: exponential smoothing has no likelihood
+        return replace(ar, record={**ar.record, "chosen_by": "ETS has no fit on constant series"})
+    inputs, targets, where = scoring_windows(series, held_out, window, h)
+    if not len(inputs):
+        return replace(ar, record={**ar.record, "chosen_by": "no window to score"})
+    errors = {name: float(np.mean((fitted(inputs) - targets) ** 2)) for name, fitted in (("ar", ar), ("ets", ets))}
+    chosen = ets if errors["ets"] < errors["ar"] else ar
+    scores = {f"{name}_mse": round(value, 8) for name, value in errors.items()}
+    return replace(chosen, record={**chosen.record, "chosen_by": f"mean squared error on {len(inputs)} {where} "
+                                                                 f"windows", **scores})

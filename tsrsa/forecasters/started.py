@@ -45,15 +45,17 @@ class StatisticalStart:
             attach_start(network, self.start_["window"], int(self.h), trainable=self.start_learning_rate > 0)
         return network
 
-    def _fit_start(self, scaled, offsets, fit_lengths, freq) -> None:
-        """``start_``: the statistical start fitted on the scaled training parts (:mod:`tsrsa.forecasters.start`)."""
+    def _fit_start(self, scaled, offsets, fit_lengths, lengths, freq) -> None:
+        """``start_``: the statistical start fitted on the scaled training parts (:mod:`tsrsa.forecasters.start`);
+        ``start="auto"`` also scores both starts on the held-out steps after them."""
         self.start_, self._start_map = None, None
         if self.start is None:
             return
         periods = freq.natural_periods() if freq.is_datetime else []
         series = [np.asarray(scaled[o:o + n], dtype=np.float64) for o, n in zip(offsets, fit_lengths)]
+        held_out = [np.asarray(scaled[o + n:o + m], dtype=np.float64) for o, n, m in zip(offsets, fit_lengths, lengths)]
         self._start_map = fit_start(self.start, series, self.resolved_input_size, int(self.h),
-                                    int(periods[0]) if periods else 1)
+                                    int(periods[0]) if periods else 1, held_out)
         self.start_ = {**self._start_map.record, "window": int(self._start_map.weight.shape[1])}
 
     def _started(self, network) -> None:
