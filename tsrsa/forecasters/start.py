@@ -39,6 +39,7 @@ import warnings
 from dataclasses import dataclass, replace
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from tsrsa.forecasters.arima_model import differences
 from tsrsa.forecasters.ets_model import EtsForm, candidate_forms, fit_lowest_aic, forecast
@@ -287,17 +288,17 @@ def scoring_windows(series: list[np.ndarray], held_out: list[np.ndarray] | None,
     """(inputs (n, window), targets (n, h), what they are) of the windows "auto" scores on: every window
     whose h targets lie in a series' held-out steps (its validation windows), on at most
     :data:`AUTO_SERIES` series; without held-out steps, the last window of each training part (in-sample)."""
-    inputs, targets = [], []
+    spans = []
     with_held_out = held_out is not None and any(len(v) >= h for v in held_out)
     for i in spread(len(series), AUTO_SERIES):
         y = np.concatenate([series[i], held_out[i]]) if with_held_out else series[i]
-        first = len(series[i]) if with_held_out else len(y) - h  # the first target of the first window
-        for origin in range(max(first, window), len(y) - h + 1):
-            inputs.append(y[origin - window:origin])
-            targets.append(y[origin:origin + h])
-    if not inputs:
+        first = max(len(series[i]) if with_held_out else len(y) - h, window)  # the first window's first target
+        if len(y) - first >= h:
+            spans.append(sliding_window_view(y[first - window:], window + h))  # (n, window + h)
+    if not spans:
         return np.empty((0, window)), np.empty((0, h)), "none"
-    return np.asarray(inputs), np.asarray(targets), "validation" if with_held_out else "training"
+    spans = np.concatenate(spans)
+    return spans[:, :window], spans[:, window:], "validation" if with_held_out else "training"
 
 
 def auto_start(series: list[np.ndarray], window: int, h: int, season: int,

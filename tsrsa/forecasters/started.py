@@ -53,7 +53,8 @@ class StatisticalStart:
             return
         periods = freq.natural_periods() if freq.is_datetime else []
         series = [np.asarray(scaled[o:o + n], dtype=np.float64) for o, n in zip(offsets, fit_lengths)]
-        held_out = [np.asarray(scaled[o + n:o + m], dtype=np.float64) for o, n, m in zip(offsets, fit_lengths, lengths)]
+        held_out = None if self.start != "auto" else [  # only "auto" reads the steps after the training parts
+            np.asarray(scaled[o + n:o + m], dtype=np.float64) for o, n, m in zip(offsets, fit_lengths, lengths)]
         self._start_map = fit_start(self.start, series, self.resolved_input_size, int(self.h),
                                     int(periods[0]) if periods else 1, held_out)
         self.start_ = {**self._start_map.record, "window": int(self._start_map.weight.shape[1])}
