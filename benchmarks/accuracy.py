@@ -8,9 +8,9 @@ configuration built from the library's defaults one option at a time, for RSA an
 Variants are named by the options they change (benchmarks/configs/RSA.json and Transformer.json).
 The chain lists RSA configurations that each change one option of the one before, ending at the
 configuration of the earlier published long-horizon tables: the library's learning rate and gate
-start with the MSE loss at a constant rate (``loss=mse,lr_schedule=null``), then learning rate 1e-4
-(``learning_rate=1e-4,loss=mse,lr_schedule=null``), then the gate started at -2
-(``gate_init=-2,learning_rate=1e-4,loss=mse,lr_schedule=null``). The Transformer steps through the
+start with the MSE loss at a constant rate and no statistical start (``loss=mse,lr_schedule=null,start=null``),
+then learning rate 1e-4 (``learning_rate=1e-4,loss=mse,lr_schedule=null,start=null``), then the gate started at
+-2 (``gate_init=-2,learning_rate=1e-4,loss=mse,lr_schedule=null,start=null``). The Transformer steps through the
 twins of those names (the same options, less RSA's own): the first two.
 
 Section "accuracy-screen": each variant of the screen (rows of screen.csv, written by
@@ -39,15 +39,15 @@ from tsrsa.benchmarking.results import at_protocol_input, read_results, replace_
 
 HERE = Path(__file__).resolve().parent
 _SHORT = {"RSAForecaster": "RSA", "TransformerForecaster": "Transformer"}
-_MSE = "loss=mse,lr_schedule=null"  # the MSE loss at a constant rate, as the earlier tables ran
+_MSE = "loss=mse,lr_schedule=null,start=null"  # the MSE loss at a constant rate, no start: as the earlier tables ran
 CHAIN = [_MSE, f"learning_rate=1e-4,{_MSE}", f"gate_init=-2,learning_rate=1e-4,{_MSE}"]
 
 
 def reference_of(variant: str, chain: list[str]) -> str:
     """The configuration a screened variant is compared with: for a name of the chain the name before
     it; otherwise, among the chain's names whose options the variant all sets, the one it sets most
-    of to the same value ("loss=mse,lr_schedule=null" for "dropout=0.3,loss=mse,lr_schedule=null" and
-    for "loss=mse,lr_schedule=cosine")."""
+    of to the same value ("loss=mse,lr_schedule=null,start=null" for
+    "dropout=0.3,loss=mse,lr_schedule=null,start=null" and for "loss=mse,lr_schedule=cosine,start=null")."""
     if variant in chain[1:]:
         return chain[chain.index(variant) - 1]
     options = parse_variant_name(variant)

@@ -39,7 +39,7 @@ HERE = Path(__file__).resolve().parent
 SHARED_DATA = HERE.parents[1] / "shared" / "datasets"
 #: (configuration, variant) -> the name in the table
 #: (each ran the earlier tables' configuration: learning rate 1e-4, MSE at a constant rate, RSA's gate at -2)
-_EARLIER = "learning_rate=1e-4,loss=mse,lr_schedule=null"
+_EARLIER = "learning_rate=1e-4,loss=mse,lr_schedule=null,start=null"
 MODELS = {("Transformer", f"attention=block_recurrent,{_EARLIER}"): "Block-recurrent",
           ("Transformer", _EARLIER): "Transformer", ("RSA", f"gate_init=-2,{_EARLIER}"): "RSA",
           ("DLinear", f"{_EARLIER},weight_decay=0"): "DLinear"}

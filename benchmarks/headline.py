@@ -63,11 +63,12 @@ def short_series(results: Path) -> pd.Series:
     import sys
 
     sys.path.insert(0, str(HERE))
-    from start_ablation import is_default
+    from start_ablation import default_params, is_default
 
     df = pd.read_csv(results / "short_series.csv", dtype={"params": str})
     df = df[df["dataset"].isin(CLASSIC)]
-    rsa = (df["model"] == "RSAForecaster") & df["params"].map(lambda p: is_default(p, None, "RSAForecaster"))
+    start = default_params("RSAForecaster")["start"]
+    rsa = (df["model"] == "RSAForecaster") & df["params"].map(lambda p: is_default(p, start, "RSAForecaster"))
     df = df[rsa | ((df["label"] == "default") & df["model"].isin(["ETS", "ARIMA"]))]
     df = df.drop_duplicates(subset=["dataset", "train_length", "model", "seed"], keep="last")  # the latest run
     means = df.groupby(["dataset", "train_length", "model"])["test_mse"].mean().unstack("model")

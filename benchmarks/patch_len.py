@@ -1,7 +1,7 @@
 """Choose the default ``patch_len`` from accuracy (this script) and speed (bench_training.py).
 
     python benchmarks/patch_len.py --models RSA --patch-lens 4,8,16,24 --horizons 96,336 \
-        --seeds 0 --variant loss=mse,lr_schedule=null --num-threads 1
+        --seeds 0 --variant loss=mse,lr_schedule=null,start=null --num-threads 1
 
 Fits each model with each patch length through the long-horizon harness (`tsrsa.benchmarking`:
 ETTh1, input 96, the configuration's training budget from `benchmarks/configs/<model>.json`, the
@@ -12,7 +12,7 @@ the study resumes). It then writes the "patch-len" section of `benchmarks/RESULT
 MSE / MAE per horizon beside the training speed that `python benchmarks/bench_training.py --only
 patch` recorded in `benchmarks/results/patch_len_speed.csv`. `--tables-only` trains nothing and only
 rewrites the section. A row's variant is named by all its options, the patch length among them
-(``loss=mse,lr_schedule=null,patch_len=8``).
+(``loss=mse,lr_schedule=null,patch_len=8,start=null``).
 """
 from __future__ import annotations
 
@@ -110,7 +110,7 @@ def table() -> str:
 
 
 _STUDY = "python benchmarks/patch_len.py --models"
-_TRANSFORMER = _RSA = "--variant loss=mse,lr_schedule=null"
+_TRANSFORMER = _RSA = "--variant loss=mse,lr_schedule=null,start=null"
 COMMANDS = [
     f"{_STUDY} Transformer --patch-lens 4,8,16,24 --horizons 96,336 --seeds 0 {_TRANSFORMER}",
     f"{_STUDY} RSA --patch-lens 4,8,16,24 --horizons 96,336 --seeds 0 {_RSA}",
@@ -142,8 +142,9 @@ def write_section() -> None:
         "ETTh1 (7 channels, channel-independent), input 96, the long-horizon harness's protocol and each "
         "configuration's budget (`benchmarks/configs/`: batch 32, at most 10 epochs, early stopping with "
         "patience 3, best epoch kept), one CPU thread per run; only `patch_len` changes. Variant: the "
-        "configuration the patch length is set on: `loss=mse,lr_schedule=null` for the Transformer, RSA and "
-        "the LSTM (the library's learning rate and gate start, the MSE loss at a constant rate). MSE / MAE on "
+        "configuration the patch length is set on: `loss=mse,lr_schedule=null,start=null` for the Transformer, RSA "
+        "and the LSTM (the library's learning rate and gate start, the MSE loss at a constant rate, no statistical "
+        "start). MSE / MAE on "
         "the scaled "
         "test windows, the mean over the seeds run. Speed: training windows "
         "per second of one epoch on ETTh1 OT (batch 64, 2 threads, best of 2). Train seconds include the "

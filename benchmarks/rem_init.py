@@ -62,15 +62,15 @@ def paired_cells(a: pd.DataFrame, b: pd.DataFrame, names: tuple[str, str]):
 
 
 #: the earlier tables' configuration (RSA's, and without RSA's gate) and the MSE loss at a constant rate
-MSE = "loss=mse,lr_schedule=null"
+MSE = "loss=mse,lr_schedule=null,start=null"
 EARLIER = f"learning_rate=1e-4,{MSE}"
 EARLIER_RSA = f"gate_init=-2,{EARLIER}"
 
 
 def paper_variant(variant: str) -> str:
     """The paper-start counterpart of a data-start variant: its options with ``rem_init=paper``
-    (``rem_init=paper`` for the default, ``loss=mse,lr_schedule=null,rem_init=paper`` for
-    ``loss=mse,lr_schedule=null``)."""
+    (``rem_init=paper`` for the default, ``loss=mse,lr_schedule=null,rem_init=paper,start=null`` for
+    ``loss=mse,lr_schedule=null,start=null``)."""
     return variant_name({**parse_variant_name(variant), "rem_init": "paper"})
 
 

@@ -106,7 +106,7 @@ def render(df: pd.DataFrame, plot_link: str = "results/short_series.png") -> str
         out.append(f"| {d} | {text} | {h} | {season or '–'} | {windows} | {rules} |")
     out.append(f"\n![test MSE against training length]({plot_link})\n")
     summary = []
-    tabled = df["label"].isin(["default", EARLIER])  # an earlier default is shown beside today's, not compared
+    tabled = (df["label"] == "default") | df["label"].str.startswith(EARLIER)  # shown beside today's, not compared
     options, df = df[~tabled], df[tabled]
     for d in names:
         part = df[df["dataset"] == d]
@@ -172,8 +172,9 @@ def parse_label(label: str) -> dict:
 #: what a run sets itself (the protocol's and the machine's arguments), never a model choice
 RUN_KEYS = frozenset({"accelerator", "devices", "strategy", "precision", "h", "input_size", "val_size", "freq",
                       "num_threads", "verbose"})
-#: the label of a neural row made at an earlier default: shown in the tables, left out of the ratios
-EARLIER = "default (earlier)"
+#: the label of a neural row made at an earlier default, followed by what it ran at: shown in the
+#: tables, left out of the ratios
+EARLIER = "default (ran at"
 
 
 def at_today(model: str, params) -> bool:
@@ -184,10 +185,17 @@ def at_today(model: str, params) -> bool:
 
 
 def today_labels(df: pd.DataFrame, today: np.ndarray) -> list[str]:
-    """The rows' labels as the tables read them: "default" at today's defaults; EARLIER for a neural
-    row labelled "default" at another; the label otherwise."""
-    return ["default" if now else EARLIER if label == "default" and _neural(model) else label
-            for now, model, label in zip(today, df["model"], df["label"])]
+    """The rows' labels as the tables read them: "default" at today's defaults; for a neural row
+    labelled "default" at another, "default (ran at ...)" naming the model choices in which it
+    differs from today's defaults; the label otherwise."""
+    return ["default" if now else earlier(model, params) if label == "default" and _neural(model) else label
+            for now, model, label, params in zip(today, df["model"], df["label"], df["params"])]
+
+
+def earlier(model: str, params) -> str:
+    """The label of a row at an earlier default: the options in which it differs from today's."""
+    ran = _differing_params(params, set(), _constructor_defaults(model))
+    return f"{EARLIER} " + ",".join(f"{k}={ran[k]}" for k in sorted(set(ran) - RUN_KEYS)) + ")"
 
 
 def _neural(model: str) -> bool:

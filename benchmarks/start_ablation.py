@@ -37,7 +37,7 @@ from tsrsa.forecasters.start import fit_start  # noqa: E402
 
 CONFIGS = {"a": ("RSAForecaster", True), "b": ("TransformerForecaster", True), "c": ("RSAForecaster", False),
            "d": ("TransformerForecaster", False)}
-NAMES = {"a": "S + RSA", "b": "S + twin", "c": "RSA", "d": "twin", "e": "S alone"}
+NAMES = {"a": "S + RSA", "b": "S + twin", "c": "RSA, no start", "d": "twin, no start", "e": "S alone"}
 
 
 def start_alone(cell, model: str) -> dict:

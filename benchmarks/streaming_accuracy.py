@@ -71,19 +71,36 @@ def run(dataset: str, model: str, h: int, seed: int, num_threads: int | None, ex
     }
 
 
+def named_run(model: str, params: str, stream: bool = True) -> str:
+    """A run's configuration named against today's benchmark configuration (``stream=False``: the
+    fixed-window variant, in ``ltsf.csv``, that it differs from only in ``stream``); a run made before
+    the statistical start existed ran without one (``start=null``). ``readout_tokens`` is left out: a
+    stream forecasts from every token, and the fixed-window rows' names do not carry it."""
+    from tsrsa.benchmarking.configs import HARNESS_PARAMS, load_config
+
+    config = load_config(model.removesuffix("Forecaster"), HERE / "configs")
+    ran = {"start": None, **json.loads(params)}
+    ran = {k: v for k, v in ran.items()
+           if k not in HARNESS_PARAMS and k != "readout_tokens" and (stream or k != "stream")}
+    return config.variant_label("default", ran)
+
+
 def table(csv_path: Path, ltsf_path: Path) -> str:
     import pandas as pd
 
     from tsrsa.benchmarking.results import read_results
 
     runs = pd.read_csv(csv_path).drop_duplicates(["dataset", "horizon", "model", "label", "seed"], keep="last")
+    runs["label"] = [named_run(m, p) for m, p in zip(runs["model"], runs["params"])]
+    runs["fixed"] = [named_run(m, p, stream=False) for m, p in zip(runs["model"], runs["params"])]
     fixed = read_results(ltsf_path)
-    fixed = fixed[(fixed["variant"] == "default") & (fixed["train_fraction"] == 1.0) & (fixed["input_size"] == 96)]
+    fixed = fixed[(fixed["train_fraction"] == 1.0) & (fixed["input_size"] == 96)]
     lines = ["| dataset | horizon | model | configuration | seeds | validation loss | fixed window "
              "| stream, window scoring | stream, streamed | window − fixed | streamed − fixed |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for (dataset, h, model, label), group in runs.groupby(["dataset", "horizon", "model", "label"], sort=True):
-        ref = fixed[(fixed["dataset"] == dataset) & (fixed["horizon"] == h) & (fixed["model"] == model)]
+        ref = fixed[(fixed["dataset"] == dataset) & (fixed["horizon"] == h) & (fixed["model"] == model)
+                    & (fixed["variant"] == group["fixed"].iloc[-1])]
         both = group.merge(ref[["seed", "mse"]], on="seed", how="left")
         paired = both.dropna(subset=["mse"])
 
@@ -102,7 +119,8 @@ def table(csv_path: Path, ltsf_path: Path) -> str:
     return (
         "Test MSE on the scaled data (input 96, Time-Series-Library protocol), mean ± std over seeds; the "
         "differences are paired by seed with the fixed-window rows of the same configuration (`ltsf.csv`, "
-        "variant `default`). The streaming configuration: `stream=True` on the benchmark configuration "
+        "the variant named by the same options but `stream`). The streaming configuration: `stream=True` on "
+        "the benchmark configuration "
         "(causal mixing without positions, running normalisation, every token forecasting the steps after "
         "it). *Window scoring* reads each test window's 96 inputs from a fresh state, as the fixed model "
         "does; *streamed* forecasts each window from the state after every earlier row, the predictor "

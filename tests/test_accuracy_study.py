@@ -101,12 +101,15 @@ def test_twin_variants_match_the_configurations_shared_options():
     import rem_init
 
     twins = rem_init.twin_variants()
-    earlier = "learning_rate=1e-4,loss=mse,lr_schedule=null"  # the earlier tables' configuration, less RSA's gate
+    earlier = "learning_rate=1e-4,loss=mse,lr_schedule=null,start=null"  # the earlier tables', less RSA's gate
     assert twins["default"] == "default" and twins[f"gate_init=-2,{earlier}"] == earlier and twins[earlier] == earlier
-    assert twins["loss=mse,lr_schedule=null"] == "loss=mse,lr_schedule=null"
-    assert twins["dropout=0.3,loss=mse,lr_schedule=null"] == "dropout=0.3,loss=mse,lr_schedule=null"
+    assert twins["loss=mse,lr_schedule=null,start=null"] == "loss=mse,lr_schedule=null,start=null"
+    dropout = "dropout=0.3,loss=mse,lr_schedule=null,start=null"
+    assert twins[dropout] == dropout
+    assert twins["start=ar"] == "start=ar" and twins["start=null"] == "start=null"
     # an option of RSA's own leaves the shared ones alone
-    assert twins[f"gate_init=-2,{earlier},rem_learning_rate=1e-2"] == earlier
+    own = "gate_init=-2,learning_rate=1e-4,loss=mse,lr_schedule=null,rem_learning_rate=1e-2,start=null"
+    assert twins[own] == earlier
 
 
 def test_twin_table_pairs_rsa_variants_with_their_twin_variant():

@@ -11,7 +11,7 @@ import bench_long_input  # noqa: E402  (a script of benchmarks/)
 
 
 #: the variants the study ran: the earlier tables' configuration of each model
-EARLIER = "learning_rate=1e-4,loss=mse,lr_schedule=null"
+EARLIER = "learning_rate=1e-4,loss=mse,lr_schedule=null,start=null"
 BLOCK, TRANSFORMER, DLINEAR = f"attention=block_recurrent,{EARLIER}", EARLIER, f"{EARLIER},weight_decay=0"
 
 

@@ -243,8 +243,9 @@ def test_variant_names_are_the_options_they_set(tmp_path):
         config = load_config(path.stem, configs)  # raises where a name disagrees with its options
         assert all(config.variant_label(name) == name for name in config.variants)
     rsa = load_config("RSA", configs)
-    earlier = "gate_init=-2,learning_rate=1e-4,loss=mse,lr_schedule=null"
-    assert rsa.variant_label(earlier, {"max_epochs": 1}) == f"{earlier},max_epochs=1"
+    earlier = "gate_init=-2,learning_rate=1e-4,loss=mse,lr_schedule=null,start=null"
+    assert rsa.variant_label(earlier, {"max_epochs": 1}) == \
+        "gate_init=-2,learning_rate=1e-4,loss=mse,lr_schedule=null,max_epochs=1,start=null"
     assert rsa.variant_label("default", {"max_epochs": 10}) == "default"  # the value params already has
     assert rsa.variant_label("default", {"learning_rate": 1e-3}) == "default"  # the estimator's own default
     same = {"estimator": "RSAForecaster", "params": {}, "variants": {"learning_rate=1e-3": {"learning_rate": 1e-3}}}

@@ -54,7 +54,8 @@ def fitted(data):
                                         (LSTMForecaster, False), (RSAForecaster, False), (RSAForecaster, True)])
 def test_a_known_future_driver_is_read_and_moves_the_forecast(cls, stream, data):
     history, future = data
-    kw = dict(h=12, input_size=24, max_epochs=8, random_state=0, learning_rate=3e-3, loss="mse", lr_schedule=None)
+    kw = dict(h=12, input_size=24, max_epochs=8, random_state=0, learning_rate=3e-3, loss="mse", lr_schedule=None,
+              start=None)  # what the network reads from the driver, with no statistical forecast beside it
     if cls in (TransformerForecaster, RSAForecaster):
         kw.update(d_model=16, n_heads=4, n_layers=1, d_ff=32, stream=stream)
     without = cls(**kw).fit(history[["unique_id", "ds", "y"]])
@@ -105,7 +106,7 @@ def test_covariates_are_parameters(fitted):
 def test_encoding_is_fitted_on_the_training_part_only(data):
     history, _ = data
     model = DLinearForecaster(h=12, input_size=24, max_epochs=1, val_size=24, past_covariates=["load"],
-                              random_state=0).fit(history)
+                              start=None, random_state=0).fit(history)  # the encoding alone
     fit_part = history.groupby("unique_id").head(len(history) // 2 - 24)["load"]
     mean, spread = model.covariates_.numeric["load"]
     assert mean == pytest.approx(fit_part.mean()) and spread == pytest.approx(fit_part.std(ddof=0))

@@ -234,7 +234,7 @@ def _hourly(length=24 * 7 * 3, seed=0, ids=("a", "b")):
 @pytest.fixture(scope="module")
 def data_init_model():
     model = RSAForecaster(h=12, input_size=96, patch_len=8, d_model=16, n_heads=4, n_layers=1, d_ff=16,
-                          max_epochs=1, random_state=0)
+                          max_epochs=1, start=None, random_state=0)  # the data start alone
     return model.fit(_hourly())
 
 
@@ -269,7 +269,7 @@ def test_estimates_use_the_training_part_only():
     frame = pd.DataFrame({"unique_id": "a", "ds": pd.date_range("2024-01-01", periods=len(t), freq="h"),
                           "y": y + 0.3 * rng.standard_normal(len(t))})
     model = RSAForecaster(h=12, input_size=96, patch_len=4, d_model=8, n_heads=4, n_layers=1, d_ff=8,
-                          max_epochs=1, val_size=n_val, random_state=0).fit(frame)
+                          max_epochs=1, val_size=n_val, start=None, random_state=0).fit(frame)
     assert model.init_report_.iloc[3]["estimate"] == "period 24 steps"
 
 

@@ -285,8 +285,9 @@ def test_rem_init_errors(rem_init, error, message):
 
 @pytest.mark.parametrize("rem_learning_rate,step", [(None, 1e-3), (0.1, 0.1)])
 def test_rem_learning_rate_steps_the_rem_values_and_gates(rem_learning_rate, step):
-    # one optimisation step (every window in one batch): AdamW moves each REM scalar by its rate
-    model = RSAForecaster(h=4, input_size=16, patch_len=4, d_model=16, n_heads=4, n_layers=1, d_ff=16,
+    # one optimisation step (every window in one batch): AdamW moves each REM scalar by its rate (no
+    # statistical start: its zeroed output head would give the layers no gradient on the first step)
+    model = RSAForecaster(h=4, input_size=16, patch_len=4, d_model=16, n_heads=4, n_layers=1, d_ff=16, start=None,
                           rem_init="paper", learning_rate=1e-3, rem_learning_rate=rem_learning_rate,
                           max_epochs=1, batch_size=4096, lr_schedule=None, random_state=0).fit(make_panel(length=40))
     attn = model.network_.blocks[0].attn

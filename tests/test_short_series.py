@@ -282,6 +282,7 @@ def test_the_tables_show_todays_defaults_whatever_the_label_and_an_earlier_defau
     rows.loc[rsa, "params"] = json.dumps({"loss": "mse", "lr_schedule": None})
     text = short_series_tables.render(pd.concat([rows, now], ignore_index=True))
     assert "| RSA | default | 0.200 ± 0.000 | 0.200 ± 0.000 | 3.0 | 1.0 |" in text
-    assert "| RSA | default (earlier) | 0.510 ± 0.010 | 0.510 ± 0.010 |" in text and "`loss=mae" not in text
+    assert "| RSA | default (ran at loss=mse,lr_schedule=None) | 0.510 ± 0.010 | 0.510 ± 0.010 |" in text
+    assert "`loss=mae" not in text
     assert "| 200 | 0.49 (3/3) |" in text  # the ratios read today's default: 0.2 against the twin's 0.41
     assert "| Transformer | default |" in text  # the other models' rows at their defaults stay

@@ -216,9 +216,22 @@ def test_start_refusals_name_the_fix(options, message):
         tsrsa.RSAForecaster(h=6, input_size=24, **options).fit(frame(ar2(200), "D"))
 
 
-def test_no_start_by_default_changes_nothing():
-    model = tsrsa.DLinearForecaster(h=6, input_size=24, max_epochs=1, random_state=0).fit(frame(ar2(200), "D"))
-    assert model.start is None and model.start_ is None and model.network_.start is None
+def test_the_default_start_is_auto_and_none_fits_no_start():
+    y = frame(ar2(200), "D")
+    default = tsrsa.DLinearForecaster(h=6, input_size=24, max_epochs=1, random_state=0).fit(y)
+    assert default.start == "auto" and default.start_["model"] in ("ar", "ets")
+    assert default.network_.start is not None
+    plain = tsrsa.DLinearForecaster(h=6, input_size=24, max_epochs=1, random_state=0, start=None).fit(y)
+    assert plain.start_ is None and plain.network_.start is None
+
+
+@pytest.mark.parametrize("options", [dict(stream=True), dict(loss="normal")])
+def test_auto_fits_no_start_where_none_applies(options):
+    model = tsrsa.TransformerForecaster(h=6, input_size=24, max_epochs=1, d_model=16, d_ff=32, random_state=0,
+                                        **options).fit(frame(ar2(200), "D"))
+    assert model.start == "auto" and model.start_ is None and getattr(model.network_, "start", None) is None
+    with pytest.raises(ValueError, match="has none"):
+        tsrsa.RSAForecaster(h=6, input_size=24, rem_init="start", **options).fit(frame(ar2(200), "D"))
 
 
 # ---------------------------------------------------------------------- REM heads from the same fit
@@ -249,8 +262,8 @@ def test_rem_heads_start_from_the_ar_roots():
 
 
 def test_rem_init_start_needs_a_start():
-    with pytest.raises(ValueError, match='start="ar"'):
-        tsrsa.RSAForecaster(h=6, input_size=24, rem_init="start").fit(frame(ar2(200), "D"))
+    with pytest.raises(ValueError, match='has none'):
+        tsrsa.RSAForecaster(h=6, input_size=24, rem_init="start", start=None).fit(frame(ar2(200), "D"))
 
 
 def test_order_selection_is_statsmodels_ar_select_order():
@@ -281,7 +294,7 @@ def test_validation_keeps_the_start_when_no_epoch_beats_it():
     expected = ar_forecasts(z[None], np.array(fitted["coefficients"]), fitted["constant"], fitted["d"], 6)[0]
     np.testing.assert_allclose(started.predict()["yhat"].to_numpy(), expected * scale + loc, rtol=0,
                                atol=1e-4 * scale)
-    plain = tsrsa.DLinearForecaster(h=6, input_size=24, val_size=60, learning_rate=5.0, max_epochs=3,
+    plain = tsrsa.DLinearForecaster(h=6, input_size=24, val_size=60, learning_rate=5.0, max_epochs=3, start=None,
                                     random_state=0).fit(frame(y, "D"))
     assert plain.best_epoch_ >= 1  # without a start an epoch is always kept
 
@@ -336,3 +349,30 @@ def test_auto_in_a_forecaster_scores_the_validation_windows_or_the_training_ends
     assert model.start_["model"] in ("ar", "ets") and model.get_params()["start"] == "auto"
     model = tsrsa.TransformerForecaster(val_size=0, **common).fit(df)
     assert model.start_["chosen_by"] == "mean squared error on 2 training windows"  # each training part's last
+
+
+def test_a_refit_on_the_same_data_takes_the_kept_ets_fits(monkeypatch):
+    import tsrsa.forecasters.start as start
+
+    calls = []
+
+    def counted(y, forms):
+        calls.append(len(y))
+        return fit_lowest_aic(y, forms)
+
+    monkeypatch.setattr(start, "fit_lowest_aic", counted)
+    start.forget_kept_fits()
+    series = [seasonal(120, seed=s) for s in (3, 4)]
+    first = start.ets_start(series, 24, 6, 12)
+    assert calls == [120, 120]  # one fit per series
+    again = start.ets_start([y.copy() for y in series], 36, 12, 12)  # equal values: kept, whatever the window
+    assert calls == [120, 120] and again.weight.shape == (12, 36)
+    np.testing.assert_array_equal(start.ets_start(series, 24, 6, 12).weight, first.weight)
+    start.ets_start([series[0], series[1] + 1e-9], 24, 6, 12)  # other values: fitted
+    assert calls == [120, 120, 120]
+    kept = start.kept_ets_fit(series[0], candidate_forms("add", "auto", "auto", "auto", 12))
+    with pytest.raises(ValueError, match="read-only"):
+        kept.params[0] = 0.5  # shared by every fit that reads it
+    start.forget_kept_fits()
+    start.ets_start(series, 24, 6, 12)
+    assert calls == [120, 120, 120, 120, 120]

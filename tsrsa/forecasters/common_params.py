@@ -23,7 +23,7 @@ COMMON_PARAMS_DOC = """
         ``yhat_q2.5``, ...
     scaler : {"standard", "robust", "minmax", "identity"} or None, default "standard"
         Per-series scaling fitted on each series' training part.
-    start : {"ar", "ets", "auto"} or None, default None
+    start : {"ar", "ets", "auto"} or None, default "auto"
         A statistical start: the network's forecast is a fitted statistical model's point forecast
         plus the network's correction, which starts at zero, so that the untrained model forecasts as
         the statistical one and training moves away from it only where the data say so. "ar": an
@@ -31,7 +31,10 @@ COMMON_PARAMS_DOC = """
         additive exponential smoothing; "auto": both, keeping the one with the lower error on the
         validation windows (on the training parts' last windows when ``val_size=0``). Each is written
         as a linear map of the scaled window (:mod:`tsrsa.forecasters.start`; fitted as ``start_``).
-        Not with ``stream=True`` or a distribution loss.
+        "ar" and "ets" refuse ``stream=True`` and a distribution loss; "auto" fits no start there
+        (``start_`` is None). None: the network alone. The default, "auto", was chosen on validation
+        over long-horizon data, a panel of many series and short series
+        (docs/benchmark_configuration.md).
     start_learning_rate : float, default 0.0
         The statistical start's own learning rate; 0 keeps it as fitted.
     fill : {"ffill", "interpolate", "zero"} or None, default None

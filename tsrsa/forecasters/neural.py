@@ -133,7 +133,7 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, BaseForecaster
             early_stopping_patience=self.early_stopping_patience_, precision=check_precision(self.precision),
             compile=self.compile,
             verbose=self.verbose, description=type(self).__name__, group_options=self._optimiser_groups(),
-            checkpoint=getattr(self, "_checkpoint", None), validate_start=self.start is not None,
+            checkpoint=getattr(self, "_checkpoint", None), validate_start=getattr(self, "start_", None) is not None,
         )
 
     # ------------------------------------------------------------------ fit

@@ -153,9 +153,10 @@ class RSAForecaster(TransformerForecaster):
             check_feature_size(self.t2r_features, "t2r_features")
         super()._check_architecture()  # builds a layer: the kind checks its options (the cache's among them)
         self.rem_init_values()
-        if self.rem_init == "start" and self.start is None:
-            raise ValueError('rem_init="start" starts the REM heads from the statistical start\'s fit: set start="ar" '
-                             'or "ets", or use rem_init="data"')
+        if self.rem_init == "start" and not self._start_applies():
+            raise ValueError('rem_init="start" starts the REM heads from the statistical start\'s fit, and this '
+                             'configuration has none: set start="ar", "ets" or "auto" (with a fixed window and a '
+                             'point or quantile loss), or use rem_init="data"')
 
     def _group_options(self) -> dict | None:
         """The REM values and gates at ``rem_learning_rate``, without weight decay."""

@@ -35,7 +35,11 @@ window and takes no start.
 """
 from __future__ import annotations
 
+import hashlib
+import json
+import threading
 import warnings
+from collections import OrderedDict
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -54,6 +58,11 @@ AUTO_SERIES = 256
 ETS_SERIES = 16
 #: series checked for a unit root when an AR start chooses its differencing
 KPSS_SERIES = 64
+#: the latest per-series ETS fits kept in memory, so that a refit on the same training data (a tuning
+#: trial, a refit with other network options) does not fit them again
+ETS_FITS_KEPT = 256
+_ets_fits: OrderedDict = OrderedDict()
+_ets_fits_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -234,8 +243,7 @@ def ets_start(series: list[np.ndarray], window: int, h: int, season: int) -> Sta
                          'part; use start="ar" or start=None')
     for i in np.asarray(varied)[spread(len(varied), ETS_SERIES)]:
         y = series[i]
-        with warnings.catch_warnings(action="ignore"):
-            fit = fit_lowest_aic(y, forms)
+        fit = kept_ets_fit(y, forms)
         form = EtsForm.from_json(fit.form)
         weights = ets_map(form, fit.params, window, h)
         maps.append(weights)
@@ -253,6 +261,32 @@ def ets_start(series: list[np.ndarray], window: int, h: int, season: int) -> Sta
               "smoothing_seasonal": round(float(np.median(gammas)), 6) if gammas else None,
               "season": season if gammas else None}
     return StartMap(weight, np.zeros(h), record)
+
+
+def kept_ets_fit(y: np.ndarray, forms: list[EtsForm]):
+    """``fit_lowest_aic(y, forms)``, taken from the :data:`ETS_FITS_KEPT` latest fits when the same values
+    were fitted with the same forms (statsmodels' fit is deterministic; a fit is immutable)."""
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    key = (hashlib.sha1(y.tobytes()).hexdigest(), len(y), json.dumps([f.to_json() for f in forms], sort_keys=True))
+    with _ets_fits_lock:
+        if key in _ets_fits:
+            _ets_fits.move_to_end(key)
+            return _ets_fits[key]
+    with warnings.catch_warnings(action="ignore"):
+        fit = fit_lowest_aic(y, forms)
+    for values in (fit.params, fit.initial, fit.state):  # shared by every fit that reads it: read-only
+        values.setflags(write=False)
+    with _ets_fits_lock:
+        _ets_fits[key] = fit
+        while len(_ets_fits) > ETS_FITS_KEPT:
+            _ets_fits.popitem(last=False)
+    return fit
+
+
+def forget_kept_fits() -> None:
+    """Empty the kept ETS fits (:func:`kept_ets_fit`): the next start fits every series afresh."""
+    with _ets_fits_lock:
+        _ets_fits.clear()
 
 
 def start_estimates(record: dict, estimates: Estimates) -> Estimates:

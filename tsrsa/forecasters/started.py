@@ -22,7 +22,7 @@ class StatisticalStart:
     def _check_start(self) -> None:
         check_choice("start", self.start, START_MODELS, allow_none=True)
         check_float("start_learning_rate", self.start_learning_rate)
-        if self.start is None:
+        if self.start is None or self.start == "auto":  # "auto" starts only where a start applies
             return
         if getattr(self, "stream", False):
             raise ValueError(f"start={self.start!r} is for the fixed-window network: the streaming configuration "
@@ -34,7 +34,7 @@ class StatisticalStart:
     def _optimiser_groups(self) -> dict | None:
         """The subclass's groups, and the statistical start's at ``start_learning_rate`` when it trains."""
         groups = self._group_options()
-        if self.start is not None and self.start_learning_rate > 0:
+        if getattr(self, "start_", None) is not None and self.start_learning_rate > 0:
             groups = {**(groups or {}), "start": {"lr": float(self.start_learning_rate), "weight_decay": 0.0}}
         return groups
 
@@ -49,7 +49,7 @@ class StatisticalStart:
         """``start_``: the statistical start fitted on the scaled training parts (:mod:`tsrsa.forecasters.start`);
         ``start="auto"`` also scores both starts on the held-out steps after them."""
         self.start_, self._start_map = None, None
-        if self.start is None:
+        if not self._start_applies():
             return
         periods = freq.natural_periods() if freq.is_datetime else []
         series = [np.asarray(scaled[o:o + n], dtype=np.float64) for o, n in zip(offsets, fit_lengths)]
@@ -58,6 +58,13 @@ class StatisticalStart:
         self._start_map = fit_start(self.start, series, self.resolved_input_size, int(self.h),
                                     int(periods[0]) if periods else 1, held_out)
         self.start_ = {**self._start_map.record, "window": int(self._start_map.weight.shape[1])}
+
+    def _start_applies(self) -> bool:
+        """Whether a start is fitted: ``start`` is set and, for "auto", the configuration has a window
+        to read and a point or quantile forecast to start (not ``stream=True``, not a distribution)."""
+        if self.start is None:
+            return False
+        return self.start != "auto" or not (getattr(self, "stream", False) or self._distribution() is not None)
 
     def _started(self, network) -> None:
         """Write the fitted start's map into the network and start its own outputs at zero."""

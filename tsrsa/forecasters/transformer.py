@@ -105,7 +105,7 @@ class TransformerForecaster(NeuralForecaster):
         self, h, *, input_size=None, d_model=64, n_heads=4, n_layers=2, d_ff=128, dropout=0.1,
         attention="softmax", attention_options=None, causal=None, revin=True, stream=False, readout_tokens="auto",
         known_future="readout", patch_len=4,
-        loss="mae", quantiles=None, scaler="standard", start=None, start_learning_rate=0.0, fill=None, freq=None,
+        loss="mae", quantiles=None, scaler="standard", start="auto", start_learning_rate=0.0, fill=None, freq=None,
         max_epochs="auto", batch_size=32,
         batches_per_epoch="auto", inference_batch_size=1024, learning_rate=1e-3, weight_decay=1e-4, lr_schedule="onecycle",
         early_stopping_patience="auto", val_size=0, conformal_windows=None, accelerator="auto", devices=None,
