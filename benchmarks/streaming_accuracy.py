@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime
+import functools
 import json
 import os
 import sys
@@ -71,14 +72,22 @@ def run(dataset: str, model: str, h: int, seed: int, num_threads: int | None, ex
     }
 
 
+@functools.cache
+def _config(name: str):
+    """The benchmark configuration of ``name`` (read once)."""
+    from tsrsa.benchmarking.configs import load_config
+
+    return load_config(name, HERE / "configs")
+
+
 def named_run(model: str, params: str, stream: bool = True) -> str:
     """A run's configuration named against today's benchmark configuration (``stream=False``: the
     fixed-window variant, in ``ltsf.csv``, that it differs from only in ``stream``); a run made before
     the statistical start existed ran without one (``start=null``). ``readout_tokens`` is left out: a
     stream forecasts from every token, and the fixed-window rows' names do not carry it."""
-    from tsrsa.benchmarking.configs import HARNESS_PARAMS, load_config
+    from tsrsa.benchmarking.configs import HARNESS_PARAMS
 
-    config = load_config(model.removesuffix("Forecaster"), HERE / "configs")
+    config = _config(model.removesuffix("Forecaster"))
     ran = {"start": None, **json.loads(params)}
     ran = {k: v for k, v in ran.items()
            if k not in HARNESS_PARAMS and k != "readout_tokens" and (stream or k != "stream")}

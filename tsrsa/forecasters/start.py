@@ -267,7 +267,7 @@ def kept_ets_fit(y: np.ndarray, forms: list[EtsForm]):
     """``fit_lowest_aic(y, forms)``, taken from the :data:`ETS_FITS_KEPT` latest fits when the same values
     were fitted with the same forms (statsmodels' fit is deterministic; a fit is immutable)."""
     y = np.ascontiguousarray(y, dtype=np.float64)
-    key = (hashlib.sha1(y.tobytes()).hexdigest(), len(y), json.dumps([f.to_json() for f in forms], sort_keys=True))
+    key = (hashlib.sha1(y.tobytes()).hexdigest(), json.dumps([f.to_json() for f in forms], sort_keys=True))
     with _ets_fits_lock:
         if key in _ets_fits:
             _ets_fits.move_to_end(key)

@@ -22,14 +22,19 @@ class StatisticalStart:
     def _check_start(self) -> None:
         check_choice("start", self.start, START_MODELS, allow_none=True)
         check_float("start_learning_rate", self.start_learning_rate)
-        if self.start is None or self.start == "auto":  # "auto" starts only where a start applies
-            return
+        why = self._why_no_start()
+        if why is not None and self.start in ("ar", "ets"):  # "auto" starts only where a start applies
+            raise ValueError(f"start={self.start!r} {why}")
+
+    def _why_no_start(self) -> str | None:
+        """Why this configuration takes no statistical start (the rest of a refusal), or None."""
         if getattr(self, "stream", False):
-            raise ValueError(f"start={self.start!r} is for the fixed-window network: the streaming configuration "
-                             f"has no window for the statistical forecast to read; use stream=False or start=None")
+            return ("is for the fixed-window network: the streaming configuration has no window for the "
+                    "statistical forecast to read; use stream=False or start=None")
         if self._distribution() is not None:
-            raise ValueError(f"start={self.start!r} starts a point or quantile forecast; loss={self.loss!r} "
-                             f"outputs a distribution's parameters: use start=None with it")
+            return (f"starts a point or quantile forecast; loss={self.loss!r} outputs a distribution's "
+                    f"parameters: use start=None with it")
+        return None
 
     def _optimiser_groups(self) -> dict | None:
         """The subclass's groups, and the statistical start's at ``start_learning_rate`` when it trains."""
@@ -62,9 +67,7 @@ class StatisticalStart:
     def _start_applies(self) -> bool:
         """Whether a start is fitted: ``start`` is set and, for "auto", the configuration has a window
         to read and a point or quantile forecast to start (not ``stream=True``, not a distribution)."""
-        if self.start is None:
-            return False
-        return self.start != "auto" or not (getattr(self, "stream", False) or self._distribution() is not None)
+        return self.start is not None and (self.start != "auto" or self._why_no_start() is None)
 
     def _started(self, network) -> None:
         """Write the fitted start's map into the network and start its own outputs at zero."""
