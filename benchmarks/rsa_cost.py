@@ -1,20 +1,23 @@
 """RSA's fit against its twin's: wall time at the defaults, on a short series and a long one.
 
-    python benchmarks/rsa_cost.py                 # both series, 3 paired repeats, ~3 minutes
+    python benchmarks/rsa_cost.py                 # every series, 3 paired repeats, ~8 minutes
     python benchmarks/rsa_cost.py --repeats 5 --no-write
 
 The twin is ``TransformerForecaster`` with the same settings (softmax attention instead of RSA's).
 Both fit at the library's defaults (``val_size=h``, one thread) in one process, alternating RSA and
 the twin within each repeat after an untimed warm-up fit of each (imports and first-call set-up are
 paid once per process, not per fit). Per fit: the wall time of ``fit`` and of ``predict``; the
-ratio is RSA's median over the twin's. A separate profiled fit of each splits ``fit`` into the data
-start (RSA's AR and season estimates and head assignment), building and training, and the rest.
-One attention layer of each alone, forward and backward at the fit's token count (``layer_step``),
-shows RSA's extra work per layer without the rest of the step, and how many operator calls it takes
-(``operator_calls``).
+ratio is RSA's median over the twin's. On the series named by ``--profile``, a profiled fit of each
+splits ``fit`` into the data start (RSA's AR and season estimates and head assignment), the
+statistical start, training, and the rest; and one attention layer of each alone, forward and
+backward at the fit's token count (``layer_step``), shows RSA's extra work per layer without the rest
+of the step, and how many operator calls it takes (``operator_calls``).
 
-Series: ``AirPassengers`` (monthly, 144 steps, h 12: the short-series benchmark's first classic
-series) and ETTh1's ``OT`` (hourly, its 12 months of training and 4 of validation, h 96).
+Series: the short series of the classic set (``AirPassengers``, 144 steps, and ``monthly_milk``, 168,
+whole; ``ausbeer``, ``co2``, ``sunspots``, ``us_gasoline`` and ``daily_min_temperatures`` at their latest
+200 steps, as the short-series benchmark's shortest length), each at its horizon there, and ETTh1's
+``OT`` (hourly, its 12 months of training and 4 of validation, h 96): the short series' geometric mean
+ratio closes the first table.
 Writes ``benchmarks/results/rsa_cost.csv`` and the "RSA's cost against its twin" section of RESULTS.md.
 """
 from __future__ import annotations
@@ -35,7 +38,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 import tsrsa  # noqa: E402
-from tsrsa.benchmarking.classic import read_classic  # noqa: E402
+from tsrsa.benchmarking.classic import CLASSIC, read_classic  # noqa: E402
 from tsrsa.benchmarking.results import machine_description, replace_section  # noqa: E402
 from tsrsa.forecasters.start import forget_kept_fits  # noqa: E402
 
@@ -49,9 +52,12 @@ def data_folder() -> Path:
 
 
 def series(name: str) -> tuple[pd.DataFrame, int]:
-    """(long frame, h) of one benchmark series."""
-    if name == "AirPassengers":
-        y, h = read_classic("AirPassengers", data_folder() / "classic"), 12
+    """(long frame, h) of one benchmark series: ``ETTh1_OT``, a classic series by name (its whole length) or
+    ``name:n`` (its latest n steps), at its short-series horizon."""
+    if name != "ETTh1_OT":
+        key, _, steps = name.partition(":")
+        y, h = read_classic(key, data_folder() / "classic"), CLASSIC[key].h
+        y = y.iloc[-int(steps):] if steps else y
     else:
         raw = pd.read_csv(data_folder() / "ETTh1.csv", parse_dates=["date"]).iloc[:12 * 30 * 24 + 4 * 30 * 24]
         y, h = pd.Series(raw["OT"].to_numpy(), index=raw["date"]), 96
@@ -134,7 +140,7 @@ def operator_calls(layer, x) -> int:
     return Count.calls
 
 
-def run(names, repeats: int) -> pd.DataFrame:
+def run(names, repeats: int, profiled=("AirPassengers", "ETTh1_OT")) -> pd.DataFrame:
     rows = []
     warm, h_warm = series("AirPassengers")
     for kind in ("RSA", "Transformer"):  # warm-up: imports and first-call set-up, paid once per process
@@ -147,6 +153,8 @@ def run(names, repeats: int) -> pd.DataFrame:
                 rows.append({"series": name, "model": kind, "repeat": repeat, "h": h, **row})
                 print(f"{name} {kind} repeat {repeat}: fit {row['fit_seconds']:.2f} s ({row['epochs']} epochs)",
                       flush=True)
+        if name not in profiled:  # the phases and the layer step of the series named in ``profiled`` only
+            continue
         for kind in ("RSA", "Transformer"):
             for phase, seconds in phases(kind, df, h).items():
                 rows.append({"series": name, "model": kind, "repeat": -1, "h": h, "phase": phase,
@@ -175,21 +183,30 @@ def section(table: pd.DataFrame, command: str) -> str:
              f"repeats; a profiled fit of each splits it into phases.\n",
              "| series | h | input / patch | windows | RSA fit (s) | twin fit (s) | ratio | RSA epochs | twin epochs "
              "| ratio per epoch | RSA predict (s) | twin predict (s) |", "|" + "---|" * 12]
+    short = []  # (fit ratio, per-epoch ratio) of each series but ETTh1's
     for name, rows in timed.groupby("series", sort=False):
         med = rows.groupby("model").median(numeric_only=True)
         r, t = med.loc["RSA"], med.loc["Transformer"]
+        if name != "ETTh1_OT":
+            short.append((r.fit_seconds / t.fit_seconds, per_epoch(rows, "RSA") / per_epoch(rows, "Transformer")))
         lines.append(f"| {name} | {int(r.h)} | {int(r.input_size)} / {int(r.patch_len)} | {int(r.windows):,} | "
                      f"{r.fit_seconds:.2f} | {t.fit_seconds:.2f} | {r.fit_seconds / t.fit_seconds:.2f} | "
                      f"{r.epochs:.0f} | {t.epochs:.0f} | "
                      f"{per_epoch(rows, 'RSA') / per_epoch(rows, 'Transformer'):.2f} | "
                      f"{r.predict_seconds:.3f} | {t.predict_seconds:.3f} |")
-    profiled = table[(table["repeat"] < 0) & (table["phase"] != "layer step")]
-    split = profiled.pivot_table(index=["series", "model"], columns="phase", values="fit_seconds")
-    lines += ["", "Profiled fit, seconds by phase (the profiler slows every phase; read the shares):", "",
-              "| series | model | " + " | ".join(split.columns) + " |", "|---|---|" + "---|" * len(split.columns)]
-    for (name, kind), row in split.iterrows():
-        lines.append(f"| {name} | {kind} | " + " | ".join(f"{row[c]:.2f}" for c in split.columns) + " |")
-    steps = table[table["phase"] == "layer step"] if "phase" in table else table.iloc[:0]
+    if len(short) > 1:
+        fit, epoch = np.exp(np.log(np.array(short)).mean(axis=0))
+        lines.append(f"| short series, geometric mean ({len(short)}) |  |  |  |  |  | {fit:.2f} |  |  | "
+                     f"{epoch:.2f} |  |  |")
+    phase = table["phase"] if "phase" in table else pd.Series(None, index=table.index, dtype=object)
+    profiled = table[(table["repeat"] < 0) & phase.notna() & (phase != "layer step")]
+    if len(profiled):
+        split = profiled.pivot_table(index=["series", "model"], columns="phase", values="fit_seconds")
+        lines += ["", "Profiled fit, seconds by phase (the profiler slows every phase; read the shares):", "",
+                  "| series | model | " + " | ".join(split.columns) + " |", "|---|---|" + "---|" * len(split.columns)]
+        for (name, kind), row in split.iterrows():
+            lines.append(f"| {name} | {kind} | " + " | ".join(f"{row[c]:.2f}" for c in split.columns) + " |")
+    steps = table[phase == "layer step"]
     if len(steps):
         lines += ["", "One attention layer's training forward and backward at the fit's token count (batch 32, "
                   "d_model 64, 4 heads, dropout 0.1; the fastest of 7 rounds of 300; `layer_step`):", "",
@@ -209,14 +226,16 @@ def section(table: pd.DataFrame, command: str) -> str:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--series", default="AirPassengers,ETTh1_OT")
+    parser.add_argument("--series", default="AirPassengers,monthly_milk,ausbeer:200,co2:200,sunspots:200,"
+                                            "us_gasoline:200,daily_min_temperatures:200,ETTh1_OT")
+    parser.add_argument("--profile", default="AirPassengers,ETTh1_OT", help="series whose fit is profiled")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args(argv)
     import torch
 
     torch.set_num_threads(1)
-    table = run(args.series.split(","), args.repeats)
+    table = run(args.series.split(","), args.repeats, args.profile.split(","))
     command = " ".join(["python benchmarks/rsa_cost.py", *(sys.argv[1:] if argv is None else argv)])
     text = section(table, command)
     print(text)

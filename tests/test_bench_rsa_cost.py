@@ -20,6 +20,16 @@ def test_the_section_gives_the_median_ratio_per_fit_and_per_epoch():
     # medians: RSA 3.0 s (0.3 s an epoch), twin 2.0 s (0.1 s an epoch)
     assert "| s | 12 | 24 / 4 | 100 | 3.00 | 2.00 | 1.50 | 10 | 20 | 3.00 |" in text
     assert "| s | RSA | 1.00 | 1.00 |" in text and "python benchmarks/rsa_cost.py" in text
+    assert "geometric mean" not in text  # one series: no summary row
+
+
+def test_the_short_series_close_with_their_geometric_mean_ratio_and_etth1_stays_out_of_it():
+    base = dict(h=12, windows=100, input_size=24, patch_len=4, predict_seconds=0.01, repeat=0, epochs=10)
+    fits = {"a": (2.0, 1.0), "b": (1.0, 2.0), "ETTh1_OT": (9.0, 1.0)}  # RSA's, the twin's seconds
+    rows = [dict(base, series=name, model=m, fit_seconds=f)
+            for name, pair in fits.items() for m, f in zip(("RSA", "Transformer"), pair)]
+    text = rsa_cost.section(pd.DataFrame(rows).assign(date="2026-11-28", machine="test"), "cmd")
+    assert "| short series, geometric mean (2) |  |  |  |  |  | 1.00 |  |  | 1.00 |  |  |" in text  # (2 x 0.5) ** 0.5
 
 
 def test_the_layer_step_times_both_layers_and_the_section_shows_the_extra():

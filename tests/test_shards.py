@@ -131,6 +131,7 @@ shared = tsrsa.DLinearForecaster(**{params!r}).fit(shards)  # every rank reads i
 out["shared"] = shared.fit_history_["val_loss"].tolist()
 out["ids"] = shared.memory_.ids.tolist()
 out["state"] = shared.network_.state_dict()
+out["start"] = shared.start_
 try:
     tsrsa.DLinearForecaster(**{params!r}, conformal_windows=2).fit(shards)
 except ValueError as error:
@@ -139,7 +140,7 @@ torch.save(out, "rank%d.pt" % torch.distributed.get_rank())
 """
 
 PARAMS = dict(h=4, input_size=24, max_epochs=12, batch_size=32, val_size=24, learning_rate=3e-3, accelerator="cpu",
-              num_threads=1, random_state=0)
+              num_threads=1, random_state=0, start="ar")  # the AR start: a pooled fit that rank 0 sends
 
 
 def test_two_ranks_each_read_their_share_and_reach_the_loss_of_the_whole_frame(tmp_path):
@@ -157,6 +158,7 @@ def test_two_ranks_each_read_their_share_and_reach_the_loss_of_the_whole_frame(t
         assert sorted(out["ids"]) == expected
         assert "conformal intervals calibrate" in out["refused"]
     assert set(ranks[0]["ids"]).isdisjoint(ranks[1]["ids"])
+    assert ranks[0]["start"]["model"] == "ar" and ranks[1]["start"] == ranks[0]["start"]  # rank 0's start, everywhere
     for name, value in ranks[0]["state"].items():
         torch.testing.assert_close(ranks[1]["state"][name], value, rtol=0, atol=0)
     np.testing.assert_allclose(ranks[0]["shared"], ranks[1]["shared"], rtol=1e-6)  # one loss over all ranks

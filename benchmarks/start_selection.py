@@ -1,0 +1,178 @@
+"""When a network started at a statistical model should keep the start: a screen on nested validation.
+
+    python benchmarks/start_selection.py                  # RSA and the twin, every cell, seeds 0-2 (~25 min)
+    python benchmarks/start_selection.py --tables-only    # the RESULTS.md section from the rows
+
+A neural forecaster at the defaults (``start="auto"``) starts as its statistical start S and keeps
+the weights of its best validation epoch, the start itself counting as epoch 0. Chosen over a hundred
+epochs on 9-187 validation windows, the best epoch's validation error flatters it (on the
+short-series benchmark the networks' validation MSE is 0.70 of the start's and their test MSE 0.97).
+The candidate rule screened here keeps the start unless the network's validation loss beats the
+start's by ``z`` standard errors of the mean per-window difference (Newey-West, lag h - 1 for the
+overlap of stride-1 windows; statsmodels' HAC): z = 0 is today's rule, a large z keeps the start
+always.
+
+A rule that chooses between validation epochs cannot be judged on the validation that chose: there,
+today's rule wins by construction. So each cell of the short-series benchmark (series, length n,
+seed) is split once more, on its training part only: the network fits on the first n - v steps
+with the protocol's validation at their end (the inner validation, which the rule reads), and each
+rule is scored on the last v training steps (the outer validation, which no fit saw; v is the
+protocol's validation size at n). The test part is not read. Rows: one per (model, cell, seed) in
+``results/start_selection.jsonl``, with the per-window losses, so a rule is scored without a refit.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import datetime as dt
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from tsrsa.benchmarking.classic import CLASSIC  # noqa: E402
+from tsrsa.benchmarking.folders import data_folder  # noqa: E402
+from tsrsa.benchmarking.results import machine_description, replace_section  # noqa: E402
+from tsrsa.benchmarking.runner import best_epoch  # noqa: E402
+from tsrsa.benchmarking.short_series import (  # noqa: E402
+    FORECASTERS, make_cell, reached_lengths, split_rule, window_forecasts,
+)
+from tsrsa.benchmarking.simulated import PROCESSES  # noqa: E402
+from tsrsa.nn import zero_outputs  # noqa: E402
+
+ROWS = HERE / "results" / "start_selection.jsonl"
+#: the standard errors by which the network must beat the start on the inner validation
+MARGINS = (0.0, 0.5, 1.0, 1.645, 2.0, float("inf"))
+LENGTHS = {"sunspots": (200, 500, 1000, 2000), "daily_min_temperatures": (200, 500, 1000, 2000)}
+
+
+def cells(folder: Path | None):
+    """(dataset, n) of the short-series benchmark at the defaults' lengths: 200 and 500 steps, and
+    sunspots and daily_min_temperatures to 2,000."""
+    for dataset in (*PROCESSES, *CLASSIC):
+        for n in LENGTHS.get(dataset, (200, 500)):
+            if n in reached_lengths(dataset, [n], folder):
+                yield dataset, n
+
+
+def run_cell(model_name: str, dataset: str, n: int, seed: int, folder: Path | None) -> dict | None:
+    """One nested fit at the defaults; None when the first n - v steps leave no training window."""
+    import tsrsa
+
+    cell = make_cell(dataset, n, seed, folder)
+    z, v, h = cell.z, cell.split.val_size, cell.split.h
+    try:
+        inner = split_rule(n - v, h, cell.split.season)
+    except ValueError:
+        return None
+    cls = getattr(tsrsa, FORECASTERS[model_name])
+    model = cls(h=h, input_size=inner.input_size, val_size=inner.val_size, random_state=seed, num_threads=1,
+                accelerator="cpu", verbose=0)
+    model.fit(pd.DataFrame({"unique_id": dataset, "ds": cell.index[:n - v], "y": z[:n - v]}))
+    alone = copy.deepcopy(model)  # the start alone: the network's own outputs at zero, as before training
+    zero_outputs(alone.network_)
+    row = {"model": model_name, "dataset": dataset, "n": n, "seed": seed, "h": h, "input_size": inner.input_size,
+           "inner_val_size": inner.val_size, "outer_val_size": v, "start": (model.start_ or {}).get("model"),
+           "best_epoch": best_epoch(model)}
+    for part, origins in (("inner", np.arange(n - v - inner.val_size, n - v - h + 1)),
+                          ("outer", np.arange(n - v, n - h + 1))):
+        targets = z[origins[:, None] + np.arange(h)[None, :]]
+        for name, fitted in (("network", model), ("start", alone)):
+            err = window_forecasts(fitted, z, origins, h) - targets
+            row[f"{part}_{name}"] = (np.abs(err) if part == "inner" else np.square(err)).mean(axis=1).tolist()
+    return row
+
+
+def keeps_network(network, start, h: int, margin: float) -> bool:
+    """The rule: the network's mean per-window loss beats the start's by ``margin`` HAC standard errors."""
+    import statsmodels.api as sm
+
+    d = np.asarray(network) - np.asarray(start)
+    if margin == 0.0 or not np.any(d):
+        return bool(d.mean() < 0)
+    if not np.isfinite(margin):
+        return False
+    fit = sm.OLS(d, np.ones(len(d))).fit(cov_type="HAC", cov_kwds={"maxlags": min(h - 1, len(d) - 1)})
+    return bool(d.mean() + margin * float(fit.bse[0]) < 0)
+
+
+def scored(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per row and margin: the outer validation MSE of what the rule keeps."""
+    out = rows[["model", "dataset", "n", "seed"]].copy()
+    network = rows["outer_network"].map(np.mean)
+    start = rows["outer_start"].map(np.mean)
+    for margin in MARGINS:
+        kept = [keeps_network(a, b, h, margin)
+                for a, b, h in zip(rows["inner_network"], rows["inner_start"], rows["h"])]
+        out[margin] = np.where(kept, network, start)
+    return out
+
+
+def section(rows: pd.DataFrame, command: str) -> str:
+    table = scored(rows)
+    lines = ["What: a network at the defaults (`start=\"auto\"`) keeps its best validation epoch, the start "
+             "counting as epoch 0 (z = 0), or keeps the start unless its validation loss beats the start's by z "
+             "HAC standard errors (z = ∞: the start always). Nested validation on the short-series benchmark: fitted "
+             "on the first n − v training steps, scored on the last v (the outer validation; the test part unread). "
+             "Geometric mean of each rule's outer validation MSE over today's (z = 0), and the fits in which it "
+             "keeps the start.\n",
+             "| model | fits | " + " | ".join(f"z = {m:g}" if np.isfinite(m) else "z = ∞" for m in MARGINS) + " |",
+             "|---|---|" + "---|" * len(MARGINS)]
+    for model, group in table.groupby("model", sort=False):
+        base = group[0.0]
+        cells = []
+        for margin in MARGINS:
+            ratio = float(np.exp(np.mean(np.log(group[margin] / base))))
+            start_kept = int((group[margin] == rows.loc[group.index, "outer_start"].map(np.mean)).sum())
+            cells.append(f"{ratio:.3f} ({start_kept})")
+        lines.append(f"| {model} | {len(group)} | " + " | ".join(cells) + " |")
+    lines += ["", f"Command: `{command}`. Date: {rows['date'].max()}. Machine: {rows['machine'].iloc[-1]}. "
+              f"Rows: [`benchmarks/results/start_selection.jsonl`](results/start_selection.jsonl)."]
+    return "\n".join(lines) + "\n"
+
+
+def read_rows(path: Path) -> pd.DataFrame:
+    return pd.DataFrame([json.loads(line) for line in path.read_text().splitlines() if line.strip()])
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default="RSA,Transformer")
+    parser.add_argument("--seeds", default="0,1,2")
+    parser.add_argument("--rows", type=Path, default=ROWS)
+    parser.add_argument("--results-md", type=Path, default=HERE / "RESULTS.md")
+    parser.add_argument("--tables-only", action="store_true")
+    args = parser.parse_args(argv)
+    if not args.tables_only:
+        import torch
+
+        torch.set_num_threads(1)
+        folder = data_folder() / "classic"
+        done = read_rows(args.rows) if args.rows.exists() else pd.DataFrame(columns=["model", "dataset", "n", "seed"])
+        seen = set(zip(done["model"], done["dataset"], done["n"], done["seed"]))
+        args.rows.parent.mkdir(parents=True, exist_ok=True)
+        for model in args.models.split(","):
+            for dataset, n in cells(folder):
+                for seed in (int(s) for s in args.seeds.split(",")):
+                    if (model, dataset, n, seed) in seen:
+                        continue
+                    row = run_cell(model, dataset, n, seed, folder)
+                    if row is None:
+                        break
+                    row.update(date=dt.date.today().isoformat(), machine=machine_description() + ", 1 thread")
+                    with args.rows.open("a") as f:
+                        f.write(json.dumps(row) + "\n")
+                    print(model, dataset, n, seed, flush=True)
+    text = section(read_rows(args.rows), "python benchmarks/start_selection.py")
+    print(text)
+    replace_section(args.results_md, "start-selection", text,
+                    title="Keeping the statistical start: a rule screened on nested validation")
+
+
+if __name__ == "__main__":
+    main()
