@@ -25,7 +25,8 @@ def results(tmp_path) -> Path:
              for h in (96, 192, 336, 720)]
     pd.DataFrame(ltsf, columns=["dataset", "horizon", "model", "variant", "seed", "mse", "input_size",
                                 "train_fraction"]).to_csv(tmp_path / "ltsf.csv", index=False)
-    m4 = [("Hourly", "RSA", "default", 0, "test", 12.0, 100.0), ("Hourly", "RSA", "default", 1, "test", 14.0, 300.0),
+    m4 = [("Hourly", "RSA", "default", 0, "test", 99.0, 999.0),  # seed 0, run again below: the latest counts
+          ("Hourly", "RSA", "default", 0, "test", 12.0, 100.0), ("Hourly", "RSA", "default", 1, "test", 14.0, 300.0),
           ("Hourly", "RSA", "default", 0, "validation", 1.0, 1.0), ("Hourly", "NHITS", "default", 0, "test", 13.0, 50.0)]
     pd.DataFrame(m4, columns=["frequency", "model", "label", "seed", "split", "smape", "fit_seconds"]) \
         .to_csv(tmp_path / "m4.csv", index=False)
