@@ -1,6 +1,7 @@
 """When a network started at a statistical model should keep the start: a screen on nested validation.
 
     python benchmarks/start_selection.py                  # RSA and the twin, every cell, seeds 0-2 (~25 min)
+    python benchmarks/start_selection.py --folds 1,2      # and a second outer block, the v steps before
     python benchmarks/start_selection.py --tables-only    # the RESULTS.md section from the rows
 
 A neural forecaster at the defaults (``start="auto"``) starts as its statistical start S and keeps
@@ -14,11 +15,14 @@ always.
 
 A rule that chooses between validation epochs cannot be judged on the validation that chose: there,
 today's rule wins by construction. So each cell of the short-series benchmark (series, length n,
-seed) is split once more, on its training part only: the network fits on the first n - v steps
-with the protocol's validation at their end (the inner validation, which the rule reads), and each
-rule is scored on the last v training steps (the outer validation, which no fit saw; v is the
-protocol's validation size at n). The test part is not read. Rows: one per (model, cell, seed) in
-``results/start_selection.jsonl``, with the per-window losses, so a rule is scored without a refit.
+seed) is split once more, on its training part only: the network fits on the steps before an
+outer block of v training steps (v: the protocol's validation size at n), with the protocol's
+validation at their end (the inner validation, which the rule reads), and each rule is scored on
+the block (the outer validation, which no fit saw): fold 1 is the last v training steps, fold 2 the
+v before them (the last v then unread, but for the one scaling of the cell's series, which leaves each
+fit's ratios as they are). The test part is never read. Rows: one per (model, cell,
+seed, fold) in ``results/start_selection.jsonl``, with the per-window losses, so a rule is scored
+without a refit.
 """
 from __future__ import annotations
 
@@ -46,6 +50,7 @@ from tsrsa.benchmarking.simulated import PROCESSES  # noqa: E402
 from tsrsa.nn import zero_outputs  # noqa: E402
 
 ROWS = HERE / "results" / "start_selection.jsonl"
+KEY = ["model", "dataset", "n", "seed", "fold"]
 #: the standard errors by which the network must beat the start on the inner validation
 MARGINS = (0.0, 0.5, 1.0, 1.645, 2.0, float("inf"))
 LENGTHS = {"sunspots": (200, 500, 1000, 2000), "daily_min_temperatures": (200, 500, 1000, 2000)}
@@ -60,12 +65,14 @@ def cells(folder: Path | None):
                 yield dataset, n
 
 
-def run_cell(model_name: str, dataset: str, n: int, seed: int, folder: Path | None) -> dict | None:
-    """One nested fit at the defaults; None when the first n - v steps leave no training window."""
+def run_cell(model_name: str, dataset: str, n: int, seed: int, folder: Path | None, fold: int = 1) -> dict | None:
+    """One nested fit at the defaults, its outer validation the ``fold``-th block of v steps from the end
+    of the training part (1: the last v); None when the steps before it leave no training window."""
     import tsrsa
 
     cell = make_cell(dataset, n, seed, folder)
-    z, v, h = cell.z, cell.split.val_size, cell.split.h
+    v, h = cell.split.val_size, cell.split.h
+    z, n = cell.z, n - (fold - 1) * v  # the steps after the outer validation are not read
     try:
         inner = split_rule(n - v, h, cell.split.season)
     except ValueError:
@@ -76,7 +83,8 @@ def run_cell(model_name: str, dataset: str, n: int, seed: int, folder: Path | No
     model.fit(pd.DataFrame({"unique_id": dataset, "ds": cell.index[:n - v], "y": z[:n - v]}))
     alone = copy.deepcopy(model)  # the start alone: the network's own outputs at zero, as before training
     zero_outputs(alone.network_)
-    row = {"model": model_name, "dataset": dataset, "n": n, "seed": seed, "h": h, "input_size": inner.input_size,
+    row = {"model": model_name, "dataset": dataset, "n": cell.n, "seed": seed, "fold": fold, "h": h,
+           "input_size": inner.input_size,
            "inner_val_size": inner.val_size, "outer_val_size": v, "start": (model.start_ or {}).get("model"),
            "best_epoch": best_epoch(model)}
     for part, origins in (("inner", np.arange(n - v - inner.val_size, n - v - h + 1)),
@@ -115,22 +123,26 @@ def scored(rows: pd.DataFrame) -> pd.DataFrame:
 
 def section(rows: pd.DataFrame, command: str) -> str:
     table = scored(rows)
+    start = rows["outer_start"].map(np.mean)
+    folds = rows["fold"] if "fold" in rows else pd.Series(1, index=rows.index)
     lines = ["What: a network at the defaults (`start=\"auto\"`) keeps its best validation epoch, the start "
              "counting as epoch 0 (z = 0), or keeps the start unless its validation loss beats the start's by z "
              "HAC standard errors (z = ∞: the start always). Nested validation on the short-series benchmark: fitted "
-             "on the first n − v training steps, scored on the last v (the outer validation; the test part unread). "
+             "on the training steps before an outer block of v steps, scored on that block (fold 1: the last v "
+             "training steps; fold 2: the v before them, the last v unread; the test part is never read). "
              "Geometric mean of each rule's outer validation MSE over today's (z = 0), and the fits in which it "
              "keeps the start.\n",
-             "| model | fits | " + " | ".join(f"z = {m:g}" if np.isfinite(m) else "z = ∞" for m in MARGINS) + " |",
-             "|---|---|" + "---|" * len(MARGINS)]
-    for model, group in table.groupby("model", sort=False):
-        base = group[0.0]
+             "| model | fold | fits | " + " | ".join(f"z = {m:g}" if np.isfinite(m) else "z = ∞" for m in MARGINS)
+             + " |", "|---|---|---|" + "---|" * len(MARGINS)]
+    groups = [(model, fold, group) for (model, fold), group in table.groupby([table["model"], folds], sort=False)]
+    if folds.nunique() > 1:
+        groups += [(model, "both", group) for model, group in table.groupby("model", sort=False)]
+    for model, fold, group in groups:
         cells = []
         for margin in MARGINS:
-            ratio = float(np.exp(np.mean(np.log(group[margin] / base))))
-            start_kept = int((group[margin] == rows.loc[group.index, "outer_start"].map(np.mean)).sum())
-            cells.append(f"{ratio:.3f} ({start_kept})")
-        lines.append(f"| {model} | {len(group)} | " + " | ".join(cells) + " |")
+            ratio = float(np.exp(np.mean(np.log(group[margin] / group[0.0]))))
+            cells.append(f"{ratio:.3f} ({int((group[margin] == start[group.index]).sum())})")
+        lines.append(f"| {model} | {fold} | {len(group)} | " + " | ".join(cells) + " |")
     lines += ["", f"Command: `{command}`. Date: {rows['date'].max()}. Machine: {rows['machine'].iloc[-1]}. "
               f"Rows: [`benchmarks/results/start_selection.jsonl`](results/start_selection.jsonl)."]
     return "\n".join(lines) + "\n"
@@ -144,6 +156,7 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="RSA,Transformer")
     parser.add_argument("--seeds", default="0,1,2")
+    parser.add_argument("--folds", default="1", help="outer validation blocks, counted from the end (e.g. 1,2)")
     parser.add_argument("--rows", type=Path, default=ROWS)
     parser.add_argument("--results-md", type=Path, default=HERE / "RESULTS.md")
     parser.add_argument("--tables-only", action="store_true")
@@ -153,22 +166,24 @@ def main(argv=None) -> None:
 
         torch.set_num_threads(1)
         folder = data_folder() / "classic"
-        done = read_rows(args.rows) if args.rows.exists() else pd.DataFrame(columns=["model", "dataset", "n", "seed"])
-        seen = set(zip(done["model"], done["dataset"], done["n"], done["seed"]))
+        done = read_rows(args.rows) if args.rows.exists() else pd.DataFrame(columns=KEY)
+        seen = set(done[KEY].itertuples(index=False, name=None))
         args.rows.parent.mkdir(parents=True, exist_ok=True)
-        for model in args.models.split(","):
-            for dataset, n in cells(folder):
-                for seed in (int(s) for s in args.seeds.split(",")):
-                    if (model, dataset, n, seed) in seen:
-                        continue
-                    row = run_cell(model, dataset, n, seed, folder)
-                    if row is None:
-                        break
-                    row.update(date=dt.date.today().isoformat(), machine=machine_description() + ", 1 thread")
-                    with args.rows.open("a") as f:
-                        f.write(json.dumps(row) + "\n")
-                    print(model, dataset, n, seed, flush=True)
-    text = section(read_rows(args.rows), "python benchmarks/start_selection.py")
+        runs = [(m, d, n, s, f) for f in (int(x) for x in args.folds.split(",")) for m in args.models.split(",")
+                for d, n in cells(folder) for s in (int(x) for x in args.seeds.split(","))]
+        for model, dataset, n, seed, fold in runs:
+            if (model, dataset, n, seed, fold) in seen:
+                continue
+            row = run_cell(model, dataset, n, seed, folder, fold)
+            if row is None:  # too short for this fold: every seed alike
+                continue
+            row.update(date=dt.date.today().isoformat(), machine=machine_description() + ", 1 thread")
+            with args.rows.open("a") as f:
+                f.write(json.dumps(row) + "\n")
+            print(model, dataset, n, seed, fold, flush=True)
+    rows = read_rows(args.rows)
+    folds = ",".join(str(f) for f in sorted(rows["fold"].unique()))
+    text = section(rows, f"python benchmarks/start_selection.py --folds {folds}")
     print(text)
     replace_section(args.results_md, "start-selection", text,
                     title="Keeping the statistical start: a rule screened on nested validation")

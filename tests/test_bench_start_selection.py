@@ -35,5 +35,10 @@ def test_the_table_scores_each_rule_on_the_outer_validation_against_the_best_epo
     ]).assign(date="2026-11-28", machine="test")
     text = start_selection.section(rows, "python benchmarks/start_selection.py")
     # z = 0 to 2 choose alike: ratio 1; z = inf keeps the start in both: (2/1 * 4/4) ** 0.5
-    assert "| RSA | 2 | 1.000 (1) | 1.000 (1) | 1.000 (1) | 1.000 (1) | 1.000 (1) | 1.414 (2) |" in text
-    assert "z = ∞" in text and "start_selection.jsonl" in text
+    assert "| RSA | 1 | 2 | 1.000 (1) | 1.000 (1) | 1.000 (1) | 1.000 (1) | 1.000 (1) | 1.414 (2) |" in text
+    assert "z = ∞" in text and "start_selection.jsonl" in text and "| both |" not in text
+    # a second block where the start is the better: keeping it always halves the first fit's error there
+    second = rows.assign(fold=2, outer_network=[[2.0], [2.0]], outer_start=[[1.0], [1.0]])
+    text = start_selection.section(pd.concat([rows.assign(fold=1), second], ignore_index=True), "cmd")
+    assert "| RSA | 2 | 2 | 1.000 (1) | 1.000 (1) | 1.000 (1) | 1.000 (1) | 1.000 (1) | 0.707 (2) |" in text
+    assert "| RSA | both | 4 | 1.000 (2) |" in text and "| 1.000 (4) |" in text  # (2 x 1 x 0.5 x 1) ** 0.25
