@@ -41,10 +41,10 @@ sys.path.insert(0, str(HERE.parent))
 
 from tsrsa.benchmarking.classic import CLASSIC  # noqa: E402
 from tsrsa.benchmarking.folders import data_folder  # noqa: E402
-from tsrsa.benchmarking.results import machine_description, replace_section  # noqa: E402
+from tsrsa.benchmarking.results import machine_description, read_run_log, replace_section  # noqa: E402
 from tsrsa.benchmarking.runner import best_epoch  # noqa: E402
 from tsrsa.benchmarking.short_series import (  # noqa: E402
-    FORECASTERS, make_cell, reached_lengths, split_rule, window_forecasts,
+    build_forecaster, make_cell, reached_lengths, split_rule, window_forecasts,
 )
 from tsrsa.benchmarking.simulated import PROCESSES  # noqa: E402
 from tsrsa.nn import zero_outputs  # noqa: E402
@@ -68,8 +68,6 @@ def cells(folder: Path | None):
 def run_cell(model_name: str, dataset: str, n: int, seed: int, folder: Path | None, fold: int = 1) -> dict | None:
     """One nested fit at the defaults, its outer validation the ``fold``-th block of v steps from the end
     of the training part (1: the last v); None when the steps before it leave no training window."""
-    import tsrsa
-
     cell = make_cell(dataset, n, seed, folder)
     v, h = cell.split.val_size, cell.split.h
     z, n = cell.z, n - (fold - 1) * v  # the steps after the outer validation are not read
@@ -77,9 +75,7 @@ def run_cell(model_name: str, dataset: str, n: int, seed: int, folder: Path | No
         inner = split_rule(n - v, h, cell.split.season)
     except ValueError:
         return None
-    cls = getattr(tsrsa, FORECASTERS[model_name])
-    model = cls(h=h, input_size=inner.input_size, val_size=inner.val_size, random_state=seed, num_threads=1,
-                accelerator="cpu", verbose=0)
+    model = build_forecaster(model_name, cell, seed, {"input_size": inner.input_size, "val_size": inner.val_size})
     model.fit(pd.DataFrame({"unique_id": dataset, "ds": cell.index[:n - v], "y": z[:n - v]}))
     alone = copy.deepcopy(model)  # the start alone: the network's own outputs at zero, as before training
     zero_outputs(alone.network_)
@@ -110,10 +106,10 @@ def keeps_network(network, start, h: int, margin: float) -> bool:
 
 
 def scored(rows: pd.DataFrame) -> pd.DataFrame:
-    """Per row and margin: the outer validation MSE of what the rule keeps."""
+    """Per row and margin: the outer validation MSE of what the rule keeps; ``start``: the start alone's."""
     out = rows[["model", "dataset", "n", "seed"]].copy()
     network = rows["outer_network"].map(np.mean)
-    start = rows["outer_start"].map(np.mean)
+    out["start"] = start = rows["outer_start"].map(np.mean)
     for margin in MARGINS:
         kept = [keeps_network(a, b, h, margin)
                 for a, b, h in zip(rows["inner_network"], rows["inner_start"], rows["h"])]
@@ -123,7 +119,6 @@ def scored(rows: pd.DataFrame) -> pd.DataFrame:
 
 def section(rows: pd.DataFrame, command: str) -> str:
     table = scored(rows)
-    start = rows["outer_start"].map(np.mean)
     folds = rows["fold"] if "fold" in rows else pd.Series(1, index=rows.index)
     lines = ["What: a network at the defaults (`start=\"auto\"`) keeps its best validation epoch, the start "
              "counting as epoch 0 (z = 0), or keeps the start unless its validation loss beats the start's by z "
@@ -141,7 +136,7 @@ def section(rows: pd.DataFrame, command: str) -> str:
         cells = []
         for margin in MARGINS:
             ratio = float(np.exp(np.mean(np.log(group[margin] / group[0.0]))))
-            cells.append(f"{ratio:.3f} ({int((group[margin] == start[group.index]).sum())})")
+            cells.append(f"{ratio:.3f} ({int((group[margin] == group['start']).sum())})")
         lines.append(f"| {model} | {fold} | {len(group)} | " + " | ".join(cells) + " |")
     lines += ["", f"Command: `{command}`. Date: {rows['date'].max()}. Machine: {rows['machine'].iloc[-1]}. "
               f"Rows: [`benchmarks/results/start_selection.jsonl`](results/start_selection.jsonl)."]
@@ -149,7 +144,7 @@ def section(rows: pd.DataFrame, command: str) -> str:
 
 
 def read_rows(path: Path) -> pd.DataFrame:
-    return pd.DataFrame([json.loads(line) for line in path.read_text().splitlines() if line.strip()])
+    return pd.DataFrame(read_run_log(path))
 
 
 def main(argv=None) -> None:
