@@ -48,6 +48,7 @@ from tsrsa.benchmarking.short_series import (  # noqa: E402
 )
 from tsrsa.benchmarking.simulated import PROCESSES  # noqa: E402
 from tsrsa.nn import zero_outputs  # noqa: E402
+from tsrsa.training.start_margin import edge  # noqa: E402
 
 ROWS = HERE / "results" / "start_selection.jsonl"
 KEY = ["model", "dataset", "n", "seed", "fold"]
@@ -93,16 +94,14 @@ def run_cell(model_name: str, dataset: str, n: int, seed: int, folder: Path | No
 
 
 def keeps_network(network, start, h: int, margin: float) -> bool:
-    """The rule: the network's mean per-window loss beats the start's by ``margin`` HAC standard errors."""
-    import statsmodels.api as sm
-
+    """The rule: the network's mean per-window loss beats the start's by ``margin`` HAC standard errors
+    (the library's test, :func:`tsrsa.training.start_margin.edge`)."""
     d = np.asarray(network) - np.asarray(start)
     if margin == 0.0 or not np.any(d):
         return bool(d.mean() < 0)
     if not np.isfinite(margin):
         return False
-    fit = sm.OLS(d, np.ones(len(d))).fit(cov_type="HAC", cov_kwds={"maxlags": min(h - 1, len(d) - 1)})
-    return bool(d.mean() + margin * float(fit.bse[0]) < 0)
+    return edge(network, start, h - 1) > margin
 
 
 def scored(rows: pd.DataFrame) -> pd.DataFrame:

@@ -119,7 +119,7 @@ def test_ddp_spawn_on_one_device_trains_through_ddp_and_takes_the_steps_of_a_pla
         monkeypatch.setenv(name, str(value))
     monkeypatch.setattr(torch.nn.parallel.DistributedDataParallel, "__init__", spy)
     try:
-        joined = TransformerForecaster(**PARAMS, strategy="ddp").fit(df)
+        joined = TransformerForecaster(**PARAMS, strategy="ddp", start_margin=1e-9).fit(df)
         assert torch.distributed.get_backend() == "gloo" and torch.distributed.get_world_size() == 1
     finally:
         if torch.distributed.is_initialized():
@@ -128,8 +128,12 @@ def test_ddp_spawn_on_one_device_trains_through_ddp_and_takes_the_steps_of_a_pla
     for name in TORCHRUN_ENV:
         monkeypatch.delenv(name)
     seen = []  # the worker cannot call back: its epochs are replayed to the callbacks
-    spawned = TransformerForecaster(**PARAMS, strategy="ddp_spawn", callbacks=[seen.append]).fit(df)  # in a worker
+    spawned = TransformerForecaster(**PARAMS, strategy="ddp_spawn", callbacks=[seen.append],  # in a worker
+                                    start_margin=1e-9).fit(df)
     assert seen == spawned.fit_history_.to_dict(orient="records")
+    # a margin this small decides as none does, and the worker's edge over the start comes back
+    assert spawned.start_["edge"] == pytest.approx(joined.start_["edge"], rel=1e-4) and joined.start_["edge"] > 0
+    assert spawned.best_epoch_ == joined.best_epoch_ == plain.best_epoch_ > 0
     for fitted in (joined, spawned):
         for name, value in plain.network_.state_dict().items():
             torch.testing.assert_close(fitted.network_.state_dict()[name], value, rtol=0, atol=1e-6, msg=name)

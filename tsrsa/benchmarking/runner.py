@@ -45,8 +45,8 @@ def device_label(model) -> str:
 
 
 def best_val_loss(model) -> float | None:
-    """The lowest validation loss of a neural model's training (the kept epoch's); None without
-    validation or training."""
+    """The lowest validation loss of a neural model's epochs (the kept epoch's, unless the fit kept its
+    statistical start: ``best_epoch_`` 0); None without validation or training."""
     history = getattr(model, "fit_history_", None)
     if history is None or len(history) == 0 or history["val_loss"].isna().all():
         return None

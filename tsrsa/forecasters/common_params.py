@@ -37,6 +37,14 @@ COMMON_PARAMS_DOC = """
         (docs/benchmark_configuration.md).
     start_learning_rate : float, default 0.0
         The statistical start's own learning rate; 0 keeps it as fitted.
+    start_margin : float, default 0.0
+        With a statistical start and validation data, the trained network replaces the start only
+        when its validation loss beats the start's by more than this many standard errors of the
+        mean per-window difference (Newey-West, lag ``h - 1``: the windows overlap); otherwise the
+        fit goes back to the start (``best_epoch_`` 0) and ``start_["edge"]`` records the network's
+        edge. 0: the best validation epoch, the start counting as epoch 0. A margin of 2 was screened
+        on nested validation and not made the default (docs/statistical_start.md, "When the network
+        replaces the start").
     fill : {"ffill", "interpolate", "zero"} or None, default None
         How to fill missing timestamps and NaN values; None makes them errors.
     freq : str or int, optional

@@ -134,6 +134,7 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, BaseForecaster
             compile=self.compile,
             verbose=self.verbose, description=type(self).__name__, group_options=self._optimiser_groups(),
             checkpoint=getattr(self, "_checkpoint", None), validate_start=getattr(self, "start_", None) is not None,
+            start_margin=float(self.start_margin),
         )
 
     # ------------------------------------------------------------------ fit
@@ -250,7 +251,7 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, BaseForecaster
             hook = epoch_hook(self.callbacks, epoch_callback)
             for record in result.history if hook is not None else ():
                 hook(dict(record))
-            self.best_epoch_ = result.best_epoch
+            self._trained(result)
             return result.history
         device = placement.device
         network.to(device)
@@ -277,11 +278,19 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, BaseForecaster
         try:
             result = train_network(network, loss_fn, train_loader, val_loader, config, device=device, rng=rng,
                                    rank=rank, on_epoch_end=epoch_hook(self.callbacks, epoch_callback))
-            self.best_epoch_ = result.best_epoch  # 0: the starting weights (a statistical start) were kept
+            self._trained(result)
             return result.history
         finally:
             if carried:
                 network.forget_carried()
+
+    def _trained(self, result) -> None:
+        """What a finished training run leaves: the epoch whose weights the network holds (0: the starting
+        weights, a statistical start, were kept) and, where the margin was tested, the network's edge
+        over the start (``start_["edge"]``, in standard errors)."""
+        self.best_epoch_ = result.best_epoch
+        if getattr(self, "start_", None) is not None and result.start_edge is not None:
+            self.start_ = {**self.start_, "edge": round(float(result.start_edge), 4)}
 
     def _set_fitted(self, panel, network, history, loc, scale, covariates=None) -> None:
         self.network_ = network.eval()

@@ -22,6 +22,7 @@ class StatisticalStart:
     def _check_start(self) -> None:
         check_choice("start", self.start, START_MODELS, allow_none=True)
         check_float("start_learning_rate", self.start_learning_rate)
+        check_float("start_margin", self.start_margin)
         why = self._why_no_start()
         if why is not None and self.start in ("ar", "ets"):  # "auto" starts only where a start applies
             raise ValueError(f"start={self.start!r} {why}")

@@ -31,6 +31,15 @@ class PointLoss(nn.Module):
             return F.l1_loss(pred, target)
         return F.huber_loss(pred, target, delta=1.0)
 
+    def per_window(self, pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        """(B,) the loss of each window: the mean of :meth:`forward` is the mean of these."""
+        pred = pred[..., 0]
+        if self.name == "huber":
+            err = F.huber_loss(pred, target, reduction="none", delta=1.0)
+        else:
+            err = (F.mse_loss if self.name == "mse" else F.l1_loss)(pred, target, reduction="none")
+        return err.flatten(1).mean(1)
+
 
 class QuantileLoss(nn.Module):
     """Pinball loss averaged over quantiles, steps and windows.
@@ -46,6 +55,12 @@ class QuantileLoss(nn.Module):
         err = target[..., None] - pred  # (B, h, Q)
         q = self.quantiles.to(pred.dtype)  # (Q,)
         return torch.maximum(q * err, (q - 1) * err).mean()
+
+    def per_window(self, pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        """(B,) the pinball loss of each window, averaged over its quantiles and steps."""
+        err = target[..., None] - pred
+        q = self.quantiles.to(pred.dtype)
+        return torch.maximum(q * err, (q - 1) * err).flatten(1).mean(1)
 
 
 def make_loss(name: str, quantiles=None) -> nn.Module:

@@ -25,3 +25,4 @@ class TrainingConfig:
     description: str = "training"  # label of the progress bar
     checkpoint: object | None = None  # a tsrsa.training.checkpoint.Checkpoint: resume from it, save every epoch
     validate_start: bool = False  # score the starting weights on validation as epoch 0: kept unless an epoch beats them
+    start_margin: float = 0.0  # with validate_start: by how many standard errors (HAC) an epoch must beat them

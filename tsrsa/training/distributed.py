@@ -211,7 +211,7 @@ def spawn_training(job: TrainingJob, timeout_s: float = 1800.0):
                           f"the fitted weights are complete", RuntimeWarning, stacklevel=2)
         out = torch.load(outcome, map_location="cpu", weights_only=True)
     result = TrainingResult(history=out["history"], best_epoch=out["best_epoch"],
-                            stopped_early=out["stopped_early"])
+                            stopped_early=out["stopped_early"], start_edge=out.get("start_edge"))
     if out["error"]:
         error = FloatingPointError(out["error"])
         error.training_result = result
@@ -260,6 +260,7 @@ def _worker(rank: int, job: TrainingJob, world_size: int, folder: str, timeout_s
             state = {k: v.detach().cpu() for k, v in network.state_dict().items()}
             partial = Path(folder) / "rank0.pt.partial"  # renamed when complete: never half an outcome
             torch.save({"state": state, "history": result.history, "best_epoch": result.best_epoch,
+                        "start_edge": result.start_edge,
                         "stopped_early": result.stopped_early, "error": error}, partial)
             os.replace(partial, Path(folder) / "rank0.pt")
         dist.barrier()  # leave together

@@ -14,6 +14,7 @@ from tsrsa.training.checkpoint import random_states, restore_random_states
 from tsrsa.training.config import LR_SCHEDULES, TrainingConfig
 from tsrsa.training.devices import autocast, check_precision
 from tsrsa.training.ranks import SINGLE, Rank
+from tsrsa.training.start_margin import edge, window_losses
 
 
 @dataclass
@@ -21,6 +22,7 @@ class TrainingResult:
     history: list[dict] = field(default_factory=list)  # one record per finished epoch
     best_epoch: int = 0  # 1-based epoch whose weights the network holds (0: initial weights)
     stopped_early: bool = False
+    start_edge: float | None = None  # the best epoch's validation edge over the start, in standard errors
 
 
 def check_lr_schedule(schedule) -> None:
@@ -152,7 +154,9 @@ def train_network(
     With a validation loader the network ends with the weights of its best validation epoch
     (and stops after ``early_stopping_patience`` epochs without improvement); without one it
     keeps its last weights. With ``config.validate_start`` the starting weights are scored first,
-    as epoch 0, and kept when no epoch beats them (a network started at a statistical model).
+    as epoch 0, and kept when no epoch beats them (a network started at a statistical model); with
+    ``config.start_margin`` > 0 also when the best epoch beats them by no more than that many standard
+    errors of the per-window difference (:mod:`tsrsa.training.start_margin`).
 
     Raises
     ------
@@ -191,8 +195,16 @@ def train_network(
         result.history, result.best_epoch = list(saved["history"]), int(saved["best_epoch"])
         best_loss, best_state, patience_left = float(saved["best_loss"]), saved["best_state"], saved["patience_left"]
         restore_random_states(saved["random"], rng, device)
+    margin = config.validate_start and val_loader is not None and config.start_margin > 0
+    start_state, start_losses = None, None
+    if saved is not None and margin:
+        start_state, start_losses = saved.get("start_state"), saved.get("start_losses")
+        start_losses = None if start_losses is None else start_losses.numpy()
     if config.validate_start and val_loader is not None and saved is None:  # epoch 0: the starting weights
         best_loss = evaluate_loss(network, loss_fn, val_loader, device, precision)
+        if margin:
+            start_state = _snapshot(network)
+            start_losses = window_losses(network, loss_fn, val_loader, device, precision)
     bar = progress_bar(config, train_loader, val_loader)
     if bar is not None and result.history:
         bar.update(len(result.history) * len(train_loader))
@@ -262,7 +274,8 @@ def train_network(
                     "grad_scaler": None if grad_scaler is None else grad_scaler.state_dict(),
                     "history": result.history, "best_epoch": result.best_epoch, "best_loss": best_loss,
                     "best_state": best_state, "patience_left": patience_left,
-                    "random": random_states(rng, device),
+                    "random": random_states(rng, device), "start_state": start_state,
+                    "start_losses": None if start_losses is None else torch.from_numpy(start_losses),
                 })
             if on_epoch_end is not None:  # after the checkpoint: an interrupt raised here keeps this epoch
                 on_epoch_end(dict(result.history[-1]))
@@ -278,6 +291,12 @@ def train_network(
         checkpoint.remove()
     if val_loader is not None:
         network.load_state_dict(best_state)
+        if start_losses is not None and result.best_epoch > 0:
+            result.start_edge = edge(window_losses(network, loss_fn, val_loader, device, precision), start_losses,
+                                     lag=val_loader.windows.h - 1)
+            if not result.start_edge > config.start_margin:  # within the margin: back to the start
+                network.load_state_dict(start_state)
+                result.best_epoch = 0
     else:
         result.best_epoch = len(result.history)
     network.eval()
