@@ -195,14 +195,14 @@ def train_network(
         result.history, result.best_epoch = list(saved["history"]), int(saved["best_epoch"])
         best_loss, best_state, patience_left = float(saved["best_loss"]), saved["best_state"], saved["patience_left"]
         restore_random_states(saved["random"], rng, device)
-    margin = config.validate_start and val_loader is not None and config.start_margin > 0
+    margin_tested = config.validate_start and val_loader is not None and config.start_margin > 0
     start_state, start_losses = None, None
-    if saved is not None and margin:
+    if saved is not None and margin_tested:
         start_state, start_losses = saved.get("start_state"), saved.get("start_losses")
         start_losses = None if start_losses is None else start_losses.numpy()
     if config.validate_start and val_loader is not None and saved is None:  # epoch 0: the starting weights
         best_loss = evaluate_loss(network, loss_fn, val_loader, device, precision)
-        if margin:
+        if margin_tested:
             start_state = _snapshot(network)
             start_losses = window_losses(network, loss_fn, val_loader, device, precision)
     bar = progress_bar(config, train_loader, val_loader)
