@@ -12,7 +12,15 @@ from tsrsa.benchmarking.defaults_screen import (
 )
 
 REFERENCE = {"loss": "mse", "lr_schedule": None, "patch_len": 4, "learning_rate": 1e-3, "gate_init": 0.0,
-             "scaler": "standard", "start": None}
+             "scaler": "standard", "start": None, "ensemble_size": "auto"}
+
+
+def regime_cells(ltsf: pd.DataFrame, m4: pd.DataFrame, short: pd.DataFrame) -> dict:
+    """RSA's cells of the three regimes, the defaults being REFERENCE's choices at the automatic budget."""
+    defaults = {**REFERENCE, "stream": False, "h": 1, "max_epochs": "auto"}
+    return dict(zip(REGIMES, (long_horizon_cells(ltsf, "RSAForecaster", defaults),
+                              many_series_cells(m4, "RSA", defaults),
+                              short_series_cells(short, "RSAForecaster", defaults))))
 
 
 def params(**changed) -> str:
@@ -41,10 +49,7 @@ def test_candidates_are_scored_by_the_geometric_mean_of_their_paired_ratios():
         dict(dataset="co2", train_length=200, seed=0, val_mse=1.1, params=params(max_epochs="auto", loss="mae")),
         dict(dataset="co2", train_length=200, seed=0, val_mse=0.5, params=params(max_epochs="auto", patch_len=8)),
     ]).assign(model="RSAForecaster", date="2026-11-27")
-    defaults = {**REFERENCE, "stream": False, "h": 1, "max_epochs": "auto"}
-    cells = dict(zip(REGIMES, (long_horizon_cells(ltsf, "RSAForecaster", defaults),
-                               many_series_cells(m4, "RSA", defaults),
-                               short_series_cells(short, "RSAForecaster", defaults))))
+    cells = regime_cells(ltsf, m4, short)
     table = screen(cells, REFERENCE).set_index("candidate")
     mae = table.loc["loss=mae"]
     assert mae["long horizon cells"] == 2
@@ -72,3 +77,33 @@ def test_a_training_fraction_is_a_cell_of_its_own():
     table = screen({"long horizon": cells}, REFERENCE).set_index("candidate")
     assert math.isclose(table.loc["loss=mae", "long horizon ratio"], 0.5)  # against 0.80, not 0.60
     assert math.isclose(table.loc["patch_len=8", "long horizon ratio"], 1.5)
+
+
+def test_runs_made_at_one_network_are_named_so_and_count_as_the_defaults_where_auto_trains_one():
+    def before(**changed) -> str:  # a row made before ensemble_size existed: one network
+        values = json.loads(params(**changed))
+        del values["ensemble_size"]
+        return json.dumps(values)
+
+    ltsf = pd.DataFrame([
+        dict(dataset="ETTh1", horizon=96, seed=0, val_mse=0.60, val_loss=0.6, params=before()),
+        dict(dataset="ETTh1", horizon=96, seed=0, val_mse=0.66, val_loss=0.3, params=before(loss="mae")),
+    ]).assign(model="RSAForecaster", input_size=96, train_fraction=1.0)
+    m4 = pd.DataFrame([
+        dict(frequency="Hourly", seed=0, owa=0.70, params=before(batches_per_epoch=400)),
+        dict(frequency="Hourly", seed=0, owa=0.77, params=before(loss="mae", batches_per_epoch=400)),
+    ]).assign(model="RSA", split="validation", date="2026-11-27")
+    short = pd.DataFrame([
+        dict(dataset="co2", train_length=200, seed=0, val_mse=1.0, params=before(max_epochs="auto")),
+        dict(dataset="co2", train_length=200, seed=0, val_mse=1.2, params=before(max_epochs="auto", loss="mae")),
+        dict(dataset="co2", train_length=200, seed=0, val_mse=0.8, params=params(max_epochs="auto")),  # members
+    ]).assign(model="RSAForecaster", date="2026-11-28")
+    cells = regime_cells(ltsf, m4, short)
+    table = screen(cells, REFERENCE).set_index("candidate")
+    one = table.loc["ensemble_size=1"]  # the one-network rows of ETT and M4 are the defaults' there too
+    assert (one["long horizon ratio"], one["many series ratio"]) == (1.0, 1.0)
+    assert math.isclose(one["short series ratio"], 1.0 / 0.8)
+    mae = table.loc["loss=mae,ensemble_size=1"]  # an earlier candidate, against today's defaults everywhere
+    assert math.isclose(mae["long horizon ratio"], 1.1) and math.isclose(mae["many series ratio"], 1.1)
+    assert math.isclose(mae["short series ratio"], 1.5)
+    assert table.loc["default", "overall"] == 1.0 and "loss=mae" not in table.index

@@ -184,6 +184,9 @@ def test_a_row_records_every_parameter_explicitly(tmp_path):
     assert back["model"] == "RSAForecaster" and back["test_windows"] == 457 and np.isfinite(back["val_mse"])
 
 
+TODAY = json.dumps({"ensemble_size": "auto"})  # a row at today's defaults (a row without the key: one network)
+
+
 def _rows():
     rows = []
     for n in (200, 500):
@@ -192,7 +195,7 @@ def _rows():
                                ("true model", 0.3)):
                 rows.append({"date": "2024-01-02T03:04:05", "dataset": "seasonal_ar", "train_length": n,
                              "horizon": 24, "input_size": 48, "val_size": 36, "model": model, "label": "default",
-                             "seed": seed, "params": "{}", "val_mse": 1.0, "test_mse": mse + 0.01 * seed,
+                             "seed": seed, "params": TODAY, "val_mse": 1.0, "test_mse": mse + 0.01 * seed,
                              "test_mae": 0.5, "test_windows": 457, "train_seconds": 1.0, "best_epoch": 3,
                              "machine": "test machine"})
     return pd.DataFrame(rows, columns=short_series.COLUMNS)
@@ -278,11 +281,13 @@ def test_the_tables_show_todays_defaults_whatever_the_label_and_an_earlier_defau
     rsa = rows["model"] == "RSAForecaster"
     # RSA's rows at today's defaults were run under an option's label, the "default" ones at another budget
     now = rows[rsa].assign(label="loss=mae,lr_schedule=onecycle", test_mse=0.2,
-                           params=json.dumps({"loss": "mae", "lr_schedule": "onecycle", "h": 24, "num_threads": 1}))
-    rows.loc[rsa, "params"] = json.dumps({"loss": "mse", "lr_schedule": None})
+                           params=json.dumps({"loss": "mae", "lr_schedule": "onecycle", "h": 24, "num_threads": 1,
+                                              "ensemble_size": "auto"}))
+    rows.loc[rsa, "params"] = json.dumps({"loss": "mse", "lr_schedule": None})  # made before ensemble_size
     text = short_series_tables.render(pd.concat([rows, now], ignore_index=True))
     assert "| RSA | default | 0.200 ± 0.000 | 0.200 ± 0.000 | 3.0 | 1.0 |" in text
-    assert "| RSA | default (ran at loss=mse,lr_schedule=None) | 0.510 ± 0.010 | 0.510 ± 0.010 |" in text
+    assert "| RSA | default (ran at ensemble_size=1,loss=mse,lr_schedule=None) | 0.510 ± 0.010 | 0.510 ± 0.010 |" \
+        in text
     assert "`loss=mae" not in text
     assert "| 200 | 0.49 (3/3) |" in text  # the ratios read today's default: 0.2 against the twin's 0.41
     assert "| Transformer | default |" in text  # the other models' rows at their defaults stay

@@ -37,6 +37,9 @@ def _check_convertible(model) -> None:
             f"{type(model).__name__} has no attention to convert"
         )
     model.check_is_fitted()
+    if model.ensemble_size_ > 1:
+        raise ValueError(f"to_recurrent converts one network, and this model averages {model.ensemble_size_} "
+                         f"(ensemble_size={model.ensemble_size!r}): convert a model fitted with ensemble_size=1")
     kind = model.network_.config.attention
     if kind == "rsa":
         if model.t2r_features is not None:

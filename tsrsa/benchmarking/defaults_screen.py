@@ -2,8 +2,9 @@
 
 Every results file records each run's explicit parameters; a screen compares configurations that
 differ only in the model choices (:data:`CHOICES`: loss, schedule, patch length, learning rate, gate
-start, scaler, statistical start) within each cell of a regime (a data set, horizon or training length,
-and seed), on the cell's validation error, against the library's defaults run in the same cell:
+start, scaler, statistical start, ensemble members) within each cell of a regime (a data set, horizon or
+training length, and seed), on the cell's validation error, against the library's defaults run in the
+same cell:
 
 - long horizon (``ltsf.csv``): ETT and weather at the protocol's input and budget (10 full passes),
   validation MSE (``val_mse``, or the best validation loss of a run trained on MSE); a run on the most
@@ -29,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 #: the model choices a screen compares (everything else is the protocol or a fixed setting)
-CHOICES = ("loss", "lr_schedule", "patch_len", "learning_rate", "gate_init", "scaler", "start")
+CHOICES = ("loss", "lr_schedule", "patch_len", "learning_rate", "gate_init", "scaler", "start", "ensemble_size")
 REGIMES = ("long horizon", "many series", "short series")
 #: what a run or its protocol sets (the data's shape, the budget, the machine), never a model choice
 RUN_KEYS = ("h", "input_size", "val_size", "random_state", "num_threads", "freq", "fill", "max_epochs",
@@ -49,9 +50,10 @@ def same_configuration(params: str, defaults: dict | None) -> bool:
 
 
 def choices_of(params: str) -> dict:
-    """The model choices of a row's parameters (JSON)."""
+    """The model choices of a row's parameters (JSON); ``ensemble_size`` absent is 1 (a row made before
+    the parameter existed trained one network)."""
     values = json.loads(params)
-    return {key: values.get(key) for key in CHOICES}
+    return {**{key: values.get(key) for key in CHOICES}, "ensemble_size": values.get("ensemble_size", 1)}
 
 
 def label(choice: dict, reference: dict) -> str:
@@ -60,11 +62,23 @@ def label(choice: dict, reference: dict) -> str:
     return ",".join(changed) or "default"
 
 
-def _cells(rows: pd.DataFrame, cell: list[str], metric: pd.Series, defaults: dict | None) -> pd.DataFrame:
+def _cells(rows: pd.DataFrame, cell: list[str], metric: pd.Series, defaults: dict | None,
+           one_network: bool = False) -> pd.DataFrame:
+    """The latest metric per cell and choice. Where "auto" trains one network (``one_network``: the
+    long-horizon budget, a large panel), a run of the defaults' other choices at one network or at "auto"
+    counts for both."""
     kept = rows["params"].map(lambda p: same_configuration(p, defaults))
     rows, metric = rows[kept], metric[kept]
-    out = rows.assign(metric=metric.astype(float), choice=rows["params"].map(
-        lambda p: json.dumps(choices_of(p), sort_keys=True)))
+    choices = rows["params"].map(choices_of)
+    out = rows.assign(metric=metric.astype(float), choice=choices.map(lambda c: json.dumps(c, sort_keys=True)))
+    if one_network and defaults is not None and defaults.get("ensemble_size") == "auto":
+        reference = {k: defaults.get(k) for k in CHOICES}
+        same = [json.dumps({**c, "ensemble_size": "auto"}, sort_keys=True, default=str)
+                == json.dumps(reference, sort_keys=True, default=str) and c["ensemble_size"] in (1, "auto")
+                for c in choices]
+        other = [json.dumps({**c, "ensemble_size": 1 if c["ensemble_size"] == "auto" else "auto"}, sort_keys=True)
+                 for c in choices]
+        out = pd.concat([out, out[same].assign(choice=[o for o, keep in zip(other, same) if keep])])
     out = out[np.isfinite(out["metric"])]
     return out.sort_values("date").groupby([*cell, "choice"], as_index=False).last()[[*cell, "choice", "metric"]]
 
@@ -78,7 +92,8 @@ def long_horizon_cells(ltsf: pd.DataFrame, model: str, defaults: dict | None = N
     trained_on_mse = rows["params"].map(lambda p: json.loads(p).get("loss") == "mse")
     val_mse = rows["val_mse"] if "val_mse" in rows else pd.Series(np.nan, index=rows.index)
     metric = val_mse.where(val_mse.notna(), rows["val_loss"].where(trained_on_mse))
-    return _cells(rows.assign(date=rows.index), ["dataset", "horizon", "train_fraction", "seed"], metric, defaults)
+    return _cells(rows.assign(date=rows.index), ["dataset", "horizon", "train_fraction", "seed"], metric, defaults,
+                  one_network=True)
 
 
 def many_series_cells(m4: pd.DataFrame, model: str, defaults: dict | None = None) -> pd.DataFrame:
@@ -95,7 +110,7 @@ def many_series_cells(m4: pd.DataFrame, model: str, defaults: dict | None = None
         return (epochs, batches) == (AUTO, AUTO) or (batches == EPOCH_STEPS and epochs in (MIN_EPOCHS, AUTO))
 
     rows = rows[rows["params"].map(at_budget)]
-    return _cells(rows, ["frequency", "seed"], rows["owa"], defaults)
+    return _cells(rows, ["frequency", "seed"], rows["owa"], defaults, one_network=True)
 
 
 def short_series_cells(short: pd.DataFrame, model: str, defaults: dict | None = None) -> pd.DataFrame:

@@ -50,15 +50,21 @@ def best_val_loss(model) -> float | None:
     history = getattr(model, "fit_history_", None)
     if history is None or len(history) == 0 or history["val_loss"].isna().all():
         return None
+    if "member" in history:  # an ensemble: the mean of its members' lowest losses
+        return float(history.groupby("member")["val_loss"].min().mean())
     return float(history["val_loss"].min())
 
 
-def best_epoch(model) -> int | None:
+def best_epoch(model) -> float | None:
     """The epoch whose weights a neural model kept: as the fit recorded it (``best_epoch_``; 0 for the
-    starting weights of a statistical start), else that of the lowest validation loss, or the last one
-    when it trained without validation; None for models that do not train."""
-    if getattr(model, "best_epoch_", None) is not None:
-        return int(model.best_epoch_)
+    starting weights of a statistical start; of an ensemble, the mean of its members'), else that of
+    the lowest validation loss, or the last one when it trained without validation; None for models
+    that do not train."""
+    kept = getattr(model, "best_epoch_", None)
+    if isinstance(kept, list):
+        return float(np.mean(kept))
+    if kept is not None:
+        return int(kept)
     history = getattr(model, "fit_history_", None)
     if history is None or len(history) == 0:
         return None

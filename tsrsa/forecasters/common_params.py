@@ -45,6 +45,16 @@ COMMON_PARAMS_DOC = """
         edge. 0: the best validation epoch, the start counting as epoch 0. A margin of 2 was screened
         on nested validation and not made the default (docs/statistical_start.md, "When the network
         replaces the start").
+    ensemble_size : int or "auto", default "auto"
+        Networks trained apart whose forecasts are averaged (a quantile head's levels averaged level
+        by level): member k is the network a fit with ``random_state + k`` trains, early stopping on
+        its own validation loss; a fit costs that many fits. "auto": 3 when ``max_epochs`` is "auto"
+        and the training windows are fewer than 2,000 (a series of a couple of thousand steps or
+        less, where a fit takes seconds and one network's forecast depends on its seed), else one
+        network; chosen on validation over the short series (docs/benchmark_configuration.md, "Seed
+        ensembles"). Fitted as ``ensemble_size_``; with several members ``best_epoch_`` lists each
+        one's epoch, ``fit_history_`` has a ``member`` column and ``start_["edge"]`` lists each
+        one's edge. One network only with ``stream=True``, a distribution loss or ``checkpoint_dir``.
     fill : {"ffill", "interpolate", "zero"} or None, default None
         How to fill missing timestamps and NaN values; None makes them errors.
     freq : str or int, optional

@@ -22,6 +22,7 @@ from tsrsa.data.covariate_encoding import CovariateEncoder
 from tsrsa.data.scalers import check_scaled, series_statistics
 from tsrsa.data.windows import ConsecutiveWindows, WindowSource
 from tsrsa.forecasters.base import BaseForecaster, quiet
+from tsrsa.forecasters.ensembles import Ensembles, ensembled, member_weights, saved_members
 from tsrsa.forecasters.fine_tuning import FineTuning, fitted_config, kept_statistics
 from tsrsa.forecasters.outputs import DEFAULT_QUANTILES, HeadOutputs  # noqa: F401 (DEFAULT_QUANTILES: its old home)
 from tsrsa.forecasters.window_state import SCALED_FIX, encoded
@@ -44,7 +45,7 @@ from tsrsa.training.loop import check_lr_schedule
 from tsrsa.training.shards import ShardLoader
 
 
-class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, BaseForecaster):
+class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, BaseForecaster):
     """Base of the neural forecasters (see the module docstring)."""
 
     stochastic = True
@@ -120,6 +121,7 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, BaseForecaster
         self.declared_covariates()
         check_choice("covariate_norm", self.covariate_norm, ("window", "fit"), allow_none=True)
         self._check_start()
+        self._check_ensemble()
         self._check_architecture()
 
     def required_length(self, panel) -> tuple[int, str]:
@@ -150,9 +152,10 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, BaseForecaster
         return self.fit_panel(self.to_panel(df), warm_start=(weights, tuple(new)))
 
     def _fit(self, panel, *, epoch_callback=None, warm_start=None, fitted_from=None) -> None:
-        """Train on ``panel``; ``epoch_callback(record)`` sees every epoch's record (the tuner's pruning);
-        ``warm_start``: (weights, new) of ``fit_from``; ``fitted_from``: the fitted model a ``fine_tune``
-        continues, whose network configuration, covariate encoding and statistics of known ids are kept."""
+        """Train on ``panel``; ``epoch_callback(record)`` sees every epoch's record (the tuner's pruning; of
+        an ensemble, its first member's); ``warm_start``: (weights, new) of ``fit_from``; ``fitted_from``:
+        the fitted model a ``fine_tune`` continues, whose network configuration, covariate encoding and
+        statistics of known ids are kept."""
         v = int(self.val_size)
         fit_lengths = panel.lengths - v
         loc, scale = series_statistics(panel.values, panel.offsets, fit_lengths, self.scaler)
@@ -188,6 +191,7 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, BaseForecaster
         self.max_epochs_, self.batches_per_epoch_ = budget.epochs, budget.batches_per_epoch
         self.early_stopping_patience_ = budget.patience
         self.n_train_windows_ = n_train  # what rules that scale with the data read (readout_tokens="auto")
+        self._resolve_members(n_train, fitted_from)
         self._checkpoint = None if self.checkpoint_dir is None else Checkpoint(
             Path(self.checkpoint_dir), fingerprint(type(self).__name__, self.get_params(), panel.values, panel.offsets))
         if fitted_from is None:
@@ -202,22 +206,38 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, BaseForecaster
         else:
             config = fitted_config(fitted_from)
             self.start_ = getattr(fitted_from, "start_", None)
-        with quiet(self.verbose), torch_threads(self.num_threads), seeded(seed, placement.device) as rng:
-            network = self._assemble(config)
-            if fitted_from is None:
-                self._initialise_network(network, panel, fit_lengths)
-                if self.start_ is not None:
-                    self._started(network)
-            if warm_start is not None:
-                load_weights(network, *warm_start)
-            loss_fn = make_loss(self.loss, self._quantile_levels())
-            try:
-                history = self._train(network, loss_fn, train, val, placement, seed, rng, rank, epoch_callback,
-                                      (n_train, n_val) if sharded else None)
-            except FloatingPointError as error:  # the network holds the best weights so far
-                self._set_fitted(panel, network, error.training_result.history, loc, scale, rows)
-                raise
-        self._set_fitted(panel, network, history, loc, scale, rows)
+        networks, histories, epochs, edges = [], [], [], []
+        with quiet(self.verbose), torch_threads(self.num_threads):
+            for k in range(self.ensemble_size_):  # member k: the network of a fit seeded seed + k
+                with seeded(seed + k, placement.device) as rng:
+                    network = self._assemble(config)
+                    if fitted_from is None:
+                        self._initialise_network(network, panel, fit_lengths)
+                        if self.start_ is not None:
+                            self._started(network)
+                    if warm_start is not None:
+                        load_weights(network, member_weights(warm_start[0], k), warm_start[1])
+                    loss_fn = make_loss(self.loss, self._quantile_levels())
+                    networks.append(network)
+                    if self.ensemble_size_ > 1 and self.start_ is not None:  # each member's own edge, if tested
+                        self.start_ = {key: value for key, value in self.start_.items() if key != "edge"}
+                    try:
+                        histories.append(self._train(network, loss_fn, train, val, placement, seed + k, rng, rank,
+                                                     epoch_callback if k == 0 else None,  # a tuner prunes on one
+                                                     (n_train, n_val) if sharded else None))
+                    except FloatingPointError as error:  # the network holds the best weights so far
+                        histories.append(error.training_result.history)
+                        self._members_built()
+                        self._set_fitted(panel, *ensembled(self, networks, histories), loc, scale, rows)
+                        raise
+                    epochs.append(self.best_epoch_)
+                    edges.append((self.start_ or {}).get("edge"))
+        self._members_built()
+        if len(networks) > 1:  # each member's epoch and edge over the start
+            self.best_epoch_ = epochs
+            if any(edge is not None for edge in edges):
+                self.start_ = {**self.start_, "edge": edges}
+        self._set_fitted(panel, *ensembled(self, networks, histories), loc, scale, rows)
 
     def _train(self, network, loss_fn, train, val, placement, seed, rng, rank, epoch_callback=None,
                totals=None) -> list[dict]:
@@ -294,8 +314,9 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, BaseForecaster
 
     def _set_fitted(self, panel, network, history, loc, scale, covariates=None) -> None:
         self.network_ = network.eval()
+        members = ["member"] if any("member" in record for record in history) else []  # an ensemble's
         self.fit_history_ = pd.DataFrame(
-            history, columns=["epoch", "train_loss", "val_loss", "learning_rate", "seconds"]
+            history, columns=["epoch", "train_loss", "val_loss", "learning_rate", "seconds", *members]
         )
         self.freq_ = panel.freq
         with quiet(self.verbose):
@@ -342,7 +363,8 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, BaseForecaster
         super().restore_fitted(state, arrays, weights, device)
         config = type(self.network_config())(**state["network"])
         self.start_ = state.get("start")  # saved before starts existed: none
-        network = self._assemble(config)
+        self.ensemble_size_ = saved_members(weights)
+        network, _ = ensembled(self, [self._assemble(config) for _ in range(self.ensemble_size_)])
         network.load_state_dict(weights)
         self.network_ = network.to(device).eval()
         self.fit_history_ = pd.DataFrame(state["fit_history"])

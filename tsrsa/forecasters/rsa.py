@@ -11,6 +11,7 @@ from tsrsa.forecasters.estimator import specialised_init
 from tsrsa.forecasters.params import check_bool, check_choice, check_float, check_int
 from tsrsa.forecasters.start import start_estimates
 from tsrsa.forecasters.transformer import TransformerForecaster
+from tsrsa.nn.ensemble import members_of
 from tsrsa.nn.patches import n_tokens
 from tsrsa.nn.rem import REM_MASKS, fold_angle
 from tsrsa.nn.rsa import GATES, RSAAttention
@@ -237,7 +238,10 @@ class RSAForecaster(TransformerForecaster):
             block.attn.set_rem_parameters(lam=values.get("lambda"), gamma=values.get("gamma"),
                                           theta=values.get("theta"), mu=values.get("gate"))
         self.init_report_ = self._report(network.blocks[0].attn, assigned)
-        self._fit_dilations, self._head_init = None, None
+
+    def _members_built(self) -> None:
+        super()._members_built()
+        self._fit_dilations, self._head_init = None, None  # every member started from the same estimates
 
     def _report(self, attention, assigned) -> pd.DataFrame:
         """Which head got what: one row per REM head of a layer (every layer starts the same);
@@ -258,8 +262,9 @@ class RSAForecaster(TransformerForecaster):
         return pd.DataFrame(rows, columns=_REPORT_COLUMNS)
 
     # ------------------------------------------------------------------ inspection
-    def explain(self) -> pd.DataFrame:
-        """One row per (layer, head): what each head learned, in tokens and in time steps.
+    def explain(self, member: int = 0) -> pd.DataFrame:
+        """One row per (layer, head): what each head learned, in tokens and in time steps (of an
+        ensemble, ``ensemble_size > 1``: of its ``member``-th network).
 
         Columns: layer, head, rem_type ("regular", "cyclic_cos", "cyclic_sin" or "softmax"),
         lambda, gamma, theta (as learned, per token), period (2 pi / theta with theta folded
@@ -267,10 +272,10 @@ class RSAForecaster(TransformerForecaster):
         of the head's layer or head; NaN for softmax heads), lag_unit (steps per token), and the
         values each head started from: lambda_init, gamma_init, theta_init (see init_report_).
         """
-        self.check_is_fitted()
+        network = self._member(member)
         step = int(self.patch_len)
         rows = []
-        for layer, block in enumerate(self.network_.blocks):
+        for layer, block in enumerate(network.blocks):
             for rec in block.attn.describe_heads():
                 cyclic = rec["rem_type"].startswith("cyclic")
                 folded = fold_angle(rec["theta"]) if cyclic else math.nan
@@ -292,7 +297,16 @@ class RSAForecaster(TransformerForecaster):
         super().restore_fitted(state, arrays, weights, device)
         self.init_report_ = pd.DataFrame(state["init_report"], columns=_REPORT_COLUMNS)
 
-    def plot_rem(self, layer: int | None = None, *, length: int | None = None):
+    def _member(self, member: int):
+        """The fitted network, or an ensemble's ``member``-th network."""
+        self.check_is_fitted()
+        networks = members_of(self.network_)
+        check_int("member", member, minimum=0)
+        if member >= len(networks):
+            raise ValueError(f"member={member} is not one of 0..{len(networks) - 1} (ensemble_size={len(networks)})")
+        return networks[member]
+
+    def plot_rem(self, layer: int | None = None, *, length: int | None = None, member: int = 0):
         """Heatmaps of the learned REMs (one row per layer, one column per REM head).
 
         Parameters
@@ -301,17 +315,19 @@ class RSAForecaster(TransformerForecaster):
             Only this layer (default: all).
         length : int, optional
             Tokens to draw (default: the model's look-back in tokens).
+        member : int, default 0
+            Of an ensemble (``ensemble_size > 1``), the network drawn.
         """
         from tsrsa.forecasters.plotting import matplotlib_classes
 
-        self.check_is_fitted()
+        network = self._member(member)
         Figure, FigureCanvasAgg = matplotlib_classes()
-        blocks = list(enumerate(self.network_.blocks))
+        blocks = list(enumerate(network.blocks))
         if layer is not None:
             if not 0 <= layer < len(blocks):
                 raise ValueError(f"layer={layer} is not one of 0..{len(blocks) - 1}")
             blocks = [blocks[layer]]
-        T = int(length or self.network_.config.n_tokens)
+        T = int(length or network.config.n_tokens)
         n_rem = blocks[0][1].attn.n_rem
         if n_rem == 0:
             raise ValueError("this model has no REM heads to draw")

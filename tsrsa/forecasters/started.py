@@ -76,4 +76,8 @@ class StatisticalStart:
         with torch.no_grad():
             network.start.weight.copy_(torch.as_tensor(self._start_map.weight))
             network.start.bias.copy_(torch.as_tensor(self._start_map.bias))
-        self._start_map = None  # the values live in the network now
+
+    def _members_built(self) -> None:
+        """Every network of the fit is built and started: drop what only their building read (the map's
+        values live in the networks now)."""
+        self._start_map = None

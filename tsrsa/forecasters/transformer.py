@@ -15,6 +15,7 @@ from tsrsa.forecasters.stream_state import StreamState
 from tsrsa.forecasters.window_state import WindowState
 from tsrsa.nn.patches import n_tokens
 from tsrsa.nn.backbone import BackboneConfig, build_transformer
+from tsrsa.nn.ensemble import members_of
 from tsrsa.nn.registry import build_attention, get_attention
 
 
@@ -106,7 +107,7 @@ class TransformerForecaster(NeuralForecaster):
         attention="softmax", attention_options=None, causal=None, revin=True, stream=False, readout_tokens="auto",
         known_future="readout", patch_len=4,
         loss="mae", quantiles=None, scaler="standard", start="auto", start_learning_rate=0.0, start_margin=0.0,
-        fill=None, freq=None,
+        ensemble_size="auto", fill=None, freq=None,
         max_epochs="auto", batch_size=32,
         batches_per_epoch="auto", inference_batch_size=1024, learning_rate=1e-3, weight_decay=1e-4, lr_schedule="onecycle",
         early_stopping_patience="auto", val_size=0, conformal_windows=None, accelerator="auto", devices=None,
@@ -220,7 +221,7 @@ class TransformerForecaster(NeuralForecaster):
     def readout_tokens_(self) -> int:
         """How many of the latest token vectors the fitted head reads (``readout_tokens`` resolved)."""
         self.check_is_fitted()
-        return int(self.network_.readout_reach)
+        return int(members_of(self.network_)[0].readout_reach)
 
     def _covariate_layout(self) -> dict:
         return {**super()._covariate_layout(), "future_tokens": self.known_future == "tokens"}
