@@ -120,3 +120,13 @@ def test_auto_fits_three_networks_on_few_windows_at_the_automatic_budget_and_one
     assert tsrsa.DLinearForecaster(**quick, loss="normal").fit(short).ensemble_size_ == 1  # a distribution
     assert tsrsa.DLinearForecaster(**quick).fit(long).ensemble_size_ == 1  # windows enough
     assert tsrsa.DLinearForecaster(**quick, ensemble_size=2, max_epochs=2).fit(long).ensemble_size_ == 2
+
+
+def test_the_callbacks_see_each_members_epochs_named_by_member():
+    records = []
+    model = tsrsa.DLinearForecaster(**SMALL, start=None, ensemble_size=2, random_state=0, callbacks=[records.append])
+    model.fit(frame())
+    assert [(r["member"], r["epoch"]) for r in records] == [(k, e) for k in (0, 1) for e in (1, 2, 3)]
+    single = []
+    tsrsa.DLinearForecaster(**SMALL, start=None, ensemble_size=1, callbacks=[single.append]).fit(frame())
+    assert len(single) == 3 and "member" not in single[0]

@@ -131,7 +131,8 @@ COMMON_PARAMS_DOC = """
         only (not with ``devices > 1``); nothing is written without it.
     callbacks : list of callables, optional
         Each called after every epoch with its record (a dict: ``epoch``, ``train_loss``,
-        ``val_loss``, ``learning_rate``, ``seconds``): the hook for experiment trackers (MLflow,
+        ``val_loss``, ``learning_rate``, ``seconds``, and ``member`` when ``ensemble_size`` trains
+        several networks, one after another): the hook for experiment trackers (MLflow,
         Weights & Biases, TensorBoard: log the record; ``tsrsa.integrations.mlflow.MLflowLogger``).
         An exception raised there ends the fit, leaving the estimator as it was (and, with
         ``checkpoint_dir``, the epoch saved). With ``devices > 1`` the fit runs in spawned workers,

@@ -224,7 +224,8 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
                     try:
                         histories.append(self._train(network, loss_fn, train, val, placement, seed + k, rng, rank,
                                                      epoch_callback if k == 0 else None,  # a tuner prunes on one
-                                                     (n_train, n_val) if sharded else None))
+                                                     (n_train, n_val) if sharded else None,
+                                                     k if self.ensemble_size_ > 1 else None))
                     except FloatingPointError as error:  # the network holds the best weights so far
                         histories.append(error.training_result.history)
                         self._members_built()
@@ -240,9 +241,10 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
         self._set_fitted(panel, *ensembled(self, networks, histories), loc, scale, rows)
 
     def _train(self, network, loss_fn, train, val, placement, seed, rng, rank, epoch_callback=None,
-               totals=None) -> list[dict]:
+               totals=None, member=None) -> list[dict]:
         """Train ``network`` in place (here, or in spawned workers); returns the history. ``totals``:
-        the training and validation windows of all ranks when this rank holds only its share.
+        the training and validation windows of all ranks when this rank holds only its share; ``member``:
+        the ensemble's member it is, named in the records the callbacks see.
 
         Spawned workers cannot call back into this process: their epochs are replayed to the
         ``callbacks`` and ``epoch_callback`` once training ends.
@@ -268,7 +270,7 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
                 raise
             network.load_state_dict(state)
             network.to(placement.device)
-            hook = epoch_hook(self.callbacks, epoch_callback)
+            hook = epoch_hook(self.callbacks, epoch_callback, member)
             for record in result.history if hook is not None else ():
                 hook(dict(record))
             self._trained(result)
@@ -297,7 +299,7 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
                                           drop_uneven=False)
         try:
             result = train_network(network, loss_fn, train_loader, val_loader, config, device=device, rng=rng,
-                                   rank=rank, on_epoch_end=epoch_hook(self.callbacks, epoch_callback))
+                                   rank=rank, on_epoch_end=epoch_hook(self.callbacks, epoch_callback, member))
             self._trained(result)
             return result.history
         finally:

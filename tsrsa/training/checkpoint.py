@@ -121,15 +121,17 @@ def check_checkpointing(checkpoint_dir, callbacks, devices) -> None:
                         f"(a dict: epoch, train_loss, val_loss, learning_rate, seconds); got {callbacks!r}")
 
 
-def epoch_hook(callbacks, also=None):
+def epoch_hook(callbacks, also=None, member: int | None = None):
     """One ``on_epoch_end(record)`` calling each of ``callbacks`` (the user's: experiment trackers, say)
-    and then ``also`` (the tuner's pruning) with its own copy of the record; None when there are none."""
+    and then ``also`` (the tuner's pruning) with its own copy of the record, which names the ensemble's
+    ``member`` when one is given; None when there are none."""
     hooks = [*(callbacks or ()), *([also] if also is not None else [])]
     if not hooks:
         return None
+    extra = {} if member is None else {"member": int(member)}
 
     def on_epoch_end(record: dict) -> None:
         for hook in hooks:
-            hook(dict(record))
+            hook({**record, **extra})
 
     return on_epoch_end
