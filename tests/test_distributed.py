@@ -140,6 +140,30 @@ def test_ddp_spawn_on_one_device_trains_through_ddp_and_takes_the_steps_of_a_pla
         np.testing.assert_allclose(fitted.fit_history_["val_loss"], plain.fit_history_["val_loss"], rtol=1e-6)
 
 
+def test_an_ensemble_joined_as_one_rank_trains_each_member_through_ddp_as_a_plain_fit_does(no_torchrun, monkeypatch):
+    import torch.nn.parallel
+
+    wrapped = []
+    original = torch.nn.parallel.DistributedDataParallel.__init__
+    df = make_panel(length=48)
+    plain = TransformerForecaster(**PARAMS, ensemble_size=2).fit(df)
+    monkeypatch.setenv("MASTER_ADDR", "127.0.0.1")
+    monkeypatch.setenv("MASTER_PORT", str(free_local_port()))
+    for name, value in {"RANK": 0, "LOCAL_RANK": 0, "WORLD_SIZE": 1, "LOCAL_WORLD_SIZE": 1}.items():
+        monkeypatch.setenv(name, str(value))
+    monkeypatch.setattr(torch.nn.parallel.DistributedDataParallel, "__init__",
+                        lambda self, *a, **k: (wrapped.append(1), original(self, *a, **k))[1])
+    try:
+        joined = TransformerForecaster(**PARAMS, strategy="ddp", ensemble_size=2).fit(df)
+    finally:
+        if torch.distributed.is_initialized():
+            torch.distributed.destroy_process_group()
+    assert wrapped == [1, 1]  # each member went through DistributedDataParallel
+    assert joined.best_epoch_ == plain.best_epoch_ and joined.ensemble_size_ == 2
+    for name, value in plain.network_.state_dict().items():
+        torch.testing.assert_close(joined.network_.state_dict()[name], value, rtol=0, atol=1e-6, msg=name)
+
+
 def test_ranks_share_each_global_batch():
     values = np.arange(50, dtype=np.float32)
     windows = training_windows(values, np.array([0, 50]), np.array([50]), 4, 2)  # 45 windows
