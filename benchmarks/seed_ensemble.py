@@ -132,7 +132,8 @@ def render(rows: list[dict], anchors: dict) -> str:
             scored = [r for r in reached if r["dataset"] in CLASSIC and (r["dataset"], r["n"]) in anchors]
             counts = []
             for limit in (1.05, 1.02):
-                single = sum(np.mean(r["member_test_mse"][:k]) <= limit * anchors[(r["dataset"], r["n"])] for r in scored)
+                single = sum(np.mean(r["member_test_mse"][:k]) <= limit * anchors[(r["dataset"], r["n"])]
+                             for r in scored)
                 ensemble = sum(r["ensembles"][str(k)]["test_mse"] <= limit * anchors[(r["dataset"], r["n"])]
                                for r in scored)
                 counts.append(f"{single} / {ensemble} of {len(scored)}")
@@ -189,8 +190,8 @@ def main(argv=None) -> None:
         folder = data_folder(args.data_dir, HERE.parents[1] / "shared" / "datasets") / "classic"
         wanted = None if args.datasets is None else set(args.datasets.split(","))
         done = {(r["model"], r["dataset"], r["n"], r["members"]) for r in read_run_log(args.rows)}
-        command = " ".join(["python benchmarks/seed_ensemble.py", f"--models {args.models}", f"--members {args.members}",
-                            *([f"--datasets {args.datasets}"] if args.datasets else [])])  # what ran, not where it wrote
+        command = " ".join(["python benchmarks/seed_ensemble.py", f"--models {args.models}",  # what ran, not where
+                            f"--members {args.members}", *([f"--datasets {args.datasets}"] if args.datasets else [])])
         for model in models:
             for dataset, n in cells(folder if folder.exists() else None):
                 if (wanted is not None and dataset not in wanted) or (model, dataset, n, args.members) in done:
