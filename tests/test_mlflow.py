@@ -99,6 +99,17 @@ def test_the_active_run_and_a_given_run_receive_the_epochs(tracking):
     assert MlflowClient(tracking).get_run(given.info.run_id).info.status == "RUNNING"  # not the logger's to end
 
 
+def test_an_ensembles_members_log_under_their_own_names(tracking):
+    logger = MLflowLogger(run_name="members")
+    model = fitted(logger, ensemble_size=2)
+    logger.close()
+    for k in (0, 1):
+        member = model.fit_history_[model.fit_history_["member"] == k]
+        assert history(tracking, logger.last_run_id, f"member{k}/val_loss") == list(zip(member["epoch"],
+                                                                                         member["val_loss"]))
+    assert history(tracking, logger.last_run_id, "val_loss") == []
+
+
 def test_a_fit_without_validation_logs_no_val_loss(tracking):
     logger = MLflowLogger(run_name="no-validation")
     model = fitted(logger, val_size=0, max_epochs=2)

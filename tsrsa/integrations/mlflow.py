@@ -34,6 +34,9 @@ Where callbacks are called: in the process that calls ``fit``. With ``devices > 
 spawns worker processes, which cannot call back, and the epochs are replayed to the callbacks when
 training ends. Under ``torchrun`` every rank calls them; the logger logs on rank 0 alone.
 
+A fit of several networks (``ensemble_size``) trains them one after another; each member's epochs
+go under ``member<k>/`` after the prefix (``member0/train_loss``, ``member1/train_loss``, ...).
+
 Every fit an estimator makes calls its callbacks, and the estimator's copies share the logger (its
 deep copy is itself: ``clone``, ``tune``'s trials, ``cross_validate``'s refits, the calibration fit
 of ``conformal_windows``), each fit counting epochs from 1. So several fits logged into one run
@@ -136,7 +139,8 @@ class MLflowLogger:
 
     # ------------------------------------------------------------------ the callback
     def __call__(self, record: dict) -> None:
-        """Log one epoch's record (a dict with ``epoch`` and the metrics) at ``step=epoch``."""
+        """Log one epoch's record (a dict with ``epoch`` and the metrics, and ``member`` for a member of an
+        ensemble) at ``step=epoch``."""
         if not isinstance(record, dict) or "epoch" not in record:
             raise TypeError(f"MLflowLogger is called with an epoch's record, a dict holding 'epoch' and "
                             f"{', '.join(METRICS)}; got {record!r}")
@@ -146,7 +150,8 @@ class MLflowLogger:
 
         step = int(record["epoch"])
         stamp = int(time.time() * 1000)
-        metrics = [Metric(self.prefix + key, float(record[key]), stamp, step)
+        name = self.prefix + (f"member{int(record['member'])}/" if record.get("member") is not None else "")
+        metrics = [Metric(name + key, float(record[key]), stamp, step)
                    for key in METRICS if _finite(record.get(key))]
         if metrics:
             self._client_for_logging().log_batch(self._resolved_run(), metrics=metrics)
