@@ -25,12 +25,18 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from tsrsa.benchmarking.m4 import FREQUENCIES, load_split, naive2_forecasts  # noqa: E402
-from tsrsa.benchmarking.results import machine_description, read_run_log, replace_section  # noqa: E402
+import tsrsa  # noqa: E402
+from tsrsa.benchmarking.m4 import FREQUENCIES, load_split  # noqa: E402
+from tsrsa.benchmarking.naive2 import naive2  # noqa: E402
+from tsrsa.benchmarking.results import (  # noqa: E402
+    latest_rows, machine_description, read_run_log, replace_section, rows_footer,
+)
+from tsrsa.forecasters.start import spread  # noqa: E402
 from tsrsa.metrics import mase, smape  # noqa: E402
 
 ROWS = HERE / "results" / "per_series.jsonl"
@@ -44,7 +50,7 @@ def chosen_ids(ids: list[str], count: int) -> list[str]:
     """``count`` ids evenly spread over ``ids`` (every k-th, the first included)."""
     if count < 1:
         raise ValueError(f"--series must be at least 1, got {count}")
-    return [ids[i] for i in np.unique(np.linspace(0, len(ids) - 1, min(count, len(ids))).round().astype(int))]
+    return [ids[i] for i in spread(len(ids), count)]
 
 
 def long_enough(frequency: str, data_dir=None) -> list[str]:
@@ -69,13 +75,7 @@ def parse_params(text: str | None) -> dict:
 
 def forecast_one(model: str, history: np.ndarray, freq, seed: int, params: dict) -> tuple[np.ndarray, float, dict]:
     """(forecast (h,), fit seconds, explicit parameters) of one series."""
-    import pandas as pd
-
-    import tsrsa
-
     if model == "Naive2":
-        from tsrsa.benchmarking.naive2 import naive2
-
         return naive2(history, freq.m, freq.h), 0.0, {"season": freq.m}
     frame = pd.DataFrame({"unique_id": "s", "ds": np.arange(len(history)), "y": history})
     if model == "ETS":
@@ -108,13 +108,6 @@ def run_row(model: str, label: str, split_name: str, seed: int, frequency: str, 
 
 
 # ---------------------------------------------------------------------- tables
-def latest(rows: list[dict]) -> list[dict]:
-    kept = {}
-    for row in sorted(rows, key=lambda r: r["date"]):
-        kept[(row["model"], row["label"], row["split"], row["seed"], row["frequency"], tuple(row["series"]))] = row
-    return list(kept.values())
-
-
 def per_series_means(rows: list[dict], metric: str) -> dict[str, float]:
     """{series: the metric's mean over the rows' seeds}."""
     values: dict[str, list[float]] = {}
@@ -125,7 +118,8 @@ def per_series_means(rows: list[dict], metric: str) -> dict[str, float]:
 
 
 def render(rows: list[dict]) -> str:
-    rows = latest(rows)
+    rows = latest_rows(rows, lambda r: (r["model"], r["label"], r["split"], r["seed"], r["frequency"],
+                                        tuple(r["series"])))
     lines = ["What: M4 series fitted one model per series, as a user with a few series would: tsrsa's networks at "
              "the library's defaults (the M4 benchmark's horizon and input, `val_size=h`, one thread; a label names "
              "what differs), ETS (`ETSForecaster`, the lowest-AIC form per series) and Naive2. \"validation\": each "
@@ -155,12 +149,7 @@ def render(rows: list[dict]) -> str:
                              f"{np.mean(list(q.values())):.3f} | {'' if np.isnan(ratio) else f'{ratio:.3f}'} | "
                              f"{ahead} | {seconds:.2f} |")
             lines.append("")
-    dates = sorted(r["date"][:10] for r in rows)
-    machines = sorted({r["machine"] for r in rows})
-    commands = list(dict.fromkeys(r["command"] for r in rows))
-    lines.append(f"Runs: {dates[0]} to {dates[-1]}, on {'; '.join(machines)}, one process, one thread. Commands: "
-                 + ", ".join(f"`{c}`" for c in commands) + "; `--tables-only` re-renders this section. Rows: "
-                 "[`benchmarks/results/per_series.jsonl`](results/per_series.jsonl).")
+    lines.append(rows_footer(rows, "results/per_series.jsonl"))
     return "\n".join(lines)
 
 

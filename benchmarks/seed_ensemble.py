@@ -31,7 +31,9 @@ sys.path.insert(0, str(HERE.parent))
 
 from tsrsa.benchmarking.classic import CLASSIC  # noqa: E402
 from tsrsa.benchmarking.folders import data_folder  # noqa: E402
-from tsrsa.benchmarking.results import machine_description, read_run_log, replace_section  # noqa: E402
+from tsrsa.benchmarking.results import (  # noqa: E402
+    latest_rows, machine_description, read_run_log, replace_section, rows_footer,
+)
 from tsrsa.benchmarking.short_series import (  # noqa: E402
     build_forecaster, make_cell, reached_lengths, score_windows, window_forecasts,
 )
@@ -93,14 +95,6 @@ def geometric_mean(values) -> float:
     return float(np.exp(np.mean(np.log(values))))
 
 
-def latest(rows: list[dict]) -> list[dict]:
-    """Each (model, dataset, n) once: its latest row."""
-    kept = {}
-    for row in sorted(rows, key=lambda r: r["date"]):
-        kept[(row["model"], row["dataset"], row["n"])] = row
-    return list(kept.values())
-
-
 def ratios(row: dict, k: int) -> tuple[float, float]:
     """(validation, test) MSE of the k-member ensemble over the mean of its k members' own."""
     ensemble = row["ensembles"][str(k)]
@@ -109,7 +103,7 @@ def ratios(row: dict, k: int) -> tuple[float, float]:
 
 
 def render(rows: list[dict], anchors: dict) -> str:
-    rows = latest(rows)
+    rows = latest_rows(rows, lambda r: (r["model"], r["dataset"], r["n"]))
     models = [m for m in MODELS if any(r["model"] == m for r in rows)]
     lines = ["What: each short-series cell (the benchmark's series, lengths, split rule and scoring; a simulated "
              "process on its first path) fitted at the library's defaults with `random_state` 0, 1, ...; a "
@@ -149,12 +143,7 @@ def render(rows: list[dict], anchors: dict) -> str:
         by_model = {r["model"]: r for r in rows if (r["dataset"], r["n"]) == (dataset, n) and str(k) in r["ensembles"]}
         cells_text = [("%.3f / %.3f" % ratios(by_model[m], k)) if m in by_model else "" for m in models]
         lines.append(f"| {dataset} | {n} | " + " | ".join(cells_text) + " |")
-    dates = sorted(r["date"][:10] for r in rows)
-    machines = sorted({r["machine"] for r in rows})
-    commands = list(dict.fromkeys(r["command"] for r in rows))
-    lines += ["", f"Runs: {dates[0]} to {dates[-1]}, on {'; '.join(machines)}, one process, one thread. Commands: "
-              + ", ".join(f"`{c}`" for c in commands) + "; `--tables-only` re-renders this section. Rows: "
-              "[`benchmarks/results/seed_ensemble.jsonl`](results/seed_ensemble.jsonl)."]
+    lines += ["", rows_footer(rows, "results/seed_ensemble.jsonl")]
     return "\n".join(lines)
 
 

@@ -72,13 +72,13 @@ def _cells(rows: pd.DataFrame, cell: list[str], metric: pd.Series, defaults: dic
     choices = rows["params"].map(choices_of)
     out = rows.assign(metric=metric.astype(float), choice=choices.map(lambda c: json.dumps(c, sort_keys=True)))
     if one_network and defaults is not None and defaults.get("ensemble_size") == "auto":
-        reference = {k: defaults.get(k) for k in CHOICES}
-        same = [json.dumps({**c, "ensemble_size": "auto"}, sort_keys=True, default=str)
-                == json.dumps(reference, sort_keys=True, default=str) and c["ensemble_size"] in (1, "auto")
+        reference = json.dumps({k: defaults.get(k) for k in CHOICES}, sort_keys=True, default=str)
+        same = [c["ensemble_size"] in (1, "auto")
+                and json.dumps({**c, "ensemble_size": "auto"}, sort_keys=True, default=str) == reference
                 for c in choices]
-        other = [json.dumps({**c, "ensemble_size": 1 if c["ensemble_size"] == "auto" else "auto"}, sort_keys=True)
-                 for c in choices]
-        out = pd.concat([out, out[same].assign(choice=[o for o, keep in zip(other, same) if keep])])
+        twins = [json.dumps({**c, "ensemble_size": 1 if c["ensemble_size"] == "auto" else "auto"}, sort_keys=True)
+                 for c, keep in zip(choices, same) if keep]
+        out = pd.concat([out, out[same].assign(choice=twins)])
     out = out[np.isfinite(out["metric"])]
     return out.sort_values("date").groupby([*cell, "choice"], as_index=False).last()[[*cell, "choice", "metric"]]
 

@@ -159,7 +159,26 @@ def read_run_log(path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def latest_rows(rows: list[dict], key) -> list[dict]:
+    """Each ``key(row)`` once, by its latest row (``date``)."""
+    kept = {}
+    for row in sorted(rows, key=lambda r: r["date"]):
+        kept[key(row)] = row
+    return list(kept.values())
+
+
 # ---------------------------------------------------------------------- tables
+def rows_footer(rows: list[dict], rows_file: str) -> str:
+    """The closing line of a section made from JSON-lines rows: their dates and machines, each command
+    once, and the rows' file (relative to ``benchmarks/``)."""
+    dates = sorted(str(r["date"])[:10] for r in rows)
+    machines = sorted({r["machine"] for r in rows})
+    commands = list(dict.fromkeys(r["command"] for r in rows))
+    return (f"Runs: {dates[0]} to {dates[-1]}, on {'; '.join(machines)}, one process, one thread. Commands: "
+            + ", ".join(f"`{c}`" for c in commands) + f"; `--tables-only` re-renders this section. Rows: "
+            f"[`benchmarks/{rows_file}`]({rows_file}).")
+
+
 def _order(values, preferred) -> list:
     values = list(dict.fromkeys(values))
     return [v for v in preferred if v in values] + sorted(v for v in values if v not in preferred)
