@@ -117,12 +117,22 @@ def per_series_means(rows: list[dict], metric: str) -> dict[str, float]:
     return {sid: float(np.mean(v)) for sid, v in values.items()}
 
 
+def shown_label(row: dict) -> str:
+    """A network's label, with what its run had instead of a model choice added to the estimators since
+    (``tsrsa.benchmarking.defaults_screen.ADDED``): ``default (ran at start_weight=0.0)``."""
+    from tsrsa.benchmarking.defaults_screen import ADDED
+
+    missing = [f"{k}={v}" for k, v in ADDED.items() if row["model"] in NEURAL and k not in row.get("params", {})]
+    return f"{row['label']} (ran at {','.join(missing)})" if missing else row["label"]
+
+
 def render(rows: list[dict]) -> str:
+    rows = [{**r, "label": shown_label(r)} for r in rows]
     rows = latest_rows(rows, lambda r: (r["model"], r["label"], r["split"], r["seed"], r["frequency"],
                                         tuple(r["series"])))
     lines = ["What: M4 series fitted one model per series, as a user with a few series would: tsrsa's networks at "
              "the library's defaults (the M4 benchmark's horizon and input, `val_size=h`, one thread; a label names "
-             "what differs), ETS (`ETSForecaster`, the lowest-AIC form per series) and Naive2. \"validation\": each "
+             "what differs, and \"ran at\" what a run had before a choice was added), ETS (`ETSForecaster`, the lowest-AIC form per series) and Naive2. \"validation\": each "
              "history without its last h values, forecasting them; \"test\": the whole history, forecasting M4's "
              "test. sMAPE and MASE are means over the series (a network's per series first averaged over its "
              "seeds); \"÷ ETS\" is the mean MASE over ETS's on the same series; \"series ahead of ETS\" counts the "

@@ -211,8 +211,9 @@ def _constructor_defaults(model: str) -> dict:
 
 
 #: parameters added to the estimators after some rows were made, with what a row without one ran at
-#: where that is not today's default: before ``ensemble_size`` a fit trained one network
-ADDED_PARAMS = {"ensemble_size": 1}
+#: where that is not today's default: before ``ensemble_size`` a fit trained one network, before
+#: ``start_weight`` it forecast as trained
+ADDED_PARAMS = {"ensemble_size": 1, "start_weight": 0.0}
 
 
 def _differing_params(params: str, option_keys, defaults: dict | None = None) -> dict:

@@ -66,9 +66,12 @@ def cells(folder: Path | None):
                 yield dataset, n
 
 
-def run_cell(model_name: str, dataset: str, n: int, seed: int, folder: Path | None, fold: int = 1) -> dict | None:
-    """One nested fit at the defaults, its outer validation the ``fold``-th block of v steps from the end
-    of the training part (1: the last v); None when the steps before it leave no training window."""
+def nested_fit(model_name: str, dataset: str, n: int, seed: int, folder: Path | None, fold: int = 1,
+               params: dict | None = None):
+    """One nested fit at the defaults (``params`` over them), its outer validation the ``fold``-th block of v
+    steps from the end of the training part (1: the last v): (model, the start alone, the cell's scaled
+    series, the inner split, the inner and the outer validation origins); None when the steps before the
+    block leave no training window."""
     cell = make_cell(dataset, n, seed, folder)
     v, h = cell.split.val_size, cell.split.h
     z, n = cell.z, n - (fold - 1) * v  # the steps after the outer validation are not read
@@ -76,19 +79,35 @@ def run_cell(model_name: str, dataset: str, n: int, seed: int, folder: Path | No
         inner = split_rule(n - v, h, cell.split.season)
     except ValueError:
         return None
-    model = build_forecaster(model_name, cell, seed, {"input_size": inner.input_size, "val_size": inner.val_size})
+    model = build_forecaster(model_name, cell, seed,
+                             {**(params or {}), "input_size": inner.input_size, "val_size": inner.val_size})
     model.fit(pd.DataFrame({"unique_id": dataset, "ds": cell.index[:n - v], "y": z[:n - v]}))
     alone = copy.deepcopy(model)  # the start alone: the network's own outputs at zero, as before training
     zero_outputs(alone.network_)
-    row = {"model": model_name, "dataset": dataset, "n": cell.n, "seed": seed, "fold": fold, "h": h,
-           "input_size": inner.input_size,
-           "inner_val_size": inner.val_size, "outer_val_size": v, "start": (model.start_ or {}).get("model"),
-           "best_epoch": best_epoch(model)}
-    for part, origins in (("inner", np.arange(n - v - inner.val_size, n - v - h + 1)),
-                          ("outer", np.arange(n - v, n - h + 1))):
-        targets = z[origins[:, None] + np.arange(h)[None, :]]
+    origins = {"inner": np.arange(n - v - inner.val_size, n - v - h + 1), "outer": np.arange(n - v, n - h + 1)}
+    return model, alone, z, inner, origins
+
+
+def row_head(model_name: str, dataset: str, n: int, seed: int, fold: int, model, inner) -> dict:
+    """What a row of a nested fit says first: the fit, its split and what it fitted."""
+    return {"model": model_name, "dataset": dataset, "n": n, "seed": seed, "fold": fold, "h": model.h,
+            "input_size": inner.input_size, "inner_val_size": inner.val_size,
+            "start": (model.start_ or {}).get("model"), "best_epoch": best_epoch(model)}
+
+
+def run_cell(model_name: str, dataset: str, n: int, seed: int, folder: Path | None, fold: int = 1) -> dict | None:
+    """The row of one nested fit (:func:`nested_fit`): per-window losses of the network and of its start."""
+    fit = nested_fit(model_name, dataset, n, seed, folder, fold)
+    if fit is None:
+        return None
+    model, alone, z, inner, origins = fit
+    h = model.h
+    row = {**row_head(model_name, dataset, n, seed, fold, model, inner),
+           "outer_val_size": len(origins["outer"]) + h - 1}
+    for part, at in origins.items():
+        targets = z[at[:, None] + np.arange(h)[None, :]]
         for name, fitted in (("network", model), ("start", alone)):
-            err = window_forecasts(fitted, z, origins, h) - targets
+            err = window_forecasts(fitted, z, at, h) - targets
             row[f"{part}_{name}"] = (np.abs(err) if part == "inner" else np.square(err)).mean(axis=1).tolist()
     return row
 
@@ -143,35 +162,46 @@ def read_rows(path: Path) -> pd.DataFrame:
     return pd.DataFrame(read_run_log(path))
 
 
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def nested_options(description: str, rows: Path, folds: str) -> argparse.ArgumentParser:
+    """The options of a nested-validation screen: models, seeds, outer blocks, rows, RESULTS.md, tables only."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--models", default="RSA,Transformer")
     parser.add_argument("--seeds", default="0,1,2")
-    parser.add_argument("--folds", default="1", help="outer validation blocks, counted from the end (e.g. 1,2)")
-    parser.add_argument("--rows", type=Path, default=ROWS)
+    parser.add_argument("--folds", default=folds, help="outer validation blocks, counted from the end (e.g. 1,2)")
+    parser.add_argument("--rows", type=Path, default=rows)
     parser.add_argument("--results-md", type=Path, default=HERE / "RESULTS.md")
     parser.add_argument("--tables-only", action="store_true")
-    args = parser.parse_args(argv)
-    if not args.tables_only:
-        import torch
+    return parser
 
-        torch.set_num_threads(1)
-        folder = data_folder() / "classic"
-        done = read_rows(args.rows) if args.rows.exists() else pd.DataFrame(columns=KEY)
-        seen = set(done[KEY].itertuples(index=False, name=None))
-        args.rows.parent.mkdir(parents=True, exist_ok=True)
-        runs = [(m, d, n, s, f) for f in (int(x) for x in args.folds.split(",")) for m in args.models.split(",")
-                for d, n in cells(folder) for s in (int(x) for x in args.seeds.split(","))]
-        for model, dataset, n, seed, fold in runs:
-            if (model, dataset, n, seed, fold) in seen:
-                continue
-            row = run_cell(model, dataset, n, seed, folder, fold)
-            if row is None:  # too short for this fold: every seed alike
-                continue
-            row.update(date=dt.date.today().isoformat(), machine=machine_description() + ", 1 thread")
-            with args.rows.open("a") as f:
-                f.write(json.dumps(row) + "\n")
-            print(model, dataset, n, seed, fold, flush=True)
+
+def run_missing(run_cell, args) -> None:
+    """Every (model, cell, seed, fold) of ``args`` without a row in ``args.rows``: ``run_cell(model, dataset,
+    n, seed, folder, fold)``'s row appended as it ends (None: too short for that fold)."""
+    import torch
+
+    torch.set_num_threads(1)
+    folder = data_folder() / "classic"
+    done = read_rows(args.rows) if args.rows.exists() else pd.DataFrame(columns=KEY)
+    seen = set(done[KEY].itertuples(index=False, name=None))
+    args.rows.parent.mkdir(parents=True, exist_ok=True)
+    runs = [(m, d, n, s, f) for f in (int(x) for x in args.folds.split(",")) for m in args.models.split(",")
+            for d, n in cells(folder) for s in (int(x) for x in args.seeds.split(","))]
+    for model, dataset, n, seed, fold in runs:
+        if (model, dataset, n, seed, fold) in seen:
+            continue
+        row = run_cell(model, dataset, n, seed, folder, fold)
+        if row is None:  # too short for this fold: every seed alike
+            continue
+        row.update(date=dt.date.today().isoformat(), machine=machine_description() + ", 1 thread")
+        with args.rows.open("a") as f:
+            f.write(json.dumps(row) + "\n")
+        print(model, dataset, n, seed, fold, flush=True)
+
+
+def main(argv=None) -> None:
+    args = nested_options(__doc__.splitlines()[0], ROWS, "1").parse_args(argv)
+    if not args.tables_only:
+        run_missing(run_cell, args)
     rows = read_rows(args.rows)
     folds = ",".join(str(f) for f in sorted(rows["fold"].unique()))
     text = section(rows, f"python benchmarks/start_selection.py --folds {folds}")

@@ -19,11 +19,14 @@ def test_the_series_are_spread_over_the_file_first_included():
         per_series.chosen_ids(ids, 0)
 
 
-def row(model, label, split, seed, scores, date="2026-11-28T06:00:00"):
+TODAY = {"ensemble_size": "auto", "start_weight": "auto"}  # a network's row made at today's choices
+
+
+def row(model, label, split, seed, scores, date="2026-11-28T06:00:00", params=None):
     return {"date": date, "machine": "test machine", "command": f"python benchmarks/per_series.py --models {model}",
             "model": model, "label": label, "split": split, "seed": seed, "frequency": "Weekly",
             "series": ["W1", "W2"], "scores": {sid: {"smape": s, "mase": q} for sid, (s, q) in scores.items()},
-            "fit_seconds": 2.0, "params": {}}
+            "fit_seconds": 2.0, "params": TODAY if params is None and model in per_series.NEURAL else params or {}}
 
 
 def test_the_table_averages_seeds_per_series_and_sets_each_model_against_ets(tmp_path):
@@ -33,6 +36,8 @@ def test_the_table_averages_seeds_per_series_and_sets_each_model_against_ets(tmp
         row("RSA", "default", "test", 1, {"W1": (12.0, 1.2), "W2": (30.0, 3.0)}),
         row("RSA", "default", "test", 0, {"W1": (99.0, 99.0), "W2": (99.0, 99.0)}, date="2026-11-28T01:00:00"),
         row("Naive2", "default", "validation", 0, {"W1": (5.0, 0.5), "W2": (5.0, 0.5)}),
+        # made before start_weight existed: named for what it ran at, not averaged with today's seed 0
+        row("RSA", "default", "test", 0, {"W1": (9.0, 0.9), "W2": (20.0, 2.0)}, params={"ensemble_size": "auto"}),
     ]
     path = tmp_path / "rows.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -43,6 +48,7 @@ def test_the_table_averages_seeds_per_series_and_sets_each_model_against_ets(tmp
     assert "| ETS | default | 1 | 15.00 | 2.000 | 1.000 |  | 2.00 |" in text
     assert "**Weekly, validation** (2 series)" in text and "| Naive2 | default | 1 | 5.00 | 0.500 |  |  |" in text
     assert "99.0" not in text  # the earlier run of the same row is replaced
+    assert "| RSA | default (ran at start_weight=0.0) | 1 | 14.50 | 1.450 | 0.725 | 2/2 | 2.00 |" in text
 
 
 @pytest.mark.parametrize("argv, words", [

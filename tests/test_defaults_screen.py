@@ -12,7 +12,7 @@ from tsrsa.benchmarking.defaults_screen import (
 )
 
 REFERENCE = {"loss": "mse", "lr_schedule": None, "patch_len": 4, "learning_rate": 1e-3, "gate_init": 0.0,
-             "scaler": "standard", "start": None, "ensemble_size": "auto"}
+             "scaler": "standard", "start": None, "start_weight": "auto", "ensemble_size": "auto"}
 
 
 def regime_cells(ltsf: pd.DataFrame, m4: pd.DataFrame, short: pd.DataFrame) -> dict:
@@ -79,31 +79,35 @@ def test_a_training_fraction_is_a_cell_of_its_own():
     assert math.isclose(table.loc["patch_len=8", "long horizon ratio"], 1.5)
 
 
-def test_runs_made_at_one_network_are_named_so_and_count_as_the_defaults_where_auto_trains_one():
-    def before(**changed) -> str:  # a row made before ensemble_size existed: one network
+def test_runs_made_before_a_choice_existed_are_named_so_and_count_as_the_defaults_where_auto_gives_it():
+    def before(*added, **changed) -> str:  # a row made before the choices in ``added`` existed
         values = json.loads(params(**changed))
-        del values["ensemble_size"]
+        for key in added:
+            del values[key]
         return json.dumps(values)
 
+    old = ("ensemble_size", "start_weight")  # one network, its forecast as trained
     ltsf = pd.DataFrame([
-        dict(dataset="ETTh1", horizon=96, seed=0, val_mse=0.60, val_loss=0.6, params=before()),
-        dict(dataset="ETTh1", horizon=96, seed=0, val_mse=0.66, val_loss=0.3, params=before(loss="mae")),
+        dict(dataset="ETTh1", horizon=96, seed=0, val_mse=0.60, val_loss=0.6, params=before(*old)),
+        dict(dataset="ETTh1", horizon=96, seed=0, val_mse=0.66, val_loss=0.3, params=before(*old, loss="mae")),
     ]).assign(model="RSAForecaster", input_size=96, train_fraction=1.0)
     m4 = pd.DataFrame([
-        dict(frequency="Hourly", seed=0, owa=0.70, params=before(batches_per_epoch=400)),
-        dict(frequency="Hourly", seed=0, owa=0.77, params=before(loss="mae", batches_per_epoch=400)),
+        dict(frequency="Hourly", seed=0, owa=0.70, params=before("start_weight", batches_per_epoch=400)),
+        dict(frequency="Hourly", seed=0, owa=0.77, params=before(*old, loss="mae", batches_per_epoch=400)),
     ]).assign(model="RSA", split="validation", date="2026-11-27")
     short = pd.DataFrame([
-        dict(dataset="co2", train_length=200, seed=0, val_mse=1.0, params=before(max_epochs="auto")),
-        dict(dataset="co2", train_length=200, seed=0, val_mse=1.2, params=before(max_epochs="auto", loss="mae")),
-        dict(dataset="co2", train_length=200, seed=0, val_mse=0.8, params=params(max_epochs="auto")),  # members
+        dict(dataset="co2", train_length=200, seed=0, val_mse=1.0, params=before(*old, max_epochs="auto")),
+        dict(dataset="co2", train_length=200, seed=0, val_mse=1.2, params=before(*old, max_epochs="auto", loss="mae")),
+        dict(dataset="co2", train_length=200, seed=0, val_mse=0.9, params=before("start_weight", max_epochs="auto")),
+        dict(dataset="co2", train_length=200, seed=0, val_mse=0.8, params=params(max_epochs="auto")),  # today's
     ]).assign(model="RSAForecaster", date="2026-11-28")
     cells = regime_cells(ltsf, m4, short)
     table = screen(cells, REFERENCE).set_index("candidate")
-    one = table.loc["ensemble_size=1"]  # the one-network rows of ETT and M4 are the defaults' there too
-    assert (one["long horizon ratio"], one["many series ratio"]) == (1.0, 1.0)
-    assert math.isclose(one["short series ratio"], 1.0 / 0.8)
-    mae = table.loc["loss=mae,ensemble_size=1"]  # an earlier candidate, against today's defaults everywhere
+    for name, short_ratio in (("start_weight=0.0,ensemble_size=1", 1.0 / 0.8), ("start_weight=0.0", 0.9 / 0.8)):
+        candidate = table.loc[name]  # rows of ETT and M4 at one network, as trained, are the defaults' there too
+        assert (candidate["long horizon ratio"], candidate["many series ratio"]) == (1.0, 1.0)
+        assert math.isclose(candidate["short series ratio"], short_ratio)
+    mae = table.loc["loss=mae,start_weight=0.0,ensemble_size=1"]  # an earlier candidate, against today's defaults
     assert math.isclose(mae["long horizon ratio"], 1.1) and math.isclose(mae["many series ratio"], 1.1)
     assert math.isclose(mae["short series ratio"], 1.5)
     assert table.loc["default", "overall"] == 1.0 and "loss=mae" not in table.index

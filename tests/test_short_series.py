@@ -184,7 +184,8 @@ def test_a_row_records_every_parameter_explicitly(tmp_path):
     assert back["model"] == "RSAForecaster" and back["test_windows"] == 457 and np.isfinite(back["val_mse"])
 
 
-TODAY = json.dumps({"ensemble_size": "auto"})  # a row at today's defaults (a row without the key: one network)
+#: a row at today's defaults (a row without a key: one network, the network's forecast as trained)
+TODAY = json.dumps({"ensemble_size": "auto", "start_weight": "auto"})
 
 
 def _rows():
@@ -282,12 +283,12 @@ def test_the_tables_show_todays_defaults_whatever_the_label_and_an_earlier_defau
     # RSA's rows at today's defaults were run under an option's label, the "default" ones at another budget
     now = rows[rsa].assign(label="loss=mae,lr_schedule=onecycle", test_mse=0.2,
                            params=json.dumps({"loss": "mae", "lr_schedule": "onecycle", "h": 24, "num_threads": 1,
-                                              "ensemble_size": "auto"}))
-    rows.loc[rsa, "params"] = json.dumps({"loss": "mse", "lr_schedule": None})  # made before ensemble_size
+                                              "ensemble_size": "auto", "start_weight": "auto"}))
+    rows.loc[rsa, "params"] = json.dumps({"loss": "mse", "lr_schedule": None})  # made before either choice
     text = short_series_tables.render(pd.concat([rows, now], ignore_index=True))
     assert "| RSA | default | 0.200 ± 0.000 | 0.200 ± 0.000 | 3.0 | 1.0 |" in text
-    assert "| RSA | default (ran at ensemble_size=1,loss=mse,lr_schedule=None) | 0.510 ± 0.010 | 0.510 ± 0.010 |" \
-        in text
+    assert ("| RSA | default (ran at ensemble_size=1,loss=mse,lr_schedule=None,start_weight=0.0) | 0.510 ± 0.010 | "
+            "0.510 ± 0.010 |") in text
     assert "`loss=mae" not in text
     assert "| 200 | 0.49 (3/3) |" in text  # the ratios read today's default: 0.2 against the twin's 0.41
     assert "| Transformer | default |" in text  # the other models' rows at their defaults stay

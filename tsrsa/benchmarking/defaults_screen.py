@@ -2,7 +2,7 @@
 
 Every results file records each run's explicit parameters; a screen compares configurations that
 differ only in the model choices (:data:`CHOICES`: loss, schedule, patch length, learning rate, gate
-start, scaler, statistical start, ensemble members) within each cell of a regime (a data set, horizon or
+start, scaler, statistical start, start weight, ensemble members) within each cell of a regime (a data set, horizon or
 training length, and seed), on the cell's validation error, against the library's defaults run in the
 same cell:
 
@@ -30,7 +30,11 @@ import numpy as np
 import pandas as pd
 
 #: the model choices a screen compares (everything else is the protocol or a fixed setting)
-CHOICES = ("loss", "lr_schedule", "patch_len", "learning_rate", "gate_init", "scaler", "start", "ensemble_size")
+CHOICES = ("loss", "lr_schedule", "patch_len", "learning_rate", "gate_init", "scaler", "start", "start_weight",
+           "ensemble_size")
+#: choices added after rows were made: what a row without one ran at, which is also what "auto" gives on the
+#: long horizons and a large panel (one network, the network's forecast as trained)
+ADDED = {"ensemble_size": 1, "start_weight": 0.0}
 REGIMES = ("long horizon", "many series", "short series")
 #: what a run or its protocol sets (the data's shape, the budget, the machine), never a model choice
 RUN_KEYS = ("h", "input_size", "val_size", "random_state", "num_threads", "freq", "fill", "max_epochs",
@@ -50,10 +54,25 @@ def same_configuration(params: str, defaults: dict | None) -> bool:
 
 
 def choices_of(params: str) -> dict:
-    """The model choices of a row's parameters (JSON); ``ensemble_size`` absent is 1 (a row made before
-    the parameter existed trained one network)."""
+    """The model choices of a row's parameters (JSON); a choice of :data:`ADDED` absent is what a row made
+    before it existed ran at (``ensemble_size`` 1: one network; ``start_weight`` 0)."""
     values = json.loads(params)
-    return {**{key: values.get(key) for key in CHOICES}, "ensemble_size": values.get("ensemble_size", 1)}
+    return {**{key: values.get(key) for key in CHOICES}, **{k: values.get(k, v) for k, v in ADDED.items()}}
+
+
+def _auto_twins(choice: dict, defaults: dict) -> list[str]:
+    """Where "auto" gives :data:`ADDED`'s values (the long horizons, a large panel): a run of the defaults'
+    other choices (``choice``) under every spelling of those, "auto" or the value (else none)."""
+    keys = [k for k, v in ADDED.items() if defaults.get(k) == "auto"]
+    others = [k for k in CHOICES if k not in keys]
+    if not keys or any(choice[k] not in (ADDED[k], "auto") for k in keys) \
+            or json.dumps({k: choice[k] for k in others}, default=str) != json.dumps(
+                {k: defaults.get(k) for k in others}, default=str):
+        return []
+    spellings = [{}]
+    for key in keys:
+        spellings = [{**s, key: value} for s in spellings for value in (ADDED[key], "auto")]
+    return sorted({json.dumps({**choice, **s}, sort_keys=True, default=str) for s in spellings})
 
 
 def label(choice: dict, reference: dict) -> str:
@@ -64,21 +83,17 @@ def label(choice: dict, reference: dict) -> str:
 
 def _cells(rows: pd.DataFrame, cell: list[str], metric: pd.Series, defaults: dict | None,
            one_network: bool = False) -> pd.DataFrame:
-    """The latest metric per cell and choice. Where "auto" trains one network (``one_network``: the
-    long-horizon budget, a large panel), a run of the defaults' other choices at one network or at "auto"
-    counts for both."""
+    """The latest metric per cell and choice. Where "auto" gives :data:`ADDED`'s values (``one_network``:
+    the long-horizon budget, a large panel), a run at those values or at "auto" counts for every spelling."""
     kept = rows["params"].map(lambda p: same_configuration(p, defaults))
     rows, metric = rows[kept], metric[kept]
     choices = rows["params"].map(choices_of)
     out = rows.assign(metric=metric.astype(float), choice=choices.map(lambda c: json.dumps(c, sort_keys=True)))
-    if one_network and defaults is not None and defaults.get("ensemble_size") == "auto":
-        reference = json.dumps({k: defaults.get(k) for k in CHOICES}, sort_keys=True, default=str)
-        same = [c["ensemble_size"] in (1, "auto")
-                and json.dumps({**c, "ensemble_size": "auto"}, sort_keys=True, default=str) == reference
-                for c in choices]
-        twins = [json.dumps({**c, "ensemble_size": 1 if c["ensemble_size"] == "auto" else "auto"}, sort_keys=True)
-                 for c, keep in zip(choices, same) if keep]
-        out = pd.concat([out, out[same].assign(choice=twins)])
+    if one_network and defaults is not None:
+        twins = [(i, twin) for i, c in enumerate(choices) for twin in _auto_twins(c, defaults)]
+        if twins:
+            positions, spelt = zip(*twins)
+            out = pd.concat([out, out.iloc[list(positions)].assign(choice=list(spelt))])
     out = out[np.isfinite(out["metric"])]
     return out.sort_values("date").groupby([*cell, "choice"], as_index=False).last()[[*cell, "choice", "metric"]]
 

@@ -45,6 +45,16 @@ COMMON_PARAMS_DOC = """
         edge. 0: the best validation epoch, the start counting as epoch 0. A margin of 2 was screened
         on nested validation and not made the default (docs/statistical_start.md, "When the network
         replaces the start").
+    start_weight : float in [0, 1] or "auto", default "auto"
+        With a statistical start, the start's weight in the forecast: the trained network's forecast
+        ``S + C`` (the start plus the network's correction) becomes ``S + (1 - start_weight) C``, a
+        combination of the two forecasts, made by scaling the network's output layers once training
+        ends (``start_["start_weight"]`` records it; a fine-tune keeps its source's). 0: the network
+        as trained; 1: the start alone. "auto": 0.5 when ``max_epochs`` is "auto" and the training
+        windows are fewer than 2,000 (a short series, where the correction is chosen on a few
+        validation windows), else 0; chosen on nested validation over the short series
+        (docs/statistical_start.md, "A combination of start and network"). A quantile loss learns its
+        levels' spread in the correction: "auto" gives it 0 and a weight above 0 is refused.
     ensemble_size : int or "auto", default "auto"
         Networks trained apart whose forecasts are averaged (a quantile head's levels averaged level
         by level): member k is the network a fit with ``random_state + k`` trains, early stopping on

@@ -233,7 +233,7 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
                         raise
                     epochs.append(self.best_epoch_)
                     edges.append((self.start_ or {}).get("edge"))
-        self._members_built()
+        self._members_built(networks if fitted_from is None else ())  # a fine-tune keeps its source's blend
         if len(networks) > 1:  # each member's epoch and edge over the start
             self.best_epoch_ = epochs
             if any(edge is not None for edge in edges):

@@ -239,8 +239,8 @@ class RSAForecaster(TransformerForecaster):
                                           theta=values.get("theta"), mu=values.get("gate"))
         self.init_report_ = self._report(network.blocks[0].attn, assigned)
 
-    def _members_built(self) -> None:
-        super()._members_built()
+    def _members_built(self, trained=()) -> None:
+        super()._members_built(trained)
         self._fit_dilations, self._head_init = None, None  # every member started from the same estimates
 
     def _report(self, attention, assigned) -> pd.DataFrame:

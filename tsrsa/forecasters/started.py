@@ -1,19 +1,31 @@
-"""The statistical start of the neural forecasters: their ``start`` and ``start_learning_rate``.
+"""The statistical start of the neural forecasters: ``start``, ``start_learning_rate`` and ``start_weight``.
 
 :mod:`tsrsa.forecasters.start` fits the map; this mixin checks the arguments, fits the map on the
 scaled training parts before the network is built, attaches it (:mod:`tsrsa.nn.start`) and starts
 the network's own outputs at zero, so that the untrained forecast is the statistical model's. The
 fitted ``start_`` (a dict: the model, its order or forms, the window it reads) is saved with the
 model; the map's values are weights of the network (``start.weight``, ``start.bias``).
+
+Once trained, the forecast is the start's S plus the network's correction C. ``start_weight`` w gives
+the start that weight in a combination of the two forecasts, ``w S + (1 - w) (S + C) = S + (1 - w) C``:
+C is linear in the network's output layers, so their weights and biases are multiplied by ``1 - w``
+and the fitted network is the combination (saved, loaded, fine-tuned and explained as any network).
 """
 from __future__ import annotations
 
 import numpy as np
 import torch
 
+from tsrsa.forecasters.ensembles import AUTO_WINDOWS
 from tsrsa.forecasters.params import check_choice, check_float
 from tsrsa.forecasters.start import START_MODELS, fit_start
-from tsrsa.nn.start import attach_start, zero_outputs
+from tsrsa.nn.start import attach_start, scale_outputs, zero_outputs
+from tsrsa.training.budget import AUTO
+
+#: ``start_weight="auto"``: the start's weight in the forecast of a fit at the automatic budget on fewer than
+#: :data:`~tsrsa.forecasters.ensembles.AUTO_WINDOWS` training windows (a short series); chosen on nested
+#: validation over the short series (docs/statistical_start.md, "A combination of start and network")
+AUTO_START_WEIGHT = 0.5
 
 
 class StatisticalStart:
@@ -23,6 +35,15 @@ class StatisticalStart:
         check_choice("start", self.start, START_MODELS, allow_none=True)
         check_float("start_learning_rate", self.start_learning_rate)
         check_float("start_margin", self.start_margin)
+        weight = self.start_weight
+        if not (isinstance(weight, str) and weight == AUTO):
+            if isinstance(weight, str):
+                raise ValueError(f'start_weight={weight!r} is not supported; use "auto" or a number in [0, 1]')
+            check_float("start_weight", weight, maximum=1.0)
+            if weight > 0 and self._quantile_levels() is not None:
+                raise ValueError(f"start_weight={weight} shrinks the network's correction of a point forecast; "
+                                 f"loss='quantile' learns the spread of its levels in that correction: use "
+                                 f"start_weight=0 with it")
         why = self._why_no_start()
         if why is not None and self.start in ("ar", "ets"):  # "auto" starts only where a start applies
             raise ValueError(f"start={self.start!r} {why}")
@@ -77,7 +98,23 @@ class StatisticalStart:
             network.start.weight.copy_(torch.as_tensor(self._start_map.weight))
             network.start.bias.copy_(torch.as_tensor(self._start_map.bias))
 
-    def _members_built(self) -> None:
+    def _members_built(self, trained=()) -> None:
         """Every network of the fit is built and started: drop what only their building read (the map's
-        values live in the networks now)."""
+        values live in the networks now); the networks of a finished fit (``trained``) keep ``1 - w`` of
+        their correction, w the resolved ``start_weight``, recorded in ``start_["start_weight"]``."""
         self._start_map = None
+        if not trained or getattr(self, "start_", None) is None:
+            return
+        weight = self._resolved_start_weight()
+        for network in trained:
+            scale_outputs(network, 1.0 - weight)
+        self.start_ = {**self.start_, "start_weight": weight}
+
+    def _resolved_start_weight(self) -> float:
+        """``start_weight``, or for "auto" :data:`AUTO_START_WEIGHT` at the automatic budget (``max_epochs``
+        "auto") on fewer than :data:`AUTO_WINDOWS` training windows with a point forecast, else 0."""
+        weight = self.start_weight
+        if not (isinstance(weight, str) and weight == AUTO):
+            return float(weight)
+        short = isinstance(self.max_epochs, str) and self.max_epochs == AUTO and self.n_train_windows_ < AUTO_WINDOWS
+        return AUTO_START_WEIGHT if short and self._quantile_levels() is None else 0.0

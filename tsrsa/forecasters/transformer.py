@@ -107,7 +107,7 @@ class TransformerForecaster(NeuralForecaster):
         attention="softmax", attention_options=None, causal=None, revin=True, stream=False, readout_tokens="auto",
         known_future="readout", patch_len=4,
         loss="mae", quantiles=None, scaler="standard", start="auto", start_learning_rate=0.0, start_margin=0.0,
-        ensemble_size="auto", fill=None, freq=None,
+        start_weight="auto", ensemble_size="auto", fill=None, freq=None,
         max_epochs="auto", batch_size=32,
         batches_per_epoch="auto", inference_batch_size=1024, learning_rate=1e-3, weight_decay=1e-4, lr_schedule="onecycle",
         early_stopping_patience="auto", val_size=0, conformal_windows=None, accelerator="auto", devices=None,

@@ -19,7 +19,7 @@ from tsrsa.nn.revin import RevIN
 from tsrsa.nn.rnn_rem import RNNAsREM, linear_rnn_to_rem
 from tsrsa.nn.rsa import RSAAttention, RSAState
 from tsrsa.nn.rsa_heads import plan_heads
-from tsrsa.nn.start import LinearStart, attach_start, zero_outputs
+from tsrsa.nn.start import LinearStart, attach_start, scale_outputs, zero_outputs
 from tsrsa.nn.running_norm import RunningNorm
 from tsrsa.nn.softmax import SoftmaxAttention, softmax_attention
 from tsrsa.nn.state import LayerState, State
@@ -35,5 +35,5 @@ __all__ = [
     "RSAAttention", "RSAState", "RevIN", "RunningNorm", "SoftmaxAttention", "State", "StreamingState",
     "StreamingTransformer", "T2RAttention", "attach_start", "attention_kinds", "build_attention", "build_transformer",
     "get_attention", "get_distribution", "linear_rnn_to_rem", "make_loss", "plan_heads", "register_attention",
-    "rem_matrix", "softmax_attention", "zero_outputs",
+    "rem_matrix", "scale_outputs", "softmax_attention", "zero_outputs",
 ]

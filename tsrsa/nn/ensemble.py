@@ -31,6 +31,10 @@ class MemberMean(nn.Module):
         """The members' configuration (the first member's; they share it)."""
         return self.members[0].config
 
+    def output_layers(self) -> list[nn.Linear]:
+        """Every member's layers that write its forecast (``zero_outputs`` of an ensemble zeroes them all)."""
+        return [layer for member in self.members for layer in member.output_layers()]
+
     def forward(self, inputs):
         total = 0
         for member in self.members:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-__all__ = ["LinearStart", "attach_start", "horizon_layers", "start_groups", "zero_outputs"]
+__all__ = ["LinearStart", "attach_start", "horizon_layers", "scale_outputs", "start_groups", "zero_outputs"]
 
 
 class LinearStart(nn.Module):
@@ -63,6 +63,17 @@ def zero_outputs(network: nn.Module) -> None:
         for linear in network.output_layers():
             linear.weight.zero_()
             linear.bias.zero_()
+
+
+def scale_outputs(network: nn.Module, factor: float) -> None:
+    """Multiply the weights and biases of every layer that writes a network's forecast by ``factor``
+    (``network.output_layers()``): its forecast becomes ``factor`` times its own plus ``1 - factor`` times
+    what it forecasts with those layers at zero (for a network with a statistical start, the start; with
+    RevIN's affine map, the start shifted by what its trained bias restores). 0 is :func:`zero_outputs`."""
+    with torch.no_grad():
+        for linear in network.output_layers():
+            linear.weight.mul_(factor)
+            linear.bias.mul_(factor)
 
 
 def horizon_layers(covariates) -> list[nn.Linear]:
