@@ -11,10 +11,10 @@ hybrids and forecast combinations have it. The correction is linear in the netwo
 ``a`` is the factor on their weights and biases.
 
 Each fit is the defaults' with ``start_weight=0`` (the whole correction), the shares applied to its
-forecasts. The nested split of ``benchmarks/start_selection.py`` (each cell of the short-series benchmark fitted on
-the steps before an outer block of v training steps, the protocol's validation at their end; fold 1 the
-last v training steps, fold 2 the v before them; the test part never read) scores each rule on the outer
-block, which no fit saw. Rules: a fixed share a, and a share fitted per fit by least squares on the inner
+forecasts. The nested split of ``benchmarks/start_selection.py`` (each cell of the short-series
+benchmark fitted on the steps before an outer block of v training steps, the protocol's validation at
+their end; fold 1 the last v training steps, fold 2 the v before them; the test part never read) scores
+each rule on the outer block, which no fit saw. Rules: a fixed share a, and a share fitted per fit by least squares on the inner
 validation windows (the windows early stopping read), clipped to [0, 1]. A row keeps, per window, the
 means over the horizon of e², e c and c² (e = S - y, c = C), from which the squared error of every share
 follows: ``e² + 2 a e c + a² c²``. Rows go to ``results/start_blend.jsonl``, one per (model, cell, seed,
@@ -38,7 +38,6 @@ from tsrsa.benchmarking.results import read_run_log, replace_section  # noqa: E4
 from tsrsa.benchmarking.short_series import window_forecasts  # noqa: E402
 
 ROWS = HERE / "results" / "start_blend.jsonl"
-KEY = ["model", "dataset", "n", "seed", "fold"]
 #: the fixed shares of the correction the table scores (1: the trained network as it is)
 SHARES = (1.0, 0.75, 0.5, 0.25, 0.0)
 #: the fits are the defaults' with the whole correction kept (``start_weight=0``), the shares applied after
