@@ -31,6 +31,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 import tsrsa  # noqa: E402
+from tsrsa.benchmarking.defaults_screen import ADDED  # noqa: E402
 from tsrsa.benchmarking.m4 import FREQUENCIES, load_split  # noqa: E402
 from tsrsa.benchmarking.naive2 import naive2  # noqa: E402
 from tsrsa.benchmarking.results import (  # noqa: E402
@@ -120,8 +121,6 @@ def per_series_means(rows: list[dict], metric: str) -> dict[str, float]:
 def shown_label(row: dict) -> str:
     """A network's label, with what its run had instead of a model choice added to the estimators since
     (``tsrsa.benchmarking.defaults_screen.ADDED``): ``default (ran at start_weight=0.0)``."""
-    from tsrsa.benchmarking.defaults_screen import ADDED
-
     missing = [f"{k}={v}" for k, v in ADDED.items() if row["model"] in NEURAL and k not in row.get("params", {})]
     return f"{row['label']} (ran at {','.join(missing)})" if missing else row["label"]
 
@@ -132,7 +131,8 @@ def render(rows: list[dict]) -> str:
                                         tuple(r["series"])))
     lines = ["What: M4 series fitted one model per series, as a user with a few series would: tsrsa's networks at "
              "the library's defaults (the M4 benchmark's horizon and input, `val_size=h`, one thread; a label names "
-             "what differs, and \"ran at\" what a run had before a choice was added), ETS (`ETSForecaster`, the lowest-AIC form per series) and Naive2. \"validation\": each "
+             "what differs, and \"ran at\" what a run had before a choice was added), ETS (`ETSForecaster`, "
+             "the lowest-AIC form per series) and Naive2. \"validation\": each "
              "history without its last h values, forecasting them; \"test\": the whole history, forecasting M4's "
              "test. sMAPE and MASE are means over the series (a network's per series first averaged over its "
              "seeds); \"÷ ETS\" is the mean MASE over ETS's on the same series; \"series ahead of ETS\" counts the "

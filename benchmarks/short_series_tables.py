@@ -17,6 +17,7 @@ import pandas as pd
 
 import tsrsa
 from tsrsa.benchmarking.classic import CLASSIC
+from tsrsa.benchmarking.defaults_screen import ADDED
 from tsrsa.benchmarking.results import replace_section
 from tsrsa.benchmarking.short_series import split_rule
 from tsrsa.benchmarking.simulated import PROCESSES
@@ -210,21 +211,15 @@ def _constructor_defaults(model: str) -> dict:
     return {} if cls is None else cls.param_defaults()
 
 
-#: parameters added to the estimators after some rows were made, with what a row without one ran at
-#: where that is not today's default: before ``ensemble_size`` a fit trained one network, before
-#: ``start_weight`` it forecast as trained
-ADDED_PARAMS = {"ensemble_size": 1, "start_weight": 0.0}
-
-
 def _differing_params(params: str, option_keys, defaults: dict | None = None) -> dict:
     """A row's parameters without the option's own keys, the seed, and those at today's constructor
     default (``defaults``) or at None where today's default is None too: a parameter added to the
     estimators later is missing from older rows, which ran as its default does, or as
-    :data:`ADDED_PARAMS` says; a None that was the default then and is not now (``readout_tokens``)
-    stays, so that such a row is set against the defaults of its own day."""
+    ``tsrsa.benchmarking.defaults_screen.ADDED`` says; a None that was the default then and is not now
+    (``readout_tokens``) stays, so that such a row is set against the defaults of its own day."""
     values = json.loads(params) if isinstance(params, str) and params else {}
     defaults = defaults or {}
-    values = {**{k: v for k, v in ADDED_PARAMS.items() if k in defaults}, **values}
+    values = {**{k: v for k, v in ADDED.items() if k in defaults}, **values}
     return {k: v for k, v in values.items()
             if k not in option_keys and k != "random_state"
             and not (v is None and defaults.get(k) is None)

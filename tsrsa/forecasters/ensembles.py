@@ -61,9 +61,13 @@ class Ensembles:
         elif not (isinstance(size, str) and size == AUTO):
             self.ensemble_size_ = int(size)
         else:
-            budget = isinstance(self.max_epochs, str) and self.max_epochs == AUTO
-            several = budget and n_windows < AUTO_WINDOWS and self._why_one_network() is None
+            several = self._short_automatic_fit(n_windows) and self._why_one_network() is None
             self.ensemble_size_ = AUTO_MEMBERS if several else 1
+
+    def _short_automatic_fit(self, n_windows: int) -> bool:
+        """Whether a fit is what the "auto" rules for short series read: the automatic budget
+        (``max_epochs="auto"``) on fewer than :data:`AUTO_WINDOWS` training windows."""
+        return isinstance(self.max_epochs, str) and self.max_epochs == AUTO and n_windows < AUTO_WINDOWS
 
 
 def saved_members(weights: dict) -> int:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from tsrsa.forecasters.ensembles import AUTO_WINDOWS
 from tsrsa.forecasters.params import check_choice, check_float
 from tsrsa.forecasters.start import START_MODELS, fit_start
 from tsrsa.nn.start import attach_start, scale_outputs, zero_outputs
@@ -111,10 +110,10 @@ class StatisticalStart:
         self.start_ = {**self.start_, "start_weight": weight}
 
     def _resolved_start_weight(self) -> float:
-        """``start_weight``, or for "auto" :data:`AUTO_START_WEIGHT` at the automatic budget (``max_epochs``
-        "auto") on fewer than :data:`AUTO_WINDOWS` training windows with a point forecast, else 0."""
+        """``start_weight``, or for "auto" :data:`AUTO_START_WEIGHT` on a short series at the automatic budget
+        (``_short_automatic_fit``, as ``ensemble_size`` reads it) with a point forecast, else 0."""
         weight = self.start_weight
         if not (isinstance(weight, str) and weight == AUTO):
             return float(weight)
-        short = isinstance(self.max_epochs, str) and self.max_epochs == AUTO and self.n_train_windows_ < AUTO_WINDOWS
+        short = self._short_automatic_fit(self.n_train_windows_)
         return AUTO_START_WEIGHT if short and self._quantile_levels() is None else 0.0
