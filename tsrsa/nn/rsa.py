@@ -25,12 +25,11 @@ The ops, with every kind's signature ``(q, k, v, ..., state=None) -> (output, fi
 its options bound, as ``branch``, so RSA composes the softmax or T2R forms unchanged. A layer whose
 softmax weights are dropped out on the CPU (where the fused kernel then writes the weights out
 anyway) folds the gate into them instead: one product ((1 - g) dropout(softmax) + g P) V
-(``tsrsa.nn.softmax.gated_softmax``, ``RSAAttention.folds``), equal to the two products gated.
+(``RSAAttention.folded_weights``, ``tsrsa.nn.rem_fold``), equal to the two products gated.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from functools import partial
 from typing import Callable
 
@@ -42,10 +41,12 @@ from tsrsa.nn.linear_attention import LinearState
 from tsrsa.nn.multihead import MultiHeadAttention
 from tsrsa.nn.registry import KindOps, register_attention
 from tsrsa.nn.rem import (REM_MASKS, RemHeads, kind_codes, lattice_matrices, padded_lattice, rem_lattice,
-                          rem_matrices, rem_parallel, rem_recurrent)
+                          rem_matrices, rem_parallel)
+from tsrsa.nn.rem_fold import FoldedLattice, fold_lattice, folded_rem
+from tsrsa.nn.rsa_ops import RSAState, gate_mix, rsa_parallel, rsa_recurrent
 from tsrsa.nn.rsa_heads import head_selections, plan_heads
-from tsrsa.nn.softmax import gated_softmax, register_alibi, softmax_parallel, softmax_recurrent
-from tsrsa.nn.state import LayerState, nested_state
+from tsrsa.nn.softmax import (GatedWeights, register_alibi, softmax_parallel, softmax_recurrent,
+                              softmax_weights)
 from tsrsa.nn.t2r import T2RFeatureMap, check_feature_size, t2r_bidirectional, t2r_chunked, t2r_stream
 
 __all__ = ["FFT_FROM_TOKENS", "GATES", "RSAAttention", "RSAState", "gate_mix", "rsa_parallel", "rsa_recurrent"]
@@ -55,56 +56,6 @@ METHODS = ("auto", "dense", "fft")
 #: token counts above which the FFT form of P @ V replaces the dense one: training (forward and backward)
 #: is faster dense up to 1,440 tokens on the CPU, the FFT at 2,880 (benchmarks/bench_rem.py)
 FFT_FROM_TOKENS = 1440
-
-
-@dataclass(frozen=True, eq=False)
-class RSAState(LayerState):
-    """An RSA layer's recurrent state: its softmax (or T2R) branch's and its REM heads'."""
-
-    branch: LayerState = nested_state()  # KeyValueState, BoundedCacheState, or LinearState (t2r_features)
-    rem: torch.Tensor  # (B, H_rem, d_max, hs) complex: what the next tokens receive from the history
-
-    @property
-    def kept_positions(self) -> torch.Tensor | None:
-        return self.branch.kept_positions
-
-
-def gate_mix(y: torch.Tensor, rem: torch.Tensor | None, gate: torch.Tensor) -> torch.Tensor:
-    """Gate the REM heads' outputs into the branch's: y (B, H, T, hs), rem (B, H_rem, T, hs) (None:
-    no REM heads), gate σ(μ) (1,) or (H_rem,)."""
-    if rem is None:
-        return y
-    R = rem.size(1)
-    g = gate.to(y.dtype).view(1, -1, 1, 1)  # (1, 1 or R, 1, 1)
-    mixed = torch.lerp(y[:, :R], rem.to(y.dtype), g)  # (1 - g) y + g rem: (B, R, T, hs)
-    return mixed if R == y.size(1) else torch.cat([mixed, y[:, R:]], dim=1)  # (B, H, T, hs)
-
-
-def rsa_parallel(q, k, v, heads: RemHeads, gate: torch.Tensor, *, branch: Callable, method: str = "dense",
-                 state: RSAState | None = None, output_state: bool = True):
-    """The parallel form: the branch's op (``branch(q, k, v, state=, output_state=)``, its options bound)
-    and P @ V of the REM heads (``rem_parallel``, dense or FFT), gated. q, k, v (B, H, T, hs), the
-    REM heads the first H_rem. Returns (B, H, T, hs) and the ``RSAState`` after the tokens."""
-    R = heads.codes.numel()
-    y, branch_state = branch(q, k, v, state=None if state is None else state.branch, output_state=output_state)
-    rem, z = None, None if state is None else state.rem
-    if R:
-        rem, z = rem_parallel(v[:, :R], heads, method=method, state=z, output_state=output_state)  # (B, R, T, hs)
-    elif output_state and z is None:
-        z = heads.empty_state(v[:, :0])
-    return gate_mix(y, rem, gate), (RSAState(branch_state, z) if output_state else None)
-
-
-def rsa_recurrent(q, k, v, heads: RemHeads, gate: torch.Tensor, *, branch: Callable,
-                  state: RSAState | None = None, output_state: bool = True):
-    """The recurrent form: the branch's recurrent op and the REM heads' recurrences (``rem_stream``),
-    gated; arguments and returns as ``rsa_parallel``."""
-    R = heads.codes.numel()
-    y, branch_state = branch(q, k, v, state=None if state is None else state.branch, output_state=output_state)
-    rem, z = None, heads.empty_state(v[:, :R]) if state is None else state.rem
-    if R:
-        rem, z = rem_recurrent(v[:, :R], heads, state=z)  # (B, R, n, hs)
-    return gate_mix(y, rem, gate), (RSAState(branch_state, z) if output_state else None)
 
 
 @register_attention("rsa")
@@ -280,16 +231,32 @@ class RSAAttention(MultiHeadAttention):
             lattice = self._lattice
         return RemHeads(self.codes, radius, angle, self.dilation, self.rem_mask, self.max_lag, lattice)
 
+    def folded_lattice(self, n_tokens: int, dtype) -> FoldedLattice:
+        """The lattice of all n_heads heads over ``n_tokens`` tokens (a plain head's zero) with the heads'
+        selection matrices (``fold_lattice``), kept while the length and the heads' dilations stay the same."""
+        key = self._length_key(n_tokens, dtype)
+        if self._all_heads_key != key:
+            lattice = padded_lattice(self.codes, self.dilation, self.n_heads, n_tokens, mask=self.rem_mask,
+                                     max_lag=self.max_lag, dtype=dtype)
+            self._all_heads = fold_lattice(lattice, self.pick, self.gate_pick, self.plan.n_eta)
+            self._all_heads_key = key
+        return self._all_heads
+
     def folded_matrices(self, n_tokens: int) -> tuple[torch.Tensor, torch.Tensor]:
         """P of all n_heads heads over ``n_tokens`` tokens (H, T, T), a plain head's zero, and each head's
-        gate (H,), a plain head's 0: what ``gated_softmax`` reads, with no padding to make."""
+        gate (H,), a plain head's 0, composed of autograd ops."""
         radius, angle = self.rem_parameters(all_heads=True)  # (H,) each
-        key = self._length_key(n_tokens, radius.dtype)
-        if self._all_heads_key != key:
-            self._all_heads = padded_lattice(self.codes, self.dilation, self.n_heads, n_tokens, mask=self.rem_mask,
-                                             max_lag=self.max_lag, dtype=radius.dtype)
-            self._all_heads_key = key
-        return lattice_matrices(radius, angle, self._all_heads), (self.gate_pick * self.gate()).sum(-1)
+        lattice = self.folded_lattice(n_tokens, radius.dtype).lattice
+        return lattice_matrices(radius, angle, lattice), (self.gate_pick * self.gate()).sum(-1)
+
+    def folded_weights(self, att: torch.Tensor) -> torch.Tensor:
+        """(1 - g) att + g P over all heads, att (B, H, T, T): in one node (``folded_rem``), or composed of
+        autograd ops where the gate is set or autocast would round P (``folded_matrices``)."""
+        if self.gate_override is None and att.dtype == self.eta.dtype and not torch.is_autocast_enabled("cpu"):
+            folded = self.folded_lattice(att.size(-1), att.dtype)
+            return folded_rem(att, self.eta, self.nu, self.theta, self.mu, folded)
+        P, gate = self.folded_matrices(att.size(-1))
+        return GatedWeights.apply(att, P.to(att.dtype), gate.to(att.dtype))
 
     def _length_key(self, n_tokens: int, dtype) -> tuple:
         """What a lattice over ``n_tokens`` depends on: it is rebuilt when any of it changes."""
@@ -321,7 +288,7 @@ class RSAAttention(MultiHeadAttention):
         return self.parallel(x, output_state=False)[0]  # (B, T, D)
 
     def folds(self, x: torch.Tensor, state: RSAState | None, output_state: bool) -> bool:
-        """Whether the gate folds into the softmax weights (``gated_softmax``): a softmax branch with
+        """Whether the gate folds into the softmax weights (``folded_weights``): a softmax branch with
         dropout on the CPU, dense REMs, no state in or out."""
         return (self.features is None and self.n_rem > 0 and self.attention_dropout > 0 and x.device.type == "cpu"
                 and state is None and not output_state and self.rem_method(x.size(1)) == "dense")
@@ -330,10 +297,8 @@ class RSAAttention(MultiHeadAttention):
         q, k, v = self.project(x)  # (B, H, T, hs)
         output_state = output_state and self.causal
         if self.folds(x, state, output_state):
-            P, gate = self.folded_matrices(x.size(1))  # (H, T, T), (H,)
-            y = gated_softmax(q, k, v, P, gate, causal=self.causal, slopes=self.slopes,
-                              dropout=self.attention_dropout)
-            return self.output(y), None  # (B, T, D)
+            att = softmax_weights(q, k, causal=self.causal, slopes=self.slopes, dropout=self.attention_dropout)
+            return self.output(self.folded_weights(att) @ v), None  # (B, T, D)
         heads = self.rem_heads(x.size(1))
         y, state = rsa_parallel(q, k, v, heads, self.gate(), branch=self.branch_op(recurrent=False),
                                 method=self.rem_method(x.size(1)), state=state, output_state=output_state)

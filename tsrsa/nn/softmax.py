@@ -10,7 +10,7 @@ step and ``stream`` costs O(tokens seen) per new token (a bounded cache caps it:
   than ``SMALL_SOFTMAX_KEYS`` keys on the CPU the explicit lines with ``SmallSoftmax``, faster there;
 - ``softmax_recurrent``: n new tokens over the cache (unbounded) or ``bounded_attend`` (bounded);
 - ``gated_softmax``: the weights of ``softmax_weights`` mixed by a gate with matrices shared by the
-  batch, then one product with v (RSA's REM heads fold into it: ``tsrsa.nn.rsa``).
+  batch, then one product with v (the form of RSA's folded training step: ``RSAAttention.folded_weights``).
 
 With a state, the queries are the last n of the state's keys followed by the n new ones.
 """
