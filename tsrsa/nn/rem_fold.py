@@ -6,7 +6,7 @@ An RSA layer with attention dropout on the CPU mixes its gate into the dropped-o
 operator call costs a few microseconds whatever its size, so the work is counted in calls: composed
 from autograd ops, the heads' values (lam = tanh(eta), gamma = sigmoid(nu), theta, g = sigmoid(mu)),
 P on its lattice and the mix take about 80 calls forward and backward per layer; ``FoldedRem`` takes
-about 40, with the same values (float64: equal to the composed ops' within rounding).
+about 45, with the same values (float64: equal to the composed ops' within rounding).
 
 With r_h and theta_h a head's radius and angle, m the step count on the lattice and s the head's
 shift (pi / 2 for a sin head):
