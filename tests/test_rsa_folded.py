@@ -28,7 +28,8 @@ def test_the_gate_folded_into_the_weights_keeps_outputs_and_gradients(causal, al
     if node == "composed":
         layer.folded_weights = lambda att: composed(layer, att)
     x = torch.randn(2, 9, 16, dtype=torch.float64)
-    assert layer.folds(x, None, False) and not layer.folds(x, None, True) and not layer.eval().folds(x, None, False)
+    assert layer.folds(x, None, False) and not layer.folds(x, None, True) and layer.eval().folds(x, None, False)
+    assert not layer.folds(torch.randn(2, 16, 16, dtype=torch.float64), None, False)  # the fused kernel's keys
     results = []
     for folded in (True, False):
         layer.train().folds = lambda *args: folded
@@ -86,3 +87,18 @@ def test_rem_values_and_gates_keep_full_precision_under_autocast():
     torch.testing.assert_close(radius, torch.tensor([0.995, 0.99, 0.99]), rtol=0, atol=1e-6)
     torch.testing.assert_close(P[0, 7, 0], torch.tensor(0.995 ** 7), rtol=0, atol=1e-6)
     torch.testing.assert_close(gate, torch.sigmoid(torch.tensor([0.3, -0.2, 0.1, 0.0])) * torch.tensor([1, 1, 1, 0]))
+
+
+def test_a_forecast_over_few_keys_folds_as_training_does():
+    """In evaluation over fewer than 16 keys the softmax weights are written out too, so the gate folds into
+    them: the same forecast as the two products gated, in float64, and the same as the streamed one."""
+    layer = RSAAttention(16, 4, dropout=0.2, causal=True, n_dilated_regular=1).double().eval()
+    layer.set_rem_parameters(lam=[0.8, -0.5], gamma=[0.9], theta=[0.7], mu=[0.4])
+    x = torch.randn(3, 10, 16, dtype=torch.float64)
+    with torch.no_grad():
+        folded = layer(x)
+        layer.folds = lambda *args: False
+        composed_ = layer(x)
+        streamed, _ = layer.stream(x, layer.init_state(3, dtype=torch.float64))
+    torch.testing.assert_close(folded, composed_, rtol=1e-10, atol=1e-12)
+    torch.testing.assert_close(folded, streamed, rtol=1e-9, atol=1e-10)

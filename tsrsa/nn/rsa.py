@@ -23,8 +23,8 @@ The ops, with every kind's signature ``(q, k, v, ..., state=None) -> (output, fi
 ``rsa_parallel`` (the branch's parallel op and the dense or FFT REM, for training) and
 ``rsa_recurrent`` (the branch's recurrent op and ``rem_stream``); each takes its branch's op, with
 its options bound, as ``branch``, so RSA composes the softmax or T2R forms unchanged. A layer whose
-softmax weights are dropped out on the CPU (where the fused kernel then writes the weights out
-anyway) folds the gate into them instead: one product ((1 - g) dropout(softmax) + g P) V
+softmax weights are written out on the CPU anyway (dropped out in training, or over few keys) folds
+the gate into them instead: one product ((1 - g) dropout(softmax) + g P) V
 (``RSAAttention.folded_weights``, ``tsrsa.nn.rem_fold``), equal to the two products gated.
 """
 from __future__ import annotations
@@ -45,7 +45,7 @@ from tsrsa.nn.rem import (REM_MASKS, RemHeads, kind_codes, lattice_matrices, pad
 from tsrsa.nn.rem_fold import FoldedLattice, fold_lattice, folded_rem
 from tsrsa.nn.rsa_ops import RSAState, gate_mix, rsa_parallel, rsa_recurrent
 from tsrsa.nn.rsa_heads import head_selections, plan_heads
-from tsrsa.nn.softmax import (GatedWeights, register_alibi, softmax_parallel, softmax_recurrent,
+from tsrsa.nn.softmax import (GatedWeights, few_keys, register_alibi, softmax_parallel, softmax_recurrent,
                               softmax_weights)
 from tsrsa.nn.t2r import T2RFeatureMap, check_feature_size, t2r_bidirectional, t2r_chunked, t2r_stream
 
@@ -288,9 +288,10 @@ class RSAAttention(MultiHeadAttention):
         return self.parallel(x, output_state=False)[0]  # (B, T, D)
 
     def folds(self, x: torch.Tensor, state: RSAState | None, output_state: bool) -> bool:
-        """Whether the gate folds into the softmax weights (``folded_weights``): a softmax branch with
-        dropout on the CPU, dense REMs, no state in or out."""
-        return (self.features is None and self.n_rem > 0 and self.attention_dropout > 0 and x.device.type == "cpu"
+        """Whether the gate folds into the softmax weights (``folded_weights``): a softmax branch on the CPU
+        that writes its weights out anyway (dropout on them, or few keys), dense REMs, no state in or out."""
+        return (self.features is None and self.n_rem > 0 and x.device.type == "cpu"
+                and (self.attention_dropout > 0 or few_keys(x, x.size(1)))
                 and state is None and not output_state and self.rem_method(x.size(1)) == "dense")
 
     def parallel(self, x: torch.Tensor, state: RSAState | None = None, *, output_state: bool = True):
