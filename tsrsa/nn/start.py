@@ -59,21 +59,22 @@ def attach_start(network: nn.Module, window: int, h: int, *, trainable: bool = F
 def zero_outputs(network: nn.Module) -> None:
     """Set every layer that writes a network's forecast to zero (``network.output_layers()``: its head, the
     covariates' horizon term)."""
-    with torch.no_grad():
-        for linear in network.output_layers():
-            linear.weight.zero_()
-            linear.bias.zero_()
+    scale_outputs(network, 0.0)
 
 
 def scale_outputs(network: nn.Module, factor: float) -> None:
     """Multiply the weights and biases of every layer that writes a network's forecast by ``factor``
     (``network.output_layers()``): its forecast becomes ``factor`` times its own plus ``1 - factor`` times
     what it forecasts with those layers at zero (for a network with a statistical start, the start; with
-    RevIN's affine map, the start shifted by what its trained bias restores). 0 is :func:`zero_outputs`."""
+    RevIN's affine map, the start shifted by what its trained bias restores). 0 sets them to zero
+    (:func:`zero_outputs`), whatever they held."""
     with torch.no_grad():
         for linear in network.output_layers():
-            linear.weight.mul_(factor)
-            linear.bias.mul_(factor)
+            for values in (linear.weight, linear.bias):
+                if factor == 0:
+                    values.zero_()
+                else:
+                    values.mul_(factor)
 
 
 def horizon_layers(covariates) -> list[nn.Linear]:
