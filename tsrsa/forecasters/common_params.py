@@ -23,18 +23,21 @@ COMMON_PARAMS_DOC = """
         ``yhat_q2.5``, ...
     scaler : {"standard", "robust", "minmax", "identity"} or None, default "standard"
         Per-series scaling fitted on each series' training part.
-    start : {"ar", "ets", "auto"} or None, default "auto"
+    start : {"ar", "ets", "arima", "auto"} or None, default "auto"
         A statistical start: the network's forecast is a fitted statistical model's point forecast
         plus the network's correction, which starts at zero, so that the untrained model forecasts as
         the statistical one and training moves away from it only where the data say so. "ar": an
         autoregression on levels or first differences (pooled over the series, order by AIC); "ets":
-        additive exponential smoothing; "auto": both, keeping the one with the lower error on the
-        validation windows (on the training parts' last windows when ``val_size=0``). Each is written
-        as a linear map of the scaled window (:mod:`tsrsa.forecasters.start`; fitted as ``start_``).
-        "ar" and "ets" refuse ``stream=True`` and a distribution loss; "auto" fits no start there
-        (``start_`` is None). None: the network alone. The default, "auto", was chosen on validation
-        over long-horizon data, a panel of many series and short series
-        (docs/benchmark_configuration.md).
+        additive exponential smoothing; "arima": a seasonal ARIMA with automatic orders (per series);
+        "auto": the candidates "ar" and "ets", and "arima" too for one series when ``max_epochs`` is
+        "auto" and the training windows are fewer than 2,000 (a short series, as for
+        ``ensemble_size``), keeping the one with the lowest error on the validation windows (on the
+        training parts' last windows when ``val_size=0``). Each is written as a linear map of the scaled window
+        (:mod:`tsrsa.forecasters.start`; fitted as ``start_``). A named model refuses ``stream=True``
+        and a distribution loss; "auto" fits no start there (``start_`` is None). None: the network
+        alone. The default, "auto", was chosen on validation over long-horizon data, a panel of many
+        series and short series, and its candidates on nested validation
+        (docs/benchmark_configuration.md; docs/statistical_start.md).
     start_learning_rate : float, default 0.0
         The statistical start's own learning rate; 0 keeps it as fitted.
     start_margin : float, default 0.0

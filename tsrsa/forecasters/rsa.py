@@ -156,8 +156,8 @@ class RSAForecaster(TransformerForecaster):
         self.rem_init_values()
         if self.rem_init == "start" and not self._start_applies():
             raise ValueError('rem_init="start" starts the REM heads from the statistical start\'s fit, and this '
-                             'configuration has none: set start="ar", "ets" or "auto" (with a fixed window and a '
-                             'point or quantile loss), or use rem_init="data"')
+                             'configuration has none: set start="ar", "ets", "arima" or "auto" (with a fixed window '
+                             'and a point or quantile loss), or use rem_init="data"')
 
     def _group_options(self) -> dict | None:
         """The REM values and gates at ``rem_learning_rate``, without weight decay."""

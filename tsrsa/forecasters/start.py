@@ -1,7 +1,7 @@
 """The statistical start of a neural forecaster: a fitted model's forecast as a linear map of the window.
 
-``start="ar"``, ``"ets"`` or ``"auto"`` fits a statistical model on the training parts of the series, in
-the units the network reads (each series scaled by its training part's statistics), and writes its
+``start="ar"``, ``"ets"``, ``"arima"`` or ``"auto"`` fits a statistical model on the training parts of the
+series, in the units the network reads (each series scaled by its training part's statistics), and writes its
 point forecast from a window of the latest ``L`` values as ``S(x) = W x + b`` (W: h x L). The network
 (:mod:`tsrsa.nn.start`) adds its own output, started at zero, so that before the first optimiser
 step the forecast is the statistical model's.
@@ -24,10 +24,16 @@ step the forecast is the statistical model's.
   ``truncation`` in the record is its mean absolute size on the fitted series' last windows, in the
   scaled units.
 
-- **"auto"**: both, each fitted as above on the training parts; kept: the one whose forecasts of the
-  validation windows (those whose targets lie in the held-out steps, on at most :data:`AUTO_SERIES`
-  series) have the lower mean squared error (without held-out steps, of each training part's last
-  window). The record says which and why (``chosen_by``, ``ar_mse``, ``ets_mse``).
+- **"arima"**: a seasonal ARIMA with automatic orders per series, as an ARMA of the levels in
+  innovations form, its state before the window estimated as ETS's is
+  (:mod:`tsrsa.forecasters.start_arima`).
+- **"auto"**: the candidates, each fitted as above on the training parts; kept: the one whose forecasts
+  of the validation windows (those whose targets lie in the held-out steps, on at most
+  :data:`AUTO_SERIES` series) have the lowest mean squared error (without held-out steps, of each
+  training part's last window). The candidates are "ar" and "ets", and "arima" too on a short series
+  (the forecaster passes :data:`SHORT_AUTO_MODELS` for one series at the automatic budget on fewer than
+  2,000 training windows, where its other rules for short series apply). The record
+  says which and why (``chosen_by``, and ``ar_mse``, ``ets_mse``, ``arima_mse`` of those fitted).
 
 A panel gets one map for every series (pooled coefficients), so a global model, a new series and a
 window given to ``predict(df=...)`` all read it the same way. The streaming configuration has no
@@ -37,50 +43,35 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 import warnings
-from collections import OrderedDict
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from tsrsa.forecasters.arima_model import differences
 from tsrsa.forecasters.ets_model import EtsForm, candidate_forms, fit_lowest_aic, forecast
+from tsrsa.forecasters.start_arima import arima_start
+from tsrsa.forecasters.start_maps import (  # noqa: F401 (forget_kept_fits: the kept fits are emptied here too)
+    StartMap, affine_map, forget_kept_fits, innovations_map, innovations_start, kept_fit, spread,
+)
 from tsrsa.init.ar import companion_roots, default_max_lag
 from tsrsa.init.heads import Estimates
 
-#: the models a start can be fitted from; "auto" fits both and keeps the one of lower validation error
-START_MODELS = ("ar", "ets", "auto")
-#: "auto" scores the two starts on the windows of at most this many series (evenly spread over the panel)
+#: the models a start can be fitted from; "auto" fits several and keeps the one of lowest validation error
+START_MODELS = ("ar", "ets", "arima", "auto")
+#: what "auto" chooses among by default; a short series adds "arima" (:data:`SHORT_AUTO_MODELS`)
+AUTO_MODELS = ("ar", "ets")
+#: what "auto" chooses among for one series at the automatic budget on fewer than
+#: :data:`~tsrsa.forecasters.ensembles.AUTO_WINDOWS` training windows, where an ARIMA search costs little against
+#: the networks (docs/statistical_start.md)
+SHORT_AUTO_MODELS = ("ar", "ets", "arima")
+#: "auto" scores its candidates on the windows of at most this many series (evenly spread over the panel)
 AUTO_SERIES = 256
 #: an ETS start fits at most this many series (ETS is fitted one series at a time)
 ETS_SERIES = 16
 #: series checked for a unit root when an AR start chooses its differencing
 KPSS_SERIES = 64
-#: the latest per-series ETS fits kept in memory, so that a refit on the same training data (a tuning
-#: trial, a refit with other network options) does not fit them again
-ETS_FITS_KEPT = 256
-_ets_fits: OrderedDict = OrderedDict()
-_ets_fits_lock = threading.Lock()
-
-
-@dataclass(frozen=True)
-class StartMap:
-    """A fitted start: ``forecast = weight @ window[-weight.shape[1]:] + bias``; ``record`` describes it."""
-
-    weight: np.ndarray  # (h, window)
-    bias: np.ndarray  # (h,)
-    record: dict
-
-    def __call__(self, windows: np.ndarray) -> np.ndarray:
-        """(n, >= window) -> (n, h)."""
-        return windows[:, -self.weight.shape[1]:] @ self.weight.T + self.bias
-
-
-def spread(n: int, k: int) -> np.ndarray:
-    """At most ``k`` indices evenly spread over ``range(n)``."""
-    return np.unique(np.linspace(0, n - 1, min(n, k)).round().astype(int))
 
 
 # ---------------------------------------------------------------------- AR
@@ -96,14 +87,6 @@ def ar_forecasts(windows: np.ndarray, coefficients: np.ndarray, constant: float,
         out[:, k] = step
         history = np.concatenate([history[:, 1:], step[:, None]], axis=1) if p else history
     return windows[:, -1:] + np.cumsum(out, axis=1) if d else out
-
-
-def affine_map(forecasts, window: int) -> tuple[np.ndarray, np.ndarray]:
-    """(W, b) of an affine function ``forecasts`` of windows (n, window) -> (n, h): b at the zero
-    window, W's columns at the unit windows."""
-    probes = np.vstack([np.zeros((1, window)), np.eye(window)])
-    values = forecasts(probes)  # (window + 1, h)
-    return (values[1:] - values[0]).T, values[0]
 
 
 def lag_rows(series: list[np.ndarray], p: int, first: int) -> tuple[np.ndarray, np.ndarray]:
@@ -167,8 +150,8 @@ def ar_start(series: list[np.ndarray], window: int, h: int, season: int, order=N
     coefficients, constant, d, aic = fit_ar(series, window, season, order, d)
     weight, bias = affine_map(lambda w: ar_forecasts(w, coefficients, constant, d, h), window)
     record = {"model": "ar", "order": len(coefficients), "d": d, "constant": round(constant, 8),
-              "coefficients": [round(float(a), 8) for a in coefficients], "aic": round(aic, 4) if np.isfinite(aic) else None,
-              "series": len(series)}
+              "coefficients": [round(float(a), 8) for a in coefficients],
+              "aic": round(aic, 4) if np.isfinite(aic) else None, "series": len(series)}
     return StartMap(weight, bias, record)
 
 
@@ -197,40 +180,23 @@ def ets_matrices(form: EtsForm, params: np.ndarray) -> tuple[np.ndarray, np.ndar
 
 
 def window_start(form: EtsForm, params: np.ndarray, window: int) -> np.ndarray:
-    """(2 + m, window): the state before a window as a linear function of the window: the state whose
-    one-step errors over the window have the least sum of squares, as a fit concentrates the initial
-    state out of its likelihood. From a state s, the errors are ``(I - A) x - B s`` (B's row t: how s
-    reaches the forecast of step t, ``w' D^t``; A: how the earlier values of the window do), so the
-    state is ``lstsq(B, I - A) x``. The directions B cannot see (a level shift taken back by the
-    seasonal states, a trend without a trend) move no forecast; the least-norm state is taken."""
-    F, g, w = ets_matrices(form, params)
-    D = F - np.outer(g, w)
-    reach, carried = np.zeros((window, len(g))), np.zeros((window, window))
-    power, past = np.eye(len(g)), np.zeros((len(g), window))  # D^t and the state's map of x_1..x_t
-    for t in range(window):
-        reach[t], carried[t] = w @ power, w @ past
-        power, past = D @ power, D @ past
-        past[:, t] += g
-    return np.linalg.lstsq(reach, np.eye(window) - carried, rcond=None)[0]
+    """(2 + m, window): the state before a window as a linear function of the window
+    (:func:`~tsrsa.forecasters.start_maps.innovations_start` of the form's matrices)."""
+    return innovations_start(*ets_matrices(form, params), window)
 
 
 def ets_map(form: EtsForm, params: np.ndarray, window: int, h: int) -> np.ndarray:
     """(h, window): the ETS form's forecast from a window, started at :func:`window_start`."""
     F, g, w = ets_matrices(form, params)
-    D = F - np.outer(g, w)
-    S = window_start(form, params, window)  # the state as a map of the window
-    for j in range(window):
-        S = D @ S
-        S[:, j] += g
     k = np.arange(1, h + 1)
     phi = dict(zip(form.param_names, params)).get("damping_trend", 1.0)
-    H = np.zeros((h, S.shape[0]))
+    H = np.zeros((h, len(g)))
     H[:, 0] = 1.0
     if form.trend:
         H[:, 1] = np.cumsum(phi ** k) if form.damped else k
     if form.seasonal:
         H[np.arange(h), 2 + (k - 1) % form.m] = 1.0
-    return H @ S
+    return innovations_map(F, g, w, H, window)
 
 
 def ets_start(series: list[np.ndarray], window: int, h: int, season: int) -> StartMap:
@@ -264,39 +230,31 @@ def ets_start(series: list[np.ndarray], window: int, h: int, season: int) -> Sta
 
 
 def kept_ets_fit(y: np.ndarray, forms: list[EtsForm]):
-    """``fit_lowest_aic(y, forms)``, taken from the :data:`ETS_FITS_KEPT` latest fits when the same values
-    were fitted with the same forms (statsmodels' fit is deterministic; a fit is immutable)."""
+    """``fit_lowest_aic(y, forms)``, taken from the kept fits (:func:`~tsrsa.forecasters.start_maps.kept_fit`)
+    when the same values were fitted with the same forms."""
     y = np.ascontiguousarray(y, dtype=np.float64)
-    key = (hashlib.sha1(y.tobytes()).hexdigest(), json.dumps([f.to_json() for f in forms], sort_keys=True))
-    with _ets_fits_lock:
-        if key in _ets_fits:
-            _ets_fits.move_to_end(key)
-            return _ets_fits[key]
-    with warnings.catch_warnings(action="ignore"):
-        fit = fit_lowest_aic(y, forms)
-    for values in (fit.params, fit.initial, fit.state):  # shared by every fit that reads it: read-only
-        values.setflags(write=False)
-    with _ets_fits_lock:
-        _ets_fits[key] = fit
-        while len(_ets_fits) > ETS_FITS_KEPT:
-            _ets_fits.popitem(last=False)
-    return fit
+    key = ("ets", hashlib.sha1(y.tobytes()).hexdigest(), json.dumps([f.to_json() for f in forms], sort_keys=True))
 
+    def make():
+        with warnings.catch_warnings(action="ignore"):
+            fit = fit_lowest_aic(y, forms)
+        for values in (fit.params, fit.initial, fit.state):  # shared by every fit that reads it: read-only
+            values.setflags(write=False)
+        return fit
 
-def forget_kept_fits() -> None:
-    """Empty the kept ETS fits (:func:`kept_ets_fit`): the next start fits every series afresh."""
-    with _ets_fits_lock:
-        _ets_fits.clear()
+    return kept_fit(key, make)
 
 
 def start_estimates(record: dict, estimates: Estimates) -> Estimates:
     """The REM heads' estimates (:class:`tsrsa.init.heads.Estimates`, per time step) from a fitted start's
     ``record``: an AR start's characteristic roots (a first difference adds a unit root, which the heads
-    clip), or an ETS start's level discount 1 - alpha as a real root and its season, decaying by
-    1 - gamma from one season to the next; the pooled autocorrelation of ``estimates`` is kept."""
-    if record["model"] == "ar":
-        roots = companion_roots(record["coefficients"])
-        if record["d"]:
+    clip), an ARIMA start's (of its AR polynomial times its differences: unit roots, and a seasonal
+    difference's roots of unity on the season's cycles), or an ETS start's level discount 1 - alpha as a
+    real root and its season, decaying by 1 - gamma from one season to the next; the pooled
+    autocorrelation of ``estimates`` is kept."""
+    if record["model"] in ("ar", "arima"):
+        roots = companion_roots(record["coefficients"])  # an ARIMA's: its differences' unit roots among them
+        if record.get("d"):
             roots = np.concatenate([[1.0 + 0j], roots])
         return replace(estimates, roots=roots[np.argsort(-np.abs(roots), kind="stable")],
                        notes=[*estimates.notes, "roots from the AR start"])
@@ -307,14 +265,13 @@ def start_estimates(record: dict, estimates: Estimates) -> Estimates:
 
 
 def fit_start(model: str, series: list[np.ndarray], window: int, h: int, season: int,
-              held_out: list[np.ndarray] | None = None) -> StartMap:
-    """The start ``model`` ("ar", "ets" or "auto") fitted on the scaled training parts ``series``;
-    "auto" also reads ``held_out``, each series' steps after its training part (:func:`auto_start`)."""
-    if model == "ar":
-        return ar_start(series, window, h, season)
-    if model == "ets":
-        return ets_start(series, window, h, season)
-    return auto_start(series, window, h, season, held_out)
+              held_out: list[np.ndarray] | None = None, candidates: tuple[str, ...] = AUTO_MODELS) -> StartMap:
+    """The start ``model`` ("ar", "ets", "arima" or "auto") fitted on the scaled training parts ``series``;
+    "auto" chooses among ``candidates`` on ``held_out``, each series' steps after its training part
+    (:func:`auto_start`)."""
+    if model == "auto":
+        return auto_start(series, window, h, season, held_out, candidates)
+    return FITTERS[model](series, window, h, season)
 
 
 def scoring_windows(series: list[np.ndarray], held_out: list[np.ndarray] | None, window: int,
@@ -336,20 +293,28 @@ def scoring_windows(series: list[np.ndarray], held_out: list[np.ndarray] | None,
 
 
 def auto_start(series: list[np.ndarray], window: int, h: int, season: int,
-               held_out: list[np.ndarray] | None) -> StartMap:
-    """Both starts fitted on the training parts; kept: the one whose forecasts of the validation windows
-    (:func:`scoring_windows`) have the lower mean squared error, before the network sees them. The AR
-    start when ETS has nothing to fit (every series constant) or no window can be scored."""
-    ar = ar_start(series, window, h, season)
-    try:
-        ets = ets_start(series, window, h, season)
-    except ValueError:  # every series constant: exponential smoothing has no likelihood
-        return replace(ar, record={**ar.record, "chosen_by": "ETS has no fit on constant series"})
+               held_out: list[np.ndarray] | None, candidates: tuple[str, ...] = AUTO_MODELS) -> StartMap:
+    """The ``candidates`` fitted on the training parts; kept: the one whose forecasts of the validation
+    windows (:func:`scoring_windows`) have the lowest mean squared error, before the network sees them.
+    The AR start when no other model has a fit (every series constant) or no window can be scored."""
+    fitted = {"ar": ar_start(series, window, h, season)}
+    for name in candidates:
+        if name not in fitted:
+            try:
+                fitted[name] = FITTERS[name](series, window, h, season)
+            except (ValueError, RuntimeError):  # every series constant, or no form of the grid fits
+                continue
+    ar = fitted["ar"]
+    if len(fitted) == 1:
+        return replace(ar, record={**ar.record, "chosen_by": "no other model has a fit on these series"})
     inputs, targets, where = scoring_windows(series, held_out, window, h)
     if not len(inputs):
         return replace(ar, record={**ar.record, "chosen_by": "no window to score"})
-    errors = {name: float(np.mean((fitted(inputs) - targets) ** 2)) for name, fitted in (("ar", ar), ("ets", ets))}
-    chosen = ets if errors["ets"] < errors["ar"] else ar
+    errors = {name: float(np.mean((start(inputs) - targets) ** 2)) for name, start in fitted.items()}
+    chosen = fitted[min(errors, key=errors.get)]  # the first listed of equal errors
     scores = {f"{name}_mse": round(value, 8) for name, value in errors.items()}
     return replace(chosen, record={**chosen.record, "chosen_by": f"mean squared error on {len(inputs)} {where} "
                                                                  f"windows", **scores})
+
+
+FITTERS = {"ar": ar_start, "ets": ets_start, "arima": arima_start}

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from tsrsa.forecasters.params import check_choice, check_float
-from tsrsa.forecasters.start import START_MODELS, fit_start
+from tsrsa.forecasters.start import AUTO_MODELS, SHORT_AUTO_MODELS, START_MODELS, fit_start
 from tsrsa.nn.start import attach_start, scale_outputs, zero_outputs
 from tsrsa.training.budget import AUTO
 
@@ -44,7 +44,7 @@ class StatisticalStart:
                                  f"loss='quantile' learns the spread of its levels in that correction: use "
                                  f"start_weight=0 with it")
         why = self._why_no_start()
-        if why is not None and self.start in ("ar", "ets"):  # "auto" starts only where a start applies
+        if why is not None and self.start not in (None, "auto"):  # "auto" starts only where a start applies
             raise ValueError(f"start={self.start!r} {why}")
 
     def _why_no_start(self) -> str | None:
@@ -73,7 +73,9 @@ class StatisticalStart:
 
     def _fit_start(self, scaled, offsets, fit_lengths, lengths, freq) -> None:
         """``start_``: the statistical start fitted on the scaled training parts (:mod:`tsrsa.forecasters.start`);
-        ``start="auto"`` also scores both starts on the held-out steps after them."""
+        ``start="auto"`` also scores its candidates on the held-out steps after them, an ARIMA among them
+        for one short series at the automatic budget (``_short_automatic_fit``, as ``ensemble_size`` reads
+        it; the candidates were screened on fits of one series)."""
         self.start_, self._start_map = None, None
         if not self._start_applies():
             return
@@ -81,8 +83,10 @@ class StatisticalStart:
         series = [np.asarray(scaled[o:o + n], dtype=np.float64) for o, n in zip(offsets, fit_lengths)]
         held_out = None if self.start != "auto" else [  # only "auto" reads the steps after the training parts
             np.asarray(scaled[o + n:o + m], dtype=np.float64) for o, n, m in zip(offsets, fit_lengths, lengths)]
+        single = len(series) == 1 and self._short_automatic_fit(self.n_train_windows_)  # what was screened
+        candidates = SHORT_AUTO_MODELS if single else AUTO_MODELS
         self._start_map = fit_start(self.start, series, self.resolved_input_size, int(self.h),
-                                    int(periods[0]) if periods else 1, held_out)
+                                    int(periods[0]) if periods else 1, held_out, candidates)
         self.start_ = {**self._start_map.record, "window": int(self._start_map.weight.shape[1])}
 
     def _start_applies(self) -> bool:

@@ -1,0 +1,103 @@
+"""What every statistical start is made of: an affine map of the window, and the state-space algebra behind it.
+
+A start (:mod:`tsrsa.forecasters.start`) is a :class:`StartMap`, ``S(x) = W x + b`` on the latest
+``L`` values of a scaled window. The AR start reads its map off the recursion (:func:`affine_map`);
+the ETS and ARIMA starts are linear state-space models in innovations form,
+
+    y_t = w' s_t + e_t,        s_(t+1) = F s_t + g e_t,
+
+whose forecast from a window is linear in the window once the state before the window is: it is
+taken as the state of least squared one-step errors over the window (:func:`innovations_start`),
+as a fit concentrates its initial state out of the likelihood. The discount ``D = F - g w'`` carries
+the initial state's error into the forecast; over a window of L steps it is ``D^L`` of it.
+
+Fitted models are kept (:func:`kept_fit`), so a refit on the same training data (a tuning trial, a
+refit with other network options) does not fit them again.
+"""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+
+#: the latest per-series statistical fits kept in memory (:func:`kept_fit`)
+FITS_KEPT = 256
+_fits: OrderedDict = OrderedDict()
+_fits_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class StartMap:
+    """A fitted start: ``forecast = weight @ window[-weight.shape[1]:] + bias``; ``record`` describes it."""
+
+    weight: np.ndarray  # (h, window)
+    bias: np.ndarray  # (h,)
+    record: dict
+
+    def __call__(self, windows: np.ndarray) -> np.ndarray:
+        """(n, >= window) -> (n, h)."""
+        return windows[:, -self.weight.shape[1]:] @ self.weight.T + self.bias
+
+
+def spread(n: int, k: int) -> np.ndarray:
+    """At most ``k`` indices evenly spread over ``range(n)``."""
+    return np.unique(np.linspace(0, n - 1, min(n, k)).round().astype(int))
+
+
+def affine_map(forecasts, window: int) -> tuple[np.ndarray, np.ndarray]:
+    """(W, b) of an affine function ``forecasts`` of windows (n, window) -> (n, h): b at the zero
+    window, W's columns at the unit windows."""
+    probes = np.vstack([np.zeros((1, window)), np.eye(window)])
+    values = forecasts(probes)  # (window + 1, h)
+    return (values[1:] - values[0]).T, values[0]
+
+
+def innovations_start(F: np.ndarray, g: np.ndarray, w: np.ndarray, window: int) -> np.ndarray:
+    """(k, window): the state before a window as a linear function of the window: the state whose
+    one-step errors over the window have the least sum of squares. From a state s, the errors are
+    ``(I - A) x - B s`` (B's row t: how s reaches the forecast of step t, ``w' D^t``; A: how the
+    earlier values of the window do), so the state is ``lstsq(B, I - A) x``. The directions B cannot
+    see (a level shift taken back by the seasonal states, a trend without a trend) move no forecast;
+    the least-norm state is taken."""
+    D = F - np.outer(g, w)
+    reach, carried = np.zeros((window, len(g))), np.zeros((window, window))
+    power, past = np.eye(len(g)), np.zeros((len(g), window))  # D^t and the state's map of x_1..x_t
+    for t in range(window):
+        reach[t], carried[t] = w @ power, w @ past
+        power, past = D @ power, D @ past
+        past[:, t] += g
+    return np.linalg.lstsq(reach, np.eye(window) - carried, rcond=None)[0]
+
+
+def innovations_map(F: np.ndarray, g: np.ndarray, w: np.ndarray, H: np.ndarray, window: int) -> np.ndarray:
+    """(h, window): the forecast ``H s`` from the state s after a window (H: (h, k)), the state run over
+    the window from :func:`innovations_start`."""
+    D = F - np.outer(g, w)
+    S = innovations_start(F, g, w, window)  # the state as a map of the window
+    for j in range(window):
+        S = D @ S
+        S[:, j] += g
+    return H @ S
+
+
+def kept_fit(key: tuple, make):
+    """``make()``, or the value it gave for an equal ``key`` among the :data:`FITS_KEPT` latest (statsmodels'
+    fits are deterministic; a kept fit is shared, so ``make`` returns it read-only)."""
+    with _fits_lock:
+        if key in _fits:
+            _fits.move_to_end(key)
+            return _fits[key]
+    fit = make()
+    with _fits_lock:
+        _fits[key] = fit
+        while len(_fits) > FITS_KEPT:
+            _fits.popitem(last=False)
+    return fit
+
+
+def forget_kept_fits() -> None:
+    """Empty the kept fits (:func:`kept_fit`): the next start fits every series afresh."""
+    with _fits_lock:
+        _fits.clear()
