@@ -49,6 +49,7 @@ from tsrsa.benchmarking.folders import data_folder  # noqa: E402
 from tsrsa.benchmarking.m4 import load_split  # noqa: E402
 from tsrsa.benchmarking.results import machine_description, replace_section  # noqa: E402
 from tsrsa.benchmarking.short_series import make_cell, split_rule  # noqa: E402
+from tsrsa.benchmarking.simulated import PROCESSES  # noqa: E402
 from tsrsa.data.frequency import Frequency  # noqa: E402
 from tsrsa.forecasters.start import FITTERS, spread  # noqa: E402
 
@@ -88,7 +89,7 @@ def score(z: np.ndarray, fit_end: int, inner: np.ndarray, outer: np.ndarray, win
 
 def short_rows(folder, folds):
     for dataset, n in cells(folder):
-        for seed in (0, 1, 2) if make_cell(dataset, n, 0, folder).simulated else (0,):
+        for seed in (0, 1, 2) if dataset in PROCESSES else (0,):
             cell = make_cell(dataset, n, seed, folder)
             season = (Frequency(pd.infer_freq(cell.index)).natural_periods() or [1])[0]
             v, h = cell.split.val_size, cell.split.h

@@ -41,7 +41,6 @@ window and takes no start.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import warnings
 from dataclasses import replace
@@ -232,17 +231,11 @@ def ets_start(series: list[np.ndarray], window: int, h: int, season: int) -> Sta
 def kept_ets_fit(y: np.ndarray, forms: list[EtsForm]):
     """``fit_lowest_aic(y, forms)``, taken from the kept fits (:func:`~tsrsa.forecasters.start_maps.kept_fit`)
     when the same values were fitted with the same forms."""
-    y = np.ascontiguousarray(y, dtype=np.float64)
-    key = ("ets", hashlib.sha1(y.tobytes()).hexdigest(), json.dumps([f.to_json() for f in forms], sort_keys=True))
-
-    def make():
+    def fit(values):
         with warnings.catch_warnings(action="ignore"):
-            fit = fit_lowest_aic(y, forms)
-        for values in (fit.params, fit.initial, fit.state):  # shared by every fit that reads it: read-only
-            values.setflags(write=False)
-        return fit
+            return fit_lowest_aic(values, forms)
 
-    return kept_fit(key, make)
+    return kept_fit("ets", y, json.dumps([f.to_json() for f in forms], sort_keys=True), fit)
 
 
 def start_estimates(record: dict, estimates: Estimates) -> Estimates:

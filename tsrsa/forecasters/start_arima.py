@@ -18,7 +18,6 @@ part (the Kalman filter from the first step), in the scaled units.
 """
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 
 import numpy as np
@@ -83,16 +82,7 @@ def arima_window_map(phi: np.ndarray, theta: np.ndarray, mean: float, window: in
 def kept_arima_fit(y: np.ndarray, season: int | None):
     """The automatic ARIMA of ``y`` (:func:`~tsrsa.forecasters.arima_model.fit_arima_series`, its state
     after ``y``), taken from the kept fits when the same values were fitted with the same season."""
-    y = np.ascontiguousarray(y, dtype=np.float64)
-    key = ("arima", hashlib.sha1(y.tobytes()).hexdigest(), season)
-
-    def make():
-        fit = arima_model.fit_arima_series(y, season)
-        for values in (fit.params, fit.state):  # shared by every fit that reads it: read-only
-            values.setflags(write=False)
-        return fit
-
-    return kept_fit(key, make)
+    return kept_fit("arima", y, season, lambda values: arima_model.fit_arima_series(values, season))
 
 
 def arima_start(series: list[np.ndarray], window: int, h: int, season: int) -> StartMap:

@@ -16,6 +16,7 @@ refit with other network options) does not fit them again.
 """
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -82,19 +83,24 @@ def innovations_map(F: np.ndarray, g: np.ndarray, w: np.ndarray, H: np.ndarray, 
     return H @ S
 
 
-def kept_fit(key: tuple, make):
-    """``make()``, or the value it gave for an equal ``key`` among the :data:`FITS_KEPT` latest (statsmodels'
-    fits are deterministic; a kept fit is shared, so ``make`` returns it read-only)."""
+def kept_fit(kind: str, y: np.ndarray, detail, fit):
+    """``fit(y)`` (a :class:`~tsrsa.forecasters.series_fit.SeriesFit`), or the one it gave for the same ``kind``,
+    values and ``detail`` (the forms or season it searched) among the :data:`FITS_KEPT` latest: statsmodels'
+    fits are deterministic, and a kept fit is shared, so its arrays are made read-only."""
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    key = (kind, hashlib.sha1(y.tobytes()).hexdigest(), detail)
     with _fits_lock:
         if key in _fits:
             _fits.move_to_end(key)
             return _fits[key]
-    fit = make()
+    made = fit(y)
+    for values in (made.params, made.initial, made.state):
+        values.setflags(write=False)
     with _fits_lock:
-        _fits[key] = fit
+        _fits[key] = made
         while len(_fits) > FITS_KEPT:
             _fits.popitem(last=False)
-    return fit
+    return made
 
 
 def forget_kept_fits() -> None:

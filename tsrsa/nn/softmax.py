@@ -9,8 +9,8 @@ step and ``stream`` costs O(tokens seen) per new token (a bounded cache caps it:
 - ``softmax_parallel``: the fused kernel (``scaled_dot_product_attention``), for training; over fewer
   than ``SMALL_SOFTMAX_KEYS`` keys on the CPU the explicit lines with ``SmallSoftmax``, faster there;
 - ``softmax_recurrent``: n new tokens over the cache (unbounded) or ``bounded_attend`` (bounded);
-- ``gated_softmax``: the weights of ``softmax_weights`` mixed by a gate with matrices shared by the
-  batch, then one product with v (the form of RSA's folded training step: ``RSAAttention.folded_weights``).
+- ``GatedWeights``: the weights of ``softmax_weights`` mixed by a gate with matrices shared by the
+  batch, for one product with v (RSA's composed folded step: ``RSAAttention.folded_weights``).
 
 With a state, the queries are the last n of the state's keys followed by the n new ones.
 """
@@ -26,7 +26,7 @@ from tsrsa.nn.kv_cache import BoundedCacheState, CacheSpec, KeyValueState, bound
 from tsrsa.nn.multihead import MultiHeadAttention
 from tsrsa.nn.registry import KindOps, register_attention
 
-__all__ = ["GatedWeights", "SMALL_SOFTMAX_KEYS", "SmallSoftmax", "SoftmaxAttention", "alibi_slopes", "gated_softmax",
+__all__ = ["GatedWeights", "SMALL_SOFTMAX_KEYS", "SmallSoftmax", "SoftmaxAttention", "alibi_slopes",
            "position_bias", "softmax_attention", "softmax_parallel", "softmax_recurrent", "softmax_weights"]
 
 
@@ -147,16 +147,6 @@ class GatedWeights(torch.autograd.Function):
         if ctx.needs_input_grad[2]:  # the sum of grad (m - w) per head
             grad_g = (summed * m).sum((1, 2)) - (grad * w).sum((0, 2, 3))  # (H,)
         return grad_w, grad_m, grad_g
-
-
-def gated_softmax(q, k, v, other: torch.Tensor, gate: torch.Tensor, *, causal: bool = False,
-                  slopes: torch.Tensor | None = None, dropout: float = 0.0) -> torch.Tensor:
-    """((1 - g) softmax_weights(q, k) + g other) @ v per head: one product with v where a gated mix of
-    two products would take two. q, k, v (B, H, T, hs), other (H, T, T) shared by the batch (not
-    dropped out), gate (H,) -> (B, H, T, hs); a head with gate 0 is plain softmax attention exactly
-    (lerp's weight 0: RSA's plain heads, ``RSAAttention.folded_matrices``)."""
-    att = softmax_weights(q, k, causal=causal, slopes=slopes, dropout=dropout)  # (B, H, T, T)
-    return GatedWeights.apply(att, other.to(att.dtype), gate.to(att.dtype)) @ v  # (B, H, T, hs)
 
 
 def softmax_parallel(q, k, v, *, causal: bool = False, slopes: torch.Tensor | None = None, dropout: float = 0.0,
