@@ -111,3 +111,24 @@ def test_runs_made_before_a_choice_existed_are_named_so_and_count_as_the_default
     assert math.isclose(mae["long horizon ratio"], 1.1) and math.isclose(mae["many series ratio"], 1.1)
     assert math.isclose(mae["short series ratio"], 1.5)
     assert table.loc["default", "overall"] == 1.0 and "loss=mae" not in table.index
+
+
+def test_a_real_valued_choice_written_as_a_whole_number_is_the_same_candidate():
+    """gate_init -2 from a command line and -2.0 from a configuration file name one candidate, scored over
+    both regimes' cells; an integer choice keeps its spelling."""
+    ltsf = pd.DataFrame([
+        dict(val_mse=0.60, params=params()),
+        dict(val_mse=0.48, params=params(gate_init=-2.0)),
+    ]).assign(model="RSAForecaster", input_size=96, dataset="ETTh1", horizon=96, seed=0, val_loss=np.nan,
+              train_fraction=1.0)
+    m4 = pd.DataFrame([
+        dict(owa=0.70, params=params(batches_per_epoch=400)),
+        dict(owa=0.77, params=params(gate_init=-2, batches_per_epoch=400)),
+        dict(owa=0.63, params=params(patch_len=8, batches_per_epoch=400)),
+    ]).assign(model="RSA", split="validation", date="2026-11-27", frequency="Hourly", seed=0)
+    cells = {"long horizon": long_horizon_cells(ltsf, "RSAForecaster"), "many series": many_series_cells(m4, "RSA")}
+    table = screen(cells, REFERENCE).set_index("candidate")
+    assert "gate_init=-2" not in table.index
+    gate = table.loc["gate_init=-2.0"]
+    assert math.isclose(gate["long horizon ratio"], 0.8) and math.isclose(gate["many series ratio"], 1.1)
+    assert "patch_len=8" in table.index

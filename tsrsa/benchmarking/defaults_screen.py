@@ -35,6 +35,8 @@ CHOICES = ("loss", "lr_schedule", "patch_len", "learning_rate", "gate_init", "sc
 #: choices added after rows were made: what a row without one ran at, which is also what "auto" gives on the
 #: long horizons and a large panel (one network, the network's forecast as trained)
 ADDED = {"ensemble_size": 1, "start_weight": 0.0}
+#: choices whose values are real numbers
+REAL_CHOICES = ("learning_rate", "gate_init", "start_weight")
 REGIMES = ("long horizon", "many series", "short series")
 #: what a run or its protocol sets (the data's shape, the budget, the machine), never a model choice
 RUN_KEYS = ("h", "input_size", "val_size", "random_state", "num_threads", "freq", "fill", "max_epochs",
@@ -55,9 +57,15 @@ def same_configuration(params: str, defaults: dict | None) -> bool:
 
 def choices_of(params: str) -> dict:
     """The model choices of a row's parameters (JSON); a choice of :data:`ADDED` absent is what a row made
-    before it existed ran at (``ensemble_size`` 1: one network; ``start_weight`` 0)."""
+    before it existed ran at (``ensemble_size`` 1: one network; ``start_weight`` 0). A real-valued choice
+    (:data:`REAL_CHOICES`) written as a whole number (``gate_init=-2`` on a command line) is the same number
+    as a float (-2.0 in a configuration file)."""
     values = json.loads(params)
-    return {**{key: values.get(key) for key in CHOICES}, **{k: values.get(k, v) for k, v in ADDED.items()}}
+    out = {**{key: values.get(key) for key in CHOICES}, **{k: values.get(k, v) for k, v in ADDED.items()}}
+    for key in REAL_CHOICES:
+        if isinstance(out[key], int) and not isinstance(out[key], bool):
+            out[key] = float(out[key])
+    return out
 
 
 def _auto_twins(choice: dict, defaults: dict) -> list[str]:
