@@ -8,7 +8,8 @@
 input, validation and horizon before the validation split's horizon, every k-th in the file's order)
 are each fitted on their own: a neural forecaster at the library's defaults with the M4 benchmark's
 horizon and input (``tsrsa.benchmarking.m4.FREQUENCIES``), ``val_size=h`` and one thread, ``--params``
-over them; ETS (``ETSForecaster`` at its defaults: the lowest-AIC form per series); Naive2. Two splits,
+over them; ETS (``ETSForecaster`` at its defaults, the lowest-AIC form per series, told the frequency's season where
+it has one: Hourly 24); Naive2. Two splits,
 as ``benchmarks/m4.py`` has them: "validation" (each history without its last h values, forecasting
 those) and "test" (the whole history, forecasting M4's test). Scores per series: sMAPE and MASE (the
 frequency's season), then their means over the series. Each (model, label, split, seed) is one row of
@@ -31,7 +32,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 import tsrsa  # noqa: E402
-from tsrsa.benchmarking.defaults_screen import ADDED  # noqa: E402
+from tsrsa.benchmarking.defaults_screen import ADDED, CHOICES, SHORT_FITS, spelt_auto  # noqa: E402
 from tsrsa.benchmarking.m4 import FREQUENCIES, load_split  # noqa: E402
 from tsrsa.benchmarking.naive2 import naive2  # noqa: E402
 from tsrsa.benchmarking.results import (  # noqa: E402
@@ -80,7 +81,7 @@ def forecast_one(model: str, history: np.ndarray, freq, seed: int, params: dict)
         return naive2(history, freq.m, freq.h), 0.0, {"season": freq.m}
     frame = pd.DataFrame({"unique_id": "s", "ds": np.arange(len(history)), "y": history})
     if model == "ETS":
-        estimator = tsrsa.ETSForecaster(h=freq.h, freq=1)
+        estimator = tsrsa.ETSForecaster(h=freq.h, freq=1, season_length=freq.m if freq.m > 1 else None)
     else:
         protocol = {"input_size": freq.input_size, "val_size": freq.h, "random_state": seed, "num_threads": 1,
                     "accelerator": "cpu", "freq": 1}
@@ -119,9 +120,22 @@ def per_series_means(rows: list[dict], metric: str) -> dict[str, float]:
 
 
 def shown_label(row: dict) -> str:
-    """A network's label, with what its run had instead of a model choice added to the estimators since
-    (``tsrsa.benchmarking.defaults_screen.ADDED``): ``default (ran at start_weight=0.0)``."""
-    missing = [f"{k}={v}" for k, v in ADDED.items() if row["model"] in NEURAL and k not in row.get("params", {})]
+    """A network's label as the tables read it: "default" for a run at today's model choices, whatever its
+    label (every fit here is one series at the automatic budget, so a choice at what "auto" gives there,
+    ``tsrsa.benchmarking.defaults_screen.SHORT_FITS``, is "auto"); with what a run had instead of today's
+    choices: one added to the estimators since (``ADDED``: ``default (ran at start_weight=0.0)``) and, in a
+    "default" row, a model choice whose default has changed since (``gate_init=0.0``)."""
+    if row["model"] not in NEURAL:
+        return row["label"]
+    params = row.get("params", {})
+    missing = [f"{k}={v}" for k, v in ADDED.items() if k not in params]
+    today = getattr(tsrsa, NEURAL[row["model"]]).param_defaults()
+    ran = spelt_auto(params, today, SHORT_FITS)
+    changed = [f"{k}={ran[k]}" for k in CHOICES if k in ran and k in today and ran[k] != today[k]]
+    if not missing and not changed:
+        return "default"
+    if row["label"] == "default":
+        missing += changed
     return f"{row['label']} (ran at {','.join(missing)})" if missing else row["label"]
 
 
@@ -132,7 +146,7 @@ def render(rows: list[dict]) -> str:
     lines = ["What: M4 series fitted one model per series, as a user with a few series would: tsrsa's networks at "
              "the library's defaults (the M4 benchmark's horizon and input, `val_size=h`, one thread; a label names "
              "what differs, and \"ran at\" what a run had before a choice was added), ETS (`ETSForecaster`, "
-             "the lowest-AIC form per series) and Naive2. \"validation\": each "
+             "the lowest-AIC form per series, told the season where the frequency has one) and Naive2. \"validation\": each "
              "history without its last h values, forecasting them; \"test\": the whole history, forecasting M4's "
              "test. sMAPE and MASE are means over the series (a network's per series first averaged over its "
              "seeds); \"÷ ETS\" is the mean MASE over ETS's on the same series; \"series ahead of ETS\" counts the "
@@ -192,6 +206,7 @@ def main(argv=None) -> None:
         torch.set_num_threads(1)
         seeds = [int(s) for s in args.seeds.split(",") if s]
         command = " ".join(["python benchmarks/per_series.py", f"--models {args.models}", f"--seeds {args.seeds}",
+                            *([f"--frequency {args.frequency}"] if args.frequency != "Weekly" else []),
                             *([f"--splits {args.splits}"] if splits != list(SPLITS) else []),
                             *([f"--params '{args.params}'"] if args.params else [])])
         for model in models:

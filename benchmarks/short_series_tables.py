@@ -17,7 +17,7 @@ import pandas as pd
 
 import tsrsa
 from tsrsa.benchmarking.classic import CLASSIC
-from tsrsa.benchmarking.defaults_screen import ADDED
+from tsrsa.benchmarking.defaults_screen import ADDED, SHORT_FITS, spelt_auto
 from tsrsa.benchmarking.results import replace_section
 from tsrsa.benchmarking.short_series import split_rule
 from tsrsa.benchmarking.simulated import PROCESSES
@@ -215,11 +215,14 @@ def _differing_params(params: str, option_keys, defaults: dict | None = None) ->
     """A row's parameters without the option's own keys, the seed, and those at today's constructor
     default (``defaults``) or at None where today's default is None too: a parameter added to the
     estimators later is missing from older rows, which ran as its default does, or as
-    ``tsrsa.benchmarking.defaults_screen.ADDED`` says; a None that was the default then and is not now
+    ``tsrsa.benchmarking.defaults_screen.ADDED`` says; a value that "auto" gives in these fits (``SHORT_FITS``)
+    is "auto"; a None that was the default then and is not now
     (``readout_tokens``) stays, so that such a row is set against the defaults of its own day."""
     values = json.loads(params) if isinstance(params, str) and params else {}
     defaults = defaults or {}
     values = {**{k: v for k, v in ADDED.items() if k in defaults}, **values}
+    if values.get("max_epochs") == "auto":  # every cell is one series at the automatic budget: SHORT_FITS
+        values = spelt_auto(values, defaults, SHORT_FITS)
     return {k: v for k, v in values.items()
             if k not in option_keys and k != "random_state"
             and not (v is None and defaults.get(k) is None)
@@ -272,11 +275,20 @@ def _options(options: pd.DataFrame, default: pd.DataFrame) -> list[str]:
     return lines
 
 
+def plotted_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows the plot draws: each model's latest at today's defaults, whatever their label (as the tables
+    read them)."""
+    today = np.array([at_today(m, p) for m, p in zip(df["model"], df["params"])], dtype=bool)
+    df = _latest(df.assign(label=today_labels(df, today)))
+    return df[df["label"] == "default"]
+
+
 def plot(df: pd.DataFrame, path: Path) -> None:
-    """Test MSE against training length, one panel per series (log-log), a colour per model."""
+    """Test MSE against training length, one panel per series (log-log), a colour per model
+    (:func:`plotted_rows`)."""
     from matplotlib.figure import Figure
 
-    df = _latest(df[df["label"] == "default"])
+    df = plotted_rows(df)
     names = [d for d in [*PROCESSES, *CLASSIC] if d in set(df["dataset"])]
     cols = min(4, len(names))
     fig = Figure(figsize=(4 * cols, 3.2 * -(-len(names) // cols) + 0.6), layout="constrained")

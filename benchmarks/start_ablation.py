@@ -29,7 +29,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 import tsrsa  # noqa: E402
-from tsrsa.benchmarking.defaults_screen import ADDED, CHOICES, choices_of, same_configuration  # noqa: E402
+from tsrsa.benchmarking.defaults_screen import (  # noqa: E402
+    ADDED, CHOICES, SHORT_FITS, choices_of, same_configuration, spelt_auto,
+)
 from tsrsa.benchmarking.folders import data_folder  # noqa: E402
 from tsrsa.benchmarking.results import replace_section  # noqa: E402
 from tsrsa.benchmarking.short_series import make_cell, score_windows  # noqa: E402
@@ -55,9 +57,10 @@ def start_alone(cell, model: str) -> dict:
 
 def is_default(params: str, start: str | None, model: str, base: dict | None = None) -> bool:
     """A row of ``model`` at the library's defaults, with the model choices in ``base`` over them, but for
-    ``start`` (and the run's own keys)."""
+    ``start`` (and the run's own keys); a short-series row at what "auto" gives there counts as "auto"."""
     defaults = {**default_params(model), **(base or {})}
     ran = {**json.loads(params), **{k: choices_of(params)[k] for k in ADDED}}  # absent: as before they existed
+    ran = spelt_auto(ran, defaults, SHORT_FITS)
     return same_configuration(params, defaults) and ran.get("start") == start and ran.get("max_epochs") == "auto" \
         and all(json.dumps(ran.get(k, defaults.get(k))) == json.dumps(defaults.get(k)) for k in CHOICES if k != "start")
 

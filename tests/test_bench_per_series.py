@@ -38,6 +38,9 @@ def test_the_table_averages_seeds_per_series_and_sets_each_model_against_ets(tmp
         row("Naive2", "default", "validation", 0, {"W1": (5.0, 0.5), "W2": (5.0, 0.5)}),
         # made before start_weight existed: named for what it ran at, not averaged with today's seed 0
         row("RSA", "default", "test", 0, {"W1": (9.0, 0.9), "W2": (20.0, 2.0)}, params={"ensemble_size": "auto"}),
+        # made at an earlier default of the gate: named for it, not averaged with today's seed 0 either
+        row("RSA", "default", "test", 0, {"W1": (7.0, 0.7), "W2": (20.0, 2.0)}, params={**TODAY, "gate_init": 0.0}),
+        row("RSA", "gate_init=0", "test", 0, {"W1": (6.0, 0.6), "W2": (20.0, 2.0)}, params={**TODAY, "gate_init": 0}),
     ]
     path = tmp_path / "rows.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -49,6 +52,8 @@ def test_the_table_averages_seeds_per_series_and_sets_each_model_against_ets(tmp
     assert "**Weekly, validation** (2 series)" in text and "| Naive2 | default | 1 | 5.00 | 0.500 |  |  |" in text
     assert "99.0" not in text  # the earlier run of the same row is replaced
     assert "| RSA | default (ran at start_weight=0.0) | 1 | 14.50 | 1.450 | 0.725 | 2/2 | 2.00 |" in text
+    assert "| RSA | default (ran at gate_init=0.0) | 1 | 13.50 | 1.350 | 0.675 | 2/2 | 2.00 |" in text
+    assert "| RSA | gate_init=0 | 1 | 13.00 | 1.300 | 0.650 | 2/2 | 2.00 |" in text  # an option keeps its label
 
 
 @pytest.mark.parametrize("argv, words", [
@@ -62,3 +67,15 @@ def test_bad_arguments_stop_before_any_fit(argv, words, tmp_path):
     with pytest.raises(ValueError, match=words):
         per_series.main([*argv, "--rows", str(tmp_path / "rows.jsonl"), "--results-md", str(tmp_path / "R.md")])
     assert not (tmp_path / "rows.jsonl").exists() and not (tmp_path / "R.md").exists()
+
+
+def test_a_run_at_todays_choices_is_the_default_whatever_its_label():
+    # one series at the automatic budget: RSA's gate at -2 is what "auto" gives, at 0 an earlier default
+    ran = {**TODAY, "gate_init": -2}
+    assert per_series.shown_label(row("RSA", "gate_init=-2", "test", 0, {}, params=ran)) == "default"
+    assert per_series.shown_label(row("RSA", "default", "test", 0, {}, params={**TODAY, "gate_init": "auto"})) \
+        == "default"
+    assert per_series.shown_label(row("RSA", "default", "test", 0, {}, params={**TODAY, "gate_init": 0.0})) \
+        == "default (ran at gate_init=0.0)"
+    assert per_series.shown_label(row("RSA", "lr", "test", 0, {}, params={**ran, "learning_rate": 0.01})) == "lr"
+    assert per_series.shown_label(row("ETS", "default", "test", 0, {})) == "default"

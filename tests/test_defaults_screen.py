@@ -8,8 +8,9 @@ import numpy as np
 import pandas as pd
 
 from tsrsa.benchmarking.defaults_screen import (
-    CHOICES, REGIMES, long_horizon_cells, many_series_cells, render, screen, short_series_cells,
+    CHOICES, REGIMES, SHORT_FITS, long_horizon_cells, many_series_cells, render, screen, short_series_cells,
 )
+from tsrsa.forecasters.rsa import SINGLE_SERIES_GATE
 
 REFERENCE = {"loss": "mse", "lr_schedule": None, "patch_len": 4, "learning_rate": 1e-3, "gate_init": 0.0,
              "scaler": "standard", "start": None, "start_weight": "auto", "ensemble_size": "auto"}
@@ -113,14 +114,20 @@ def test_runs_made_before_a_choice_existed_are_named_so_and_count_as_the_default
     assert table.loc["default", "overall"] == 1.0 and "loss=mae" not in table.index
 
 
+def ett_h96(default: float, gate: float) -> pd.DataFrame:
+    """Two long-horizon rows of one cell (ETTh1, H96, seed 0): the validation MSE at REFERENCE and with the gate
+    at -2."""
+    return pd.DataFrame([
+        dict(val_mse=default, params=params()),
+        dict(val_mse=gate, params=params(gate_init=-2.0)),
+    ]).assign(model="RSAForecaster", input_size=96, dataset="ETTh1", horizon=96, seed=0, val_loss=np.nan,
+              train_fraction=1.0)
+
+
 def test_a_real_valued_choice_written_as_a_whole_number_is_the_same_candidate():
     """gate_init -2 from a command line and -2.0 from a configuration file name one candidate, scored over
     both regimes' cells; an integer choice keeps its spelling."""
-    ltsf = pd.DataFrame([
-        dict(val_mse=0.60, params=params()),
-        dict(val_mse=0.48, params=params(gate_init=-2.0)),
-    ]).assign(model="RSAForecaster", input_size=96, dataset="ETTh1", horizon=96, seed=0, val_loss=np.nan,
-              train_fraction=1.0)
+    ltsf = ett_h96(0.60, 0.48)
     m4 = pd.DataFrame([
         dict(owa=0.70, params=params(batches_per_epoch=400)),
         dict(owa=0.77, params=params(gate_init=-2, batches_per_epoch=400)),
@@ -132,3 +139,26 @@ def test_a_real_valued_choice_written_as_a_whole_number_is_the_same_candidate():
     gate = table.loc["gate_init=-2.0"]
     assert math.isclose(gate["long horizon ratio"], 0.8) and math.isclose(gate["many series ratio"], 1.1)
     assert "patch_len=8" in table.index
+
+
+def test_a_gate_that_follows_the_data_pairs_each_regimes_runs_at_what_auto_gives_there():
+    """gate_init="auto": 0 on the long horizons and a large panel, -2 on one short series; a run at that value
+    is the defaults' run there, and a run at the other value is a candidate of its own."""
+    reference = {**REFERENCE, "gate_init": "auto"}
+    defaults = {**reference, "stream": False, "h": 1, "max_epochs": "auto"}
+    ltsf = ett_h96(0.60, 0.66)
+    short = pd.DataFrame([
+        dict(val_mse=1.0, params=params(max_epochs="auto")),
+        dict(val_mse=0.8, params=params(max_epochs="auto", gate_init=-2.0)),
+        dict(val_mse=0.5, params=params(max_epochs="auto", gate_init=1.0)),
+    ]).assign(model="RSAForecaster", date="2026-11-28", dataset="co2", train_length=200, seed=0)
+    cells = {"long horizon": long_horizon_cells(ltsf, "RSAForecaster", defaults),
+             "short series": short_series_cells(short, "RSAForecaster", defaults)}
+    table = screen(cells, reference).set_index("candidate")
+    assert table.loc["default", "long horizon ratio"] == 1.0 and table.loc["default", "short series ratio"] == 1.0
+    assert math.isclose(table.loc["gate_init=-2.0", "long horizon ratio"], 1.1)  # -2 on every fit
+    assert table.loc["gate_init=-2.0", "short series ratio"] == 1.0
+    assert math.isclose(table.loc["gate_init=0.0", "short series ratio"], 1.25)  # 0 on every fit
+    assert table.loc["gate_init=0.0", "long horizon ratio"] == 1.0
+    assert math.isclose(table.loc["gate_init=1.0", "short series ratio"], 0.625)
+    assert SHORT_FITS["gate_init"] == SINGLE_SERIES_GATE  # the rule the estimator follows

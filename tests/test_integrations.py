@@ -210,8 +210,11 @@ def test_ptf_network_is_the_forecasters_network(toy):
         ours = inspect.signature(cls).parameters
         theirs = inspect.signature(forecaster).parameters
         for name in ARCHITECTURE[forecaster]:
-            if name != "rem_init":  # "data" needs a tsrsa fit; the models start from "paper"
+            if name not in ("rem_init", "gate_init"):  # "data" needs a tsrsa fit; the models start from "paper"
                 assert ours[name].default == theirs[name].default, name
+        if forecaster is RSAForecaster:  # "auto" reads a tsrsa fit's size; a network built without one starts at 0
+            assert ours["gate_init"].default == 0.0 == reference.blocks[0].attn.mu.item()
+            assert model.network.blocks[0].attn.mu.item() == 0.0
 
 
 def test_the_adapters_take_any_kind_by_name(toy):

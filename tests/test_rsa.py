@@ -296,6 +296,21 @@ def test_rem_learning_rate_steps_the_rem_values_and_gates(rem_learning_rate, ste
                                rtol=1e-3, atol=0)
 
 
+@pytest.mark.parametrize("n_series,length,max_epochs,gate_init,start", [
+    (1, 40, "auto", "auto", -2.0), (1, 2200, "auto", "auto", -2.0), (1, 40, 2, "auto", 0.0), (3, 40, "auto", "auto", 0.0),
+    (1, 40, "auto", 1.5, 1.5)])
+def test_the_gate_starts_at_minus_two_on_one_series_at_the_automatic_budget(n_series, length, max_epochs, gate_init,
+                                                                              start):
+    # rates too small to move any weight: the gates end where they started
+    model = RSAForecaster(h=4, input_size=16, d_model=8, n_heads=4, n_layers=1, d_ff=8, start=None, ensemble_size=1,
+                          gate_init=gate_init, max_epochs=max_epochs, early_stopping_patience=1, batch_size=4096,
+                          learning_rate=1e-12, random_state=0).fit(make_panel(n_series=n_series, length=length))
+    assert model.network_.blocks[0].attn.mu.item() == pytest.approx(start, abs=1e-6)
+    with pytest.raises(TypeError, match='gate_init must be "auto" or a number'):
+        model.set_params(gate_init="half").fit(make_panel(n_series=1, length=40))
+    assert model.network_.blocks[0].attn.mu.item() == pytest.approx(start, abs=1e-6)  # the refused fit kept it
+
+
 @pytest.mark.parametrize("value,error", [(0.0, ValueError), (-1e-3, ValueError), ("fast", TypeError)])
 def test_rem_learning_rate_errors(value, error):
     with pytest.raises(error, match="rem_learning_rate"):

@@ -179,7 +179,7 @@ def test_a_row_records_every_parameter_explicitly(tmp_path):
 
     expected = set(RSAForecaster.param_names()) - {"verbose"}
     assert set(params) == expected  # defaults included: a later change of defaults relabels nothing
-    assert params["gate_init"] == 0.0 and params["rem_init"] == "data" and params["max_epochs"] == 1
+    assert params["gate_init"] == "auto" and params["rem_init"] == "data" and params["max_epochs"] == 1
     assert params["input_size"] == back["input_size"] == 48 and params["val_size"] == back["val_size"] == 36
     assert back["model"] == "RSAForecaster" and back["test_windows"] == 457 and np.isfinite(back["val_mse"])
 
@@ -292,3 +292,17 @@ def test_the_tables_show_todays_defaults_whatever_the_label_and_an_earlier_defau
     assert "`loss=mae" not in text
     assert "| 200 | 0.49 (3/3) |" in text  # the ratios read today's default: 0.2 against the twin's 0.41
     assert "| Transformer | default |" in text  # the other models' rows at their defaults stay
+
+
+def test_a_run_at_what_auto_gives_a_short_fit_is_todays_default():
+    rows = _rows()
+    rsa = rows["model"] == "RSAForecaster"
+    ran = {"h": 24, "num_threads": 1, "max_epochs": "auto", "ensemble_size": "auto", "start_weight": "auto"}
+    now = rows[rsa].assign(label="gate_init=-2", test_mse=0.2, params=json.dumps({**ran, "gate_init": -2}))
+    rows.loc[rsa, "params"] = json.dumps({**ran, "gate_init": 0.0})  # the gate's earlier start, 0 in every fit
+    text = short_series_tables.render(pd.concat([rows, now], ignore_index=True))
+    assert "| RSA | default | 0.200 ± 0.000 | 0.200 ± 0.000 | 3.0 | 1.0 |" in text
+    assert "| RSA | default (ran at gate_init=0.0) | 0.510 ± 0.010 |" in text
+    assert "`gate_init=-2" not in text
+    drawn = short_series_tables.plotted_rows(pd.concat([rows, now], ignore_index=True))
+    assert set(drawn[drawn["model"] == "RSAForecaster"]["test_mse"]) == {0.2}  # the plot draws today's too

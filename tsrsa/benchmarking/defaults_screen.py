@@ -37,6 +37,12 @@ CHOICES = ("loss", "lr_schedule", "patch_len", "learning_rate", "gate_init", "sc
 ADDED = {"ensemble_size": 1, "start_weight": 0.0}
 #: choices whose values are real numbers
 REAL_CHOICES = ("learning_rate", "gate_init", "start_weight")
+#: what a choice whose default is "auto" resolves to in each regime's fits: ``LONG_FITS`` on the long
+#: horizons and a large panel (one network, the network's forecast as trained, RSA's gate at the layer's 0),
+#: ``SHORT_FITS`` on one series at the automatic budget, as every short-series cell is (RSA's gate at
+#: ``tsrsa.forecasters.rsa.SINGLE_SERIES_GATE``); a run at those values is a run of "auto"
+LONG_FITS = {**ADDED, "gate_init": 0.0}
+SHORT_FITS = {"gate_init": -2.0}
 REGIMES = ("long horizon", "many series", "short series")
 #: what a run or its protocol sets (the data's shape, the budget, the machine), never a model choice
 RUN_KEYS = ("h", "input_size", "val_size", "random_state", "num_threads", "freq", "fill", "max_epochs",
@@ -68,18 +74,24 @@ def choices_of(params: str) -> dict:
     return out
 
 
-def _auto_twins(choice: dict, defaults: dict) -> list[str]:
-    """Where "auto" gives :data:`ADDED`'s values (the long horizons, a large panel): a run of the defaults'
-    other choices (``choice``) under every spelling of those, "auto" or the value (else none)."""
-    keys = [k for k, v in ADDED.items() if defaults.get(k) == "auto"]
+def spelt_auto(values: dict, defaults: dict, gives: dict) -> dict:
+    """A row's parameters (``values``) with each one whose default is "auto" and whose value is what "auto"
+    gives in the row's fits (``gives``: :data:`LONG_FITS` or :data:`SHORT_FITS`) spelt "auto"."""
+    return {k: "auto" if defaults.get(k) == "auto" and k in gives and gives[k] == v else v for k, v in values.items()}
+
+
+def _auto_twins(choice: dict, defaults: dict, gives: dict) -> list[str]:
+    """Where "auto" gives ``gives`` (:data:`LONG_FITS` or :data:`SHORT_FITS`): a run of the defaults' other
+    choices (``choice``) under every spelling of those, "auto" or the value (else none)."""
+    keys = [k for k in gives if defaults.get(k) == "auto"]
     others = [k for k in CHOICES if k not in keys]
-    if not keys or any(choice[k] not in (ADDED[k], "auto") for k in keys) \
+    if not keys or any(choice[k] not in (gives[k], "auto") for k in keys) \
             or json.dumps({k: choice[k] for k in others}, default=str) != json.dumps(
                 {k: defaults.get(k) for k in others}, default=str):
         return []
     spellings = [{}]
     for key in keys:
-        spellings = [{**s, key: value} for s in spellings for value in (ADDED[key], "auto")]
+        spellings = [{**s, key: value} for s in spellings for value in (gives[key], "auto")]
     return sorted({json.dumps({**choice, **s}, sort_keys=True, default=str) for s in spellings})
 
 
@@ -90,15 +102,15 @@ def label(choice: dict, reference: dict) -> str:
 
 
 def _cells(rows: pd.DataFrame, cell: list[str], metric: pd.Series, defaults: dict | None,
-           one_network: bool = False) -> pd.DataFrame:
-    """The latest metric per cell and choice. Where "auto" gives :data:`ADDED`'s values (``one_network``:
-    the long-horizon budget, a large panel), a run at those values or at "auto" counts for every spelling."""
+           gives: dict) -> pd.DataFrame:
+    """The latest metric per cell and choice. Where "auto" gives fixed values in these cells (``gives``:
+    :data:`LONG_FITS` or :data:`SHORT_FITS`), a run at those values or at "auto" counts for every spelling."""
     kept = rows["params"].map(lambda p: same_configuration(p, defaults))
     rows, metric = rows[kept], metric[kept]
     choices = rows["params"].map(choices_of)
     out = rows.assign(metric=metric.astype(float), choice=choices.map(lambda c: json.dumps(c, sort_keys=True)))
-    if one_network and defaults is not None:
-        twins = [(i, twin) for i, c in enumerate(choices) for twin in _auto_twins(c, defaults)]
+    if defaults is not None:
+        twins = [(i, twin) for i, c in enumerate(choices) for twin in _auto_twins(c, defaults, gives)]
         if twins:
             positions, spelt = zip(*twins)
             out = pd.concat([out, out.iloc[list(positions)].assign(choice=list(spelt))])
@@ -116,7 +128,7 @@ def long_horizon_cells(ltsf: pd.DataFrame, model: str, defaults: dict | None = N
     val_mse = rows["val_mse"] if "val_mse" in rows else pd.Series(np.nan, index=rows.index)
     metric = val_mse.where(val_mse.notna(), rows["val_loss"].where(trained_on_mse))
     return _cells(rows.assign(date=rows.index), ["dataset", "horizon", "train_fraction", "seed"], metric, defaults,
-                  one_network=True)
+                  LONG_FITS)
 
 
 def many_series_cells(m4: pd.DataFrame, model: str, defaults: dict | None = None) -> pd.DataFrame:
@@ -133,14 +145,14 @@ def many_series_cells(m4: pd.DataFrame, model: str, defaults: dict | None = None
         return (epochs, batches) == (AUTO, AUTO) or (batches == EPOCH_STEPS and epochs in (MIN_EPOCHS, AUTO))
 
     rows = rows[rows["params"].map(at_budget)]
-    return _cells(rows, ["frequency", "seed"], rows["owa"], defaults, one_network=True)
+    return _cells(rows, ["frequency", "seed"], rows["owa"], defaults, LONG_FITS)
 
 
 def short_series_cells(short: pd.DataFrame, model: str, defaults: dict | None = None) -> pd.DataFrame:
     """Cells of the short-series file: one model at the budget that scales with the data."""
     rows = short[(short["model"] == model)]
     rows = rows[rows["params"].map(lambda p: json.loads(p).get("max_epochs") == "auto")]
-    return _cells(rows, ["dataset", "train_length", "seed"], rows["val_mse"], defaults)
+    return _cells(rows, ["dataset", "train_length", "seed"], rows["val_mse"], defaults, SHORT_FITS)
 
 
 def regime_scores(cells: pd.DataFrame, reference: dict) -> pd.DataFrame:

@@ -11,6 +11,7 @@ from tsrsa.forecasters.estimator import specialised_init
 from tsrsa.forecasters.params import check_bool, check_choice, check_float, check_int
 from tsrsa.forecasters.start import start_estimates
 from tsrsa.forecasters.transformer import TransformerForecaster
+from tsrsa.training.budget import AUTO
 from tsrsa.nn.ensemble import members_of
 from tsrsa.nn.patches import n_tokens
 from tsrsa.nn.rem import REM_MASKS, fold_angle
@@ -29,14 +30,24 @@ _LAYER_ONLY = ("method", "alibi")
 KIND_OPTIONS = tuple(name for name in RSAAttention.option_defaults() if name not in _LAYER_ONLY)
 #: where the estimator's defaults differ from the layer's, and why: one dilated regular head fills the
 #: four default heads (1 regular, 1 cyclic pair, 1 dilated: a seasonal memory); the dilation comes from
-#: the data's seasonal periods at fit (a layer built without data takes its own default, 2)
-ESTIMATOR_DEFAULTS = {"n_dilated_regular": 1, "dilations": None}
+#: the data's seasonal periods at fit (a layer built without data takes its own default, 2); the gate's
+#: start follows the data (``SINGLE_SERIES_GATE``)
+ESTIMATOR_DEFAULTS = {"n_dilated_regular": 1, "dilations": None, "gate_init": AUTO}
+#: ``gate_init="auto"``: the gate's starting logit in a fit of one series at the automatic budget
+#: (``max_epochs="auto"``), sigmoid(-2) = 0.12 of each REM head's output from its REM; a panel, or a budget
+#: given in epochs, starts from the layer's 0 (an even mix). Chosen on validation
+#: (docs/benchmark_configuration.md, "The library's defaults")
+SINGLE_SERIES_GATE = -2.0
 #: RSAForecaster's own parameters and their defaults, after TransformerForecaster's ``readout_tokens``: the
 #: kind's options with the layer's defaults but for ``ESTIMATOR_DEFAULTS``, and the data start after ``gate_init``
 _LAYER = {name: ESTIMATOR_DEFAULTS.get(name, RSAAttention.option_defaults()[name]) for name in KIND_OPTIONS}
 _AFTER = KIND_OPTIONS.index("gate_init") + 1
 RSA_PARAMS = {**dict(list(_LAYER.items())[:_AFTER]), "rem_init": "data", "rem_learning_rate": None,
               **dict(list(_LAYER.items())[_AFTER:])}
+
+
+def _automatic(value) -> bool:
+    return isinstance(value, str) and value == AUTO
 
 
 class RSAForecaster(TransformerForecaster):
@@ -79,8 +90,9 @@ class RSAForecaster(TransformerForecaster):
         REMs over past tokens only (the recurrence), or over both directions.
     max_lag : int, optional
         Zero every REM lag above it (tokens).
-    gate_init : float, default 0.0
-        Initial gate logit mu (sigmoid(0) = 0.5 mixes both branches equally).
+    gate_init : float or "auto", default "auto"
+        Initial gate logit mu (sigmoid(0) = 0.5 mixes both branches equally). "auto": -2 (0.12 of
+        the REM branch) in a fit of one series at the automatic budget (``max_epochs="auto"``), else 0.
     rem_init : {"data", "start", "paper"} or dict, default "data"
         "data": start the REM heads from the training data -- AR roots give regular heads and
         cyclic pairs, seasonal periods give dilations and cycles (see ``tsrsa.init``); heads
@@ -148,7 +160,10 @@ class RSAForecaster(TransformerForecaster):
         check_bool("share_cyclic", self.share_cyclic)
         check_choice("rem_mask", self.rem_mask, REM_MASKS)
         check_int("max_lag", self.max_lag, allow_none=True)
-        check_float("gate_init", self.gate_init, minimum=-math.inf)
+        if not _automatic(self.gate_init):
+            if isinstance(self.gate_init, str):
+                raise TypeError(f'gate_init must be "auto" or a number, got {self.gate_init!r}')
+            check_float("gate_init", self.gate_init, minimum=-math.inf)
         check_float("rem_learning_rate", self.rem_learning_rate, strict=True, allow_none=True)
         if self.t2r_features is not None:
             check_feature_size(self.t2r_features, "t2r_features")
@@ -175,7 +190,16 @@ class RSAForecaster(TransformerForecaster):
 
     def _attention_options(self) -> dict:
         options = {name: getattr(self, name) for name in KIND_OPTIONS}
-        return {**options, **self._allocation(), "gate_init": float(self.gate_init)}
+        return {**options, **self._allocation(), "gate_init": self._gate_logit()}
+
+    def _gate_logit(self) -> float:
+        """``gate_init`` resolved: the number given, or for "auto" :data:`SINGLE_SERIES_GATE` in a fit of one
+        series at the automatic budget (the series a fit reads are recorded before its network is built) and
+        the layer's start otherwise (a network built without a fit, as the integrations do, takes the layer's)."""
+        if not _automatic(self.gate_init):
+            return float(self.gate_init)
+        single = getattr(self, "_fit_series", None) == 1 and _automatic(self.max_epochs)
+        return SINGLE_SERIES_GATE if single else float(RSAAttention.option_defaults()["gate_init"])
 
     def rem_init_values(self) -> dict:
         """The explicit initial values of ``rem_init`` ({} for "paper")."""
@@ -208,7 +232,7 @@ class RSAForecaster(TransformerForecaster):
         assign them to heads (dilations included, before the network is built)."""
         from tsrsa.init.heads import assign_heads, estimate_panel
 
-        self._fit_dilations, self._head_init = None, None
+        self._fit_dilations, self._head_init, self._fit_series = None, None, len(fit_lengths)
         if self.rem_init not in ("data", "start"):
             return
         stride = int(self.patch_len)
@@ -241,7 +265,8 @@ class RSAForecaster(TransformerForecaster):
 
     def _members_built(self, trained=()) -> None:
         super()._members_built(trained)
-        self._fit_dilations, self._head_init = None, None  # every member started from the same estimates
+        # every member started from the same estimates and gate
+        self._fit_dilations, self._head_init, self._fit_series = None, None, None
 
     def _report(self, attention, assigned) -> pd.DataFrame:
         """Which head got what: one row per REM head of a layer (every layer starts the same);

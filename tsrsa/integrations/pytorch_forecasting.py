@@ -209,7 +209,8 @@ class RSATransformer(_BackboneModel):
     n_regular, n_cyclic, n_dilated_regular, n_dilated_cyclic, dilations
         The REM heads of each layer, as in RSAForecaster (defaults 1, 1, 1, 0, None: 2 tokens).
     gate, share_cyclic, rem_mask, max_lag, gate_init
-        As in RSAForecaster (defaults "layer", True, "causal", None, 0.0).
+        As in RSAForecaster (defaults "layer", True, "causal", None, 0.0: RSAForecaster's "auto" gate
+        reads the series of a tsrsa fit, and a network built without one starts at 0).
     rem_init : "paper" or dict, default "paper"
         The paper's initial REM values, or a dict of values as RSAForecaster takes. RSAForecaster's
         "data" initialisation estimates them during its own fit and is not offered here.

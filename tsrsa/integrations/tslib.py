@@ -70,7 +70,8 @@ class Model(nn.Module):
         RSAForecaster's other architecture arguments (``patch_len``, ``causal``, ``n_regular``,
         ``n_cyclic``, ``n_dilated_regular``, ``n_dilated_cyclic``, ``dilations``, ``gate``,
         ``share_cyclic``, ``rem_mask``, ``max_lag``, ``gate_init``, ``rem_init``); the defaults are
-        RSAForecaster's, with ``rem_init="paper"``. The RSA heads need ``configs.n_heads`` >= 4 with
+        RSAForecaster's, with ``rem_init="paper"`` and the gate started at 0 (its "auto" reads the series
+        of a tsrsa fit). The RSA heads need ``configs.n_heads`` >= 4 with
         the default allocation (1 regular, 1 cyclic pair, 1 dilated regular).
     time_marks : bool, default False
         Read ``x_mark_enc`` / ``x_mark_dec`` as known-future covariates (see the module docstring).
