@@ -22,8 +22,10 @@ A last global batch of fewer windows than ranks is dropped.
 """
 from __future__ import annotations
 
+import atexit
 import contextlib
 import copy
+import datetime
 import os
 import tempfile
 import warnings
@@ -143,11 +145,29 @@ def join_process_group(device: torch.device, seed: int) -> tuple[Rank, int]:
     dist = torch.distributed
     if not dist.is_initialized():
         dist.init_process_group(_backend(device))
+        atexit.register(_leave_process_group)  # a group left to the interpreter's exit can abort the process
     if device.type == "cuda":
         torch.cuda.set_device(device)
     shared = torch.tensor([seed], dtype=torch.int64, device=device if dist.get_backend() == "nccl" else "cpu")
     dist.broadcast(shared, src=0)
     return Rank(dist.get_rank(), dist.get_world_size(), in_group=True), int(shared.item())
+
+
+#: how long a rank waits at exit for the others to reach the end of their script
+EXIT_WAIT = datetime.timedelta(seconds=60)
+
+
+def _leave_process_group() -> None:
+    """At exit, the group ``join_process_group`` started, if still open: on the CPU (gloo) every rank first
+    waits for the others, at most ``EXIT_WAIT`` (rank 0 holds the rendezvous store, and a rank whose store
+    closed first could abort), then each closes its side."""
+    dist = torch.distributed
+    if not dist.is_initialized():
+        return
+    if dist.get_backend() == "gloo":
+        with contextlib.suppress(RuntimeError):  # a rank that failed or left already: close this side anyway
+            dist.monitored_barrier(timeout=EXIT_WAIT)
+    dist.destroy_process_group()
 
 
 def rank_seed(seed: int, rank: int) -> int:
