@@ -146,11 +146,11 @@ def render(rows: list[dict]) -> str:
     lines = ["What: M4 series fitted one model per series, as a user with a few series would: tsrsa's networks at "
              "the library's defaults (the M4 benchmark's horizon and input, `val_size=h`, one thread; a label names "
              "what differs, and \"ran at\" what a run had before a choice was added), ETS (`ETSForecaster`, "
-             "the lowest-AIC form per series, told the season where the frequency has one) and Naive2. \"validation\": each "
-             "history without its last h values, forecasting them; \"test\": the whole history, forecasting M4's "
-             "test. sMAPE and MASE are means over the series (a network's per series first averaged over its "
-             "seeds); \"÷ ETS\" is the mean MASE over ETS's on the same series; \"series ahead of ETS\" counts the "
-             "series where the mean MASE is lower.", ""]
+             "the lowest-AIC form per series, told the season where the frequency has one) and Naive2. "
+             "\"validation\": each history without its last h values, forecasting them; \"test\": the whole "
+             "history, forecasting M4's test. sMAPE and MASE are means over the series (a network's per series "
+             "first averaged over its seeds); \"÷ ETS\" is the mean MASE over ETS's on the same series; "
+             "\"series ahead of ETS\" counts the series where the mean MASE is lower.", ""]
     for frequency in sorted({r["frequency"] for r in rows}):
         for split in SPLITS:
             mine = [r for r in rows if r["frequency"] == frequency and r["split"] == split]

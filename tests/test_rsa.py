@@ -297,8 +297,8 @@ def test_rem_learning_rate_steps_the_rem_values_and_gates(rem_learning_rate, ste
 
 
 @pytest.mark.parametrize("n_series,length,max_epochs,gate_init,start", [
-    (1, 40, "auto", "auto", -2.0), (1, 2200, "auto", "auto", -2.0), (1, 40, 2, "auto", 0.0), (3, 40, "auto", "auto", 0.0),
-    (1, 40, "auto", 1.5, 1.5)])
+    (1, 40, "auto", "auto", -2.0), (1, 2200, "auto", "auto", -2.0), (1, 40, 2, "auto", 0.0),
+    (3, 40, "auto", "auto", 0.0), (1, 40, "auto", 1.5, 1.5)])
 def test_the_gate_starts_at_minus_two_on_one_series_at_the_automatic_budget(n_series, length, max_epochs, gate_init,
                                                                               start):
     # rates too small to move any weight: the gates end where they started
