@@ -89,7 +89,7 @@ def render(df: pd.DataFrame, plot_link: str = "results/short_series.png") -> str
     """The RESULTS.md section: protocol, the error tables and RSA's ratios, per dataset."""
     if df.empty:
         return "_No short-series results yet._\n"
-    today = np.array([at_today(m, p) for m, p in zip(df["model"], df["params"])], dtype=bool)
+    today = todays(df)
     # earlier defaults too: an option is set against its own
     every_default = df[(df["label"] == "default") | today].assign(label="default")
     df = _latest(df.assign(label=today_labels(df, today)))
@@ -185,6 +185,11 @@ def at_today(model: str, params) -> bool:
     return _neural(model) and not set(_differing_params(params, set(), _constructor_defaults(model))) - RUN_KEYS
 
 
+def todays(df: pd.DataFrame) -> np.ndarray:
+    """Which rows ran at today's constructor defaults (:func:`at_today`)."""
+    return np.array([at_today(m, p) for m, p in zip(df["model"], df["params"])], dtype=bool)
+
+
 def today_labels(df: pd.DataFrame, today: np.ndarray) -> list[str]:
     """The rows' labels as the tables read them: "default" at today's defaults; for a neural row
     labelled "default" at another, "default (ran at ...)" naming the model choices in which it
@@ -278,8 +283,7 @@ def _options(options: pd.DataFrame, default: pd.DataFrame) -> list[str]:
 def plotted_rows(df: pd.DataFrame) -> pd.DataFrame:
     """The rows the plot draws: each model's latest at today's defaults, whatever their label (as the tables
     read them)."""
-    today = np.array([at_today(m, p) for m, p in zip(df["model"], df["params"])], dtype=bool)
-    df = _latest(df.assign(label=today_labels(df, today)))
+    df = _latest(df.assign(label=today_labels(df, todays(df))))
     return df[df["label"] == "default"]
 
 

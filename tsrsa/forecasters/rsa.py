@@ -11,13 +11,13 @@ from tsrsa.forecasters.estimator import specialised_init
 from tsrsa.forecasters.params import check_bool, check_choice, check_float, check_int
 from tsrsa.forecasters.start import start_estimates
 from tsrsa.forecasters.transformer import TransformerForecaster
-from tsrsa.training.budget import AUTO
 from tsrsa.nn.ensemble import members_of
 from tsrsa.nn.patches import n_tokens
 from tsrsa.nn.rem import REM_MASKS, fold_angle
 from tsrsa.nn.rsa import GATES, RSAAttention
 from tsrsa.nn.rsa_heads import plan_heads
 from tsrsa.nn.t2r import check_feature_size
+from tsrsa.training.budget import AUTO
 
 REM_INITS = ("data", "start", "paper")
 _INIT_KEYS = ("lambda", "gamma", "theta", "gate")
