@@ -70,13 +70,12 @@ def test_a_fit_at_the_defaults_resolves_and_reports_its_budget():
     df = make_panel(n_series=2, length=40)  # 2 x (40 - 8 - 6 - 2 + 1) = 50 windows: 2 steps an epoch
     model = tsrsa.DLinearForecaster(h=2, input_size=6, val_size=8, random_state=0).fit(df)
     assert (model.max_epochs_, model.early_stopping_patience_) == (100, 20)
-    assert model.ensemble_size_ == 3  # few windows at the automatic budget: three networks, each with it
-    for _, member in model.fit_history_.groupby("member"):
-        ran = len(member)
-        assert ran <= 100
-        if ran < 100:  # stopped early: the last 20 epochs did not improve on the best
-            best = int(np.argmin(member["val_loss"].to_numpy()))
-            assert ran - 1 - best == 20
+    assert model.ensemble_size_ == 1 and model.plan_.epochs == 100  # one network, its budget in the plan
+    ran = len(model.fit_history_)
+    assert ran <= 100
+    if ran < 100:  # stopped early: the last 20 epochs did not improve on the best
+        best = int(np.argmin(model.fit_history_["val_loss"].to_numpy()))
+        assert ran - 1 - best == 20
     no_val = tsrsa.DLinearForecaster(h=2, input_size=6, max_epochs=3, random_state=0).fit(df)
     assert (no_val.max_epochs_, no_val.early_stopping_patience_) == (3, None)
     assert len(no_val.fit_history_) == 3
@@ -115,7 +114,7 @@ def test_batches_per_epoch_bounds_the_steps_and_the_auto_budget_counts_them(monk
     auto = tsrsa.DLinearForecaster(h=4, input_size=8, batch_size=8, batches_per_epoch=1, random_state=0).fit(df)
     assert auto_epochs(436, 8) == 37  # every window: 55 steps an epoch
     assert auto.max_epochs_ == 100  # one step an epoch: 2,000 wanted, capped at 100
-    assert len(steps) == 100 * auto.ensemble_size_ and auto.ensemble_size_ == 3  # each network its budget
+    assert len(steps) == 100 and auto.plan_.steps == 100  # the plan's budget, run
 
 
 def test_a_default_fit_on_a_panel_longer_than_the_cap_draws_capped_epochs(monkeypatch):
@@ -130,7 +129,7 @@ def test_a_default_fit_on_a_panel_longer_than_the_cap_draws_capped_epochs(monkey
     monkeypatch.setattr(torch.optim.AdamW, "step", lambda self, *a, **k: (steps.append(1), step(self, *a, **k))[1])
     model = tsrsa.DLinearForecaster(h=4, input_size=8, batch_size=8, random_state=0).fit(df)
     assert (model.max_epochs_, model.batches_per_epoch_) == (100, 3)  # 2,000 steps wanted: 100 epochs of 3
-    assert len(steps) == 300 * model.ensemble_size_ and model.ensemble_size_ == 3  # each network its budget
+    assert len(steps) == 300 and model.plan_.steps == 300  # the plan's budget, run
     steps.clear()
     passes = tsrsa.DLinearForecaster(h=4, input_size=8, batch_size=8, max_epochs=2, random_state=0).fit(df)
     assert passes.batches_per_epoch_ is None and len(steps) == 2 * 55  # epochs as a number: whole passes

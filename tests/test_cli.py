@@ -182,10 +182,10 @@ def test_bad_input_files_give_one_line_and_status_2(tmp_path, capsys):
 
 @pytest.mark.parametrize("argv, says", [
     (["--model", "Prophet"], "unknown model 'Prophet'"),
-    (["-p", "colour=red"], "has no parameter(s) ['colour']"),
+    (["-p", "colour=red"], "has no parameter 'colour' (-p colour=...)"),
     (["-p", "h=3"], "has a flag of its own: use --h"),
     (["-p", "oops"], "is not key=value"),
-    (["--model", "SeasonalNaive", "--max-epochs", "2"], "has no parameter(s) ['max_epochs']"),
+    (["--model", "SeasonalNaive", "--max-epochs", "2"], "has no parameter 'max_epochs' (--max-epochs)"),
     (["-p", "dropout=2.0"], "dropout"),
     (["--fill", "mean"], "invalid choice: 'mean'"),
 ])
@@ -262,7 +262,7 @@ def test_known_future_covariates_from_a_future_file(tmp_path, capsys):
                          *TINY_DLINEAR, "-p", 'future_covariates=["promo"]', "--quiet")
     assert status == 0, err
     status, _, err = run(capsys, "predict", "--model-dir", model_dir, "--output", forecast)
-    assert status == 2 and "pass future_df=" in err
+    assert status == 2 and "pass --future with their values" in err
     status, _, err = run(capsys, "predict", "--model-dir", model_dir, "--future", tmp_path / "future.csv",
                          "--output", forecast)
     assert status == 0, err

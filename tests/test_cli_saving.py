@@ -59,7 +59,7 @@ def test_an_edited_model_gives_one_line_and_a_failing_status(tmp_path, capsys, l
     else:  # a format without that checksum: the parameters held against the saved network
         shutil.copytree(ROOT / "tests" / "fixtures" / "format_v3" / "transformer", model_dir)
         _edit_config(model_dir, h=7)
-        says = "config.json does not match the model saved beside it: its parameters build a network with h=7"
+        says = "config.json does not match the model saved beside it: its parameters build a network with --h 7"
     for extra in ([], ["--input", long_csv, "--update"]):
         status, out, err = run(capsys, "predict", "--model-dir", model_dir, "--output", forecast, *extra)
         assert status == 2 and out == "" and says in err, err
@@ -72,7 +72,7 @@ def test_a_device_this_machine_lacks_gives_one_line(tmp_path, capsys, long_csv):
     run(capsys, "fit", "--h", 6, "--input", long_csv, "--output", tmp_path / "m", "--quiet", *TINY_DLINEAR)
     status, out, err = run(capsys, "predict", "--model-dir", tmp_path / "m", "--device", "cuda")
     assert status == 2 and out == "" and err.count("\n") == 1
-    assert "device 'cuda' is not available here: torch.cuda.is_available() is False; load with device='cpu'" in err
+    assert "device 'cuda' is not available here: torch.cuda.is_available() is False; load with --device cpu" in err
 
 
 def test_a_forecast_file_is_written_all_or_nothing(tmp_path, capsys, long_csv, monkeypatch):

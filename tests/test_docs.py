@@ -135,3 +135,22 @@ def test_readme_quick_start_is_ten_lines_and_sections_are_there():
 
 def blocks_in(text: str) -> list[str]:
     return [m["code"] for m in FENCE.finditer("\n" + text) if m["lang"] == "python"]
+
+
+def test_readme_quick_start_and_its_interval_example_run(tmp_path, monkeypatch, one_thread):
+    """The README's quick start as a user runs it (a smaller step target of the automatic budget keeps it to
+    seconds: the same code path), then its interval line, on the quick start's ``train``."""
+    from tsrsa.training import budget
+
+    for name, value in (("TARGET_STEPS", 4), ("MIN_EPOCHS", 1), ("MAX_EPOCHS", 2), ("EPOCH_STEPS", 2)):
+        monkeypatch.setattr(budget, name, value)
+    monkeypatch.chdir(tmp_path)
+    readme = (ROOT / "README.md").read_text()
+    namespace: dict = {"__name__": "readme"}
+    exec(compile(blocks_in(readme.split("## Quick start", 1)[1])[0], "README.md", "exec"), namespace)  # noqa: S102
+    assert namespace["same"].predict().equals(namespace["forecast"])
+    interval = [line for line in blocks_in(readme.split("## Evaluate, tune, quantiles", 1)[1])[0].splitlines()
+                if "predict(level=" in line]
+    assert len(interval) == 1
+    frame = eval(interval[0].split("#")[0], namespace)  # noqa: S307 - our own README
+    assert {"yhat_lo_80", "yhat_hi_80"} <= set(frame.columns) and frame.filter(like="yhat_").notna().all().all()

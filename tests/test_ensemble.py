@@ -111,15 +111,15 @@ def test_what_keeps_one_networks_state_refuses_an_ensemble(params, words, tmp_pa
     assert not (tmp_path / "folder").exists()
 
 
-def test_auto_fits_three_networks_on_few_windows_at_the_automatic_budget_and_one_otherwise():
+def test_auto_and_the_default_fit_one_network_and_a_count_fits_that_many():
     short, long = frame(160), frame(2200)  # 119 and 2,159 training windows
     quick = {"h": 6, "input_size": 24, "val_size": 12, "start": None, "num_threads": 1, "random_state": 0,
-             "early_stopping_patience": 2}
-    assert tsrsa.DLinearForecaster(**quick).fit(short).ensemble_size_ == 3
-    assert tsrsa.DLinearForecaster(**quick, max_epochs=2).fit(short).ensemble_size_ == 1  # a budget of its own
-    assert tsrsa.DLinearForecaster(**quick, loss="normal").fit(short).ensemble_size_ == 1  # a distribution
-    assert tsrsa.DLinearForecaster(**quick).fit(long).ensemble_size_ == 1  # windows enough
-    assert tsrsa.DLinearForecaster(**quick, ensemble_size=2, max_epochs=2).fit(long).ensemble_size_ == 2
+             "early_stopping_patience": 2, "max_epochs": 2}
+    assert tsrsa.DLinearForecaster(h=6).ensemble_size == 1
+    for size in (1, "auto"):
+        model = tsrsa.DLinearForecaster(**quick, ensemble_size=size).fit(short)
+        assert model.ensemble_size_ == model.plan_.members == 1 and "member" not in model.fit_history_
+    assert tsrsa.DLinearForecaster(**quick, ensemble_size=2).fit(long).ensemble_size_ == 2
 
 
 def test_the_callbacks_see_each_members_epochs_named_by_member():

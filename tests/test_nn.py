@@ -240,7 +240,7 @@ def test_a_fixed_window_forecaster_takes_readout_tokens_and_keeps_them_when_save
 def test_readout_tokens_auto_reads_one_horizon_of_tokens_only_when_the_windows_are_few(monkeypatch):
     from sklearn.exceptions import NotFittedError
 
-    import tsrsa.forecasters.transformer as transformer
+    import tsrsa.forecasters.plan as plan
     from tsrsa import RSAForecaster, TransformerForecaster
 
     from conftest import make_panel
@@ -261,9 +261,9 @@ def test_readout_tokens_auto_reads_one_horizon_of_tokens_only_when_the_windows_a
         .readout_tokens_ == 6  # a horizon of every token: the full head
     assert TransformerForecaster(**small, readout_tokens=None).fit(df).readout_tokens_ == 6
     assert TransformerForecaster(**small, readout_tokens=3).fit(df).readout_tokens_ == 3
-    monkeypatch.setattr(transformer, "READOUT_WINDOWS", 62)  # 62 windows are no longer few
+    monkeypatch.setattr(plan, "SHORT_WINDOWS", 62)  # 62 windows are no longer few
     assert TransformerForecaster(**small).fit(df).readout_tokens_ == 6
-    monkeypatch.setattr(transformer, "READOUT_WINDOWS", 63)
+    monkeypatch.setattr(plan, "SHORT_WINDOWS", 63)
     assert TransformerForecaster(**small).fit(df).readout_tokens_ == 2
     assert TransformerForecaster(**small, stream=True).fit(df).readout_tokens_ == 6  # streaming: every token
     with pytest.raises(ValueError, match='use "auto", None'):

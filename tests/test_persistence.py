@@ -40,6 +40,9 @@ def _forge(path: Path, config: dict | None = None) -> None:
     config = json.loads((path / "config.json").read_text()) if config is None else config
     config["files"] = {name: hashlib.sha256((path / name).read_bytes()).hexdigest() if (path / name).is_file()
                        else digest for name, digest in config["files"].items()}
+    if "sizes" in config:
+        config["sizes"] = {name: (path / name).stat().st_size if (path / name).is_file() else size
+                           for name, size in config["sizes"].items()}
     if CONFIG_CHECKSUM in config:
         config[CONFIG_CHECKSUM] = config_checksum(config)
     (path / "config.json").write_text(json.dumps(config, indent=1))

@@ -184,8 +184,8 @@ def test_a_row_records_every_parameter_explicitly(tmp_path):
     assert back["model"] == "RSAForecaster" and back["test_windows"] == 457 and np.isfinite(back["val_mse"])
 
 
-#: a row at today's defaults (a row without a key: one network, the network's forecast as trained)
-TODAY = json.dumps({"ensemble_size": "auto", "start_weight": "auto"})
+#: a row at today's defaults (one network; a row without a key: one network, the network's forecast as trained)
+TODAY = json.dumps({"ensemble_size": 1, "start_weight": "auto"})
 
 
 def _rows():
@@ -283,11 +283,11 @@ def test_the_tables_show_todays_defaults_whatever_the_label_and_an_earlier_defau
     # RSA's rows at today's defaults were run under an option's label, the "default" ones at another budget
     now = rows[rsa].assign(label="loss=mae,lr_schedule=onecycle", test_mse=0.2,
                            params=json.dumps({"loss": "mae", "lr_schedule": "onecycle", "h": 24, "num_threads": 1,
-                                              "ensemble_size": "auto", "start_weight": "auto"}))
+                                              "ensemble_size": 1, "start_weight": "auto"}))
     rows.loc[rsa, "params"] = json.dumps({"loss": "mse", "lr_schedule": None})  # made before either choice
     text = short_series_tables.render(pd.concat([rows, now], ignore_index=True))
     assert "| RSA | default | 0.200 ± 0.000 | 0.200 ± 0.000 | 3.0 | 1.0 |" in text
-    assert ("| RSA | default (ran at ensemble_size=1,loss=mse,lr_schedule=None,start_weight=0.0) | 0.510 ± 0.010 | "
+    assert ("| RSA | default (ran at loss=mse,lr_schedule=None,start_weight=0.0) | 0.510 ± 0.010 | "
             "0.510 ± 0.010 |") in text
     assert "`loss=mae" not in text
     assert "| 200 | 0.49 (3/3) |" in text  # the ratios read today's default: 0.2 against the twin's 0.41
@@ -297,7 +297,7 @@ def test_the_tables_show_todays_defaults_whatever_the_label_and_an_earlier_defau
 def test_a_run_at_what_auto_gives_a_short_fit_is_todays_default():
     rows = _rows()
     rsa = rows["model"] == "RSAForecaster"
-    ran = {"h": 24, "num_threads": 1, "max_epochs": "auto", "ensemble_size": "auto", "start_weight": "auto"}
+    ran = {"h": 24, "num_threads": 1, "max_epochs": "auto", "ensemble_size": 1, "start_weight": "auto"}
     now = rows[rsa].assign(label="gate_init=-2", test_mse=0.2, params=json.dumps({**ran, "gate_init": -2}))
     rows.loc[rsa, "params"] = json.dumps({**ran, "gate_init": 0.0})  # the gate's earlier start, 0 in every fit
     text = short_series_tables.render(pd.concat([rows, now], ignore_index=True))

@@ -8,10 +8,12 @@ import pandas as pd
 import pytest
 
 import tsrsa
-from tsrsa.forecasters import arima_model, start_maps
+from tsrsa.forecasters import start_maps
 from tsrsa.forecasters.arima_model import ArimaSpec
 from tsrsa.forecasters.start import fit_start, start_estimates
-from tsrsa.forecasters.start_arima import arima_polynomials, arima_start, arima_window_map, kept_arima_fit
+from tsrsa.forecasters.start_arima import (
+    arima_polynomials, arima_start, arima_window_map, css_forecast, fit_arima_css, kept_arima_fit,
+)
 from tsrsa.init.heads import Estimates
 
 SMALL = dict(d_model=16, d_ff=32, random_state=0)
@@ -67,10 +69,28 @@ def test_start_is_the_fitted_arima_and_states_its_truncation():
     y = ma_heavy(300)
     start = arima_start([y], 96, 8, 1)
     fit = kept_arima_fit(y, None)
-    expected = arima_model.forecast(fit, 8)
+    expected = css_forecast(fit, y, 8)  # the fit's own forecast from its whole tail
     np.testing.assert_allclose(start(y[None, :])[0], expected, rtol=0, atol=max(start.record["truncation"], 1e-9) * 3)
     assert start.record["model"] == "arima" and start.record["forms"] == [ArimaSpec.from_json(fit.form).name]
     assert start.record["truncation"] < 1e-3
+
+
+@pytest.mark.parametrize("spec, params", [
+    (ArimaSpec((2, 1, 1)), [0.5, -0.3, 0.3]),
+    (ArimaSpec((1, 0, 1), trend="c"), [0.3, 0.6, 0.4]),
+    (ArimaSpec((1, 0, 0), (0, 1, 1, 12)), [0.5, -0.4]),
+], ids=["arima211", "arma11-constant", "seasonal12"])
+def test_conditional_least_squares_is_near_statsmodels_maximum_likelihood(spec, params):
+    y = 5.0 + simulated(spec, params, 600, seed=11)
+    mine = fit_arima_css(y, spec.seasonal_order[3] or None, [spec])
+    with warnings.catch_warnings(action="ignore"):
+        theirs = spec.fit(y)  # statsmodels' SARIMAX, exact likelihood
+    names = [str(n) for n in theirs.model.param_names]
+    same = [names.index(n) for n in mine.form["param_names"]]
+    np.testing.assert_allclose(mine.params, np.asarray(theirs.params)[same], atol=0.06)
+    with warnings.catch_warnings(action="ignore"):
+        ahead = spec.model(y).filter(np.asarray(theirs.params)).forecast(6)
+    np.testing.assert_allclose(css_forecast(mine, y, 6), ahead, rtol=0, atol=0.1)
 
 
 def test_panel_start_averages_the_series_maps_and_skips_constant_series():
@@ -91,14 +111,16 @@ def test_a_series_shorter_than_two_seasons_is_fitted_without_its_season():
 
 
 def test_a_refit_takes_the_kept_arima_fits(monkeypatch):
+    from tsrsa.forecasters import start_arima
+
     calls = []
-    original = arima_model.fit_arima_series
+    original = start_arima.fit_arima_css
 
     def counted(y, m):
         calls.append(len(y))
         return original(y, m)
 
-    monkeypatch.setattr(arima_model, "fit_arima_series", counted)
+    monkeypatch.setattr(start_arima, "fit_arima_css", counted)
     start_maps.forget_kept_fits()
     y = ma_heavy(150, 4)
     first = arima_start([y], 36, 6, 1)

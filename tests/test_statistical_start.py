@@ -353,14 +353,16 @@ def test_auto_in_a_forecaster_scores_the_validation_windows_or_the_training_ends
 
 def test_a_refit_on_the_same_data_takes_the_kept_ets_fits(monkeypatch):
     import tsrsa.forecasters.start as start
+    import tsrsa.forecasters.start_ets as start_ets
 
     calls = []
+    original = start_ets.fit_ets_batch
 
-    def counted(y, forms):
-        calls.append(len(y))
-        return fit_lowest_aic(y, forms)
+    def counted(Y, forms):
+        calls.extend(len(y) for y in Y)  # the series fitted, together
+        return original(Y, forms)
 
-    monkeypatch.setattr(start, "fit_lowest_aic", counted)
+    monkeypatch.setattr(start_ets, "fit_ets_batch", counted)
     start.forget_kept_fits()
     series = [seasonal(120, seed=s) for s in (3, 4)]
     first = start.ets_start(series, 24, 6, 1)  # no season: three forms, quick fits

@@ -238,12 +238,12 @@ def test_a_converted_streaming_model_streams_as_its_parallel_form_saves_and_load
 
 
 def test_a_model_outside_the_streaming_configuration_converts_with_a_warning(monkeypatch):
-    import tsrsa.forecasters.transformer as transformer
+    import tsrsa.forecasters.plan as plan
 
     df = series()
     fixed = tsrsa.TransformerForecaster(**SMALL).fit(df)
     assert fixed.readout_tokens_ == 3  # readout_tokens="auto" on 199 windows: ceil(h 6 / patch_len 2)
-    monkeypatch.setattr(transformer, "READOUT_WINDOWS", 100)  # "auto" would now read all 12 tokens
+    monkeypatch.setattr(plan, "SHORT_WINDOWS", 100)  # "auto" would now read all 12 tokens
     with pytest.warns(UserWarning, match="cannot stream"):
         converted = to_recurrent(fixed, df, feature_size=4, finetune_epochs=1)
     assert converted.readout_tokens_ == 3  # the original's head, whatever "auto" gives on df

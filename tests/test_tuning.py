@@ -131,3 +131,26 @@ def test_silent_and_optuna_verbosity_restored(capfd):
     assert out == "" and err == ""
     assert optuna.logging.get_verbosity() == before
     assert np.isfinite(before)
+
+
+def test_a_trial_whose_start_was_kept_says_so_and_a_flat_study_warns_why():
+    df = make_panel(n_series=2, length=80)
+    # validation keeps the statistical start unless an epoch beats it by a margin no epoch reaches
+    model = tsrsa.DLinearForecaster(h=4, input_size=12, val_size=8, max_epochs=2, start="ar", start_margin=1e9,
+                                    random_state=0)
+    with pytest.warns(UserWarning, match="no training epoch beat the statistical start"):
+        result = tsrsa.tune(model, df, n_trials=3, refit=False, random_state=0,
+                            search_space={"learning_rate": [1e-4, 1e-3, 1e-2]})
+    assert {t.user_attrs["forecast"] for t in result.study.trials} == {"statistical start"}
+    trained = model.clone().set_params(start_margin=0.0, val_size=0)  # the network as trained: the search shows
+    searched = tsrsa.tune(trained, df, n_trials=3, refit=False, random_state=0,
+                          search_space={"learning_rate": [1e-4, 1e-3, 1e-2]})
+    assert {t.user_attrs["forecast"] for t in searched.study.trials} == {"model"}
+    assert len({t.value for t in searched.study.trials}) > 1
+
+
+def test_a_search_over_what_the_forecast_does_not_read_warns():
+    df = make_panel(length=60)
+    with pytest.warns(UserWarning, match="do not change the forecast"):
+        tsrsa.tune(SeasonalNaiveForecaster(h=4, season_length=6), df, n_trials=3, refit=False, random_state=0,
+                   search_space={"fill": [None, "ffill", "zero"]})  # the frame has no gaps to fill

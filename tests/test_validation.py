@@ -78,7 +78,7 @@ def test_id_dtypes_are_kept():
 
 def test_integer_time_and_integer_steps():
     df = pd.DataFrame({"unique_id": 1, "ds": [0, 2, 4, 6], "y": [1.0, 2, 3, 4]})
-    with pytest.raises(ValueError, match="series 1 has a gap.*pass freq=k"):
+    with pytest.raises(ValueError, match="series 1 has a gap.*spaced by 2, not integer step 1: pass freq=2;"):
         build_panel(df, SPEC)
     panel = build_panel(df, SPEC, freq=2)
     assert panel.freq.step == 2 and list(panel.lengths) == [4]

@@ -275,8 +275,10 @@ def tune(estimator, df, *, n_trials: int | None = 20, timeout: float | None = No
                         raise optuna.TrialPruned(f"pruned after epoch {record['epoch']}")
 
             options["epoch_callback"] = report
-        cv = cross_validate_panel(model, panel, n_windows=n_windows, **options)
+        fitted = []
+        cv = cross_validate_panel(model, panel, n_windows=n_windows, fitted=fitted, **options)
         score = evaluate(cv, [metric], target_col=spec.target_col, id_col=spec.id_col)[metric].iloc[0]
+        trial.set_user_attr("forecast", "statistical start" if fitted and all(map(start_kept, fitted)) else "model")
         return float(score)
 
     with _quiet_optuna(optuna, verbose):  # a URL's heartbeat settings warn that they are experimental
@@ -286,14 +288,48 @@ def tune(estimator, df, *, n_trials: int | None = 20, timeout: float | None = No
             pruner=pruner if pruner is not None else optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=2),
             load_if_exists=True,
         )
+        first_trial = len(study.get_trials(deepcopy=False))  # this call's trials come after those stored
         study.optimize(objective, n_trials=n_trials, timeout=timeout, n_jobs=n_jobs,
                        catch=(ValueError, FloatingPointError), show_progress_bar=verbose >= 1)
         complete = optuna.trial.TrialState.COMPLETE
         if failures and not any(t.state == complete for t in study.get_trials(deepcopy=False)):
             first = failures[0]
             raise type(first)(f"every trial failed ({len(failures)} of them); the first with: {first}") from first
+        flat = flat_study(study, first_trial)
         best_params = dict(study.best_params)
         best = estimator.clone().set_params(**best_params)
         if refit:
             best.fit_panel(panel)
+    if flat is not None:  # after Optuna's quiet block, which silences warnings at verbose=0
+        warnings.warn(flat, UserWarning, stacklevel=2)
     return TuneResult(study=study, best_params=best_params, best_estimator=best)
+
+
+def start_kept(model) -> bool:
+    """Whether a fitted model forecasts with its statistical start alone: a neural forecaster whose validation
+    kept the starting weights (``best_epoch_`` 0, of every member), its network's training discarded."""
+    epochs = vars(model).get("best_epoch_")
+    if epochs is None:
+        return False
+    return all(epoch == 0 for epoch in (epochs if isinstance(epochs, list) else [epochs]))
+
+
+def flat_study(study, first: int = 0) -> str | None:
+    """What ``tune`` warns, saying why, when every finished trial of this call (trials ``first`` on) scored
+    the same (the parameters searched did not reach the forecast); None otherwise."""
+    import optuna
+
+    done = [t for t in study.get_trials(deepcopy=False)[first:] if t.state == optuna.trial.TrialState.COMPLETE]
+    values = np.array([t.value for t in done], dtype=float)
+    if len(values) < 2 or not np.allclose(values, values[0], rtol=1e-9, atol=0.0):
+        return None
+    kept = sum(t.user_attrs.get("forecast") == "statistical start" for t in done)
+    if kept == len(done):
+        why = ("in every trial no training epoch beat the statistical start on the validation windows, so each "
+               "forecast was the start's and the parameters searched never reached it (each trial's "
+               "user_attrs['forecast'] says 'statistical start'): search with start=None, with val_size=0 (the "
+               "network is then kept as trained), or over start_margin")
+    else:
+        why = ("the parameters searched do not change the forecast: widen the search space, or search "
+               "parameters this forecaster reads")
+    return f"every one of the {len(done)} trials scored {values[0]:.6g}; {why}"

@@ -200,7 +200,16 @@ def _run_fit(args) -> int:
     valid = cls.param_names()
     unknown = [k for k in params if k not in valid]
     if unknown:
-        raise CommandError(f"{cls.__name__} has no parameter(s) {unknown}; its parameters are: {', '.join(valid)}")
+        from tsrsa.forecasters.params import suggest_names
+
+        hint = suggest_names(unknown[0], valid, value=params[unknown[0]], defaults=cls.param_defaults())
+        if hint.startswith("did you mean"):
+            hint = hint.replace("did you mean '", "did you mean -p ").replace("'?", "=...?").replace(
+                "' or '", "=... or -p ")
+        else:
+            hint = f"its parameters are: {', '.join(valid)}"
+        spelled = _FLAGS.get(unknown[0], f"-p {unknown[0]}=...")
+        raise CommandError(f"{cls.__name__} has no parameter {unknown[0]!r} ({spelled}); {hint}")
     check_output_folder(args.output, args.overwrite)
     df = read_csv(args.input, id_col=args.id_col, time_col=args.time_col, target_col=args.target_col)
     model = cls(**params)
@@ -324,7 +333,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{where}: error: {err}", file=sys.stderr)
     except (ValueError, TypeError) as err:  # the library's checks of data and parameters
         message = " ".join(str(err).split())
-        print(f"{where}: error: {message}", file=sys.stderr)
+        print(f"{where}: error: {_in_flags(message, args.command)}", file=sys.stderr)
     except FloatingPointError as err:
         print(f"{where}: error: {err}", file=sys.stderr)
         return 1
@@ -340,6 +349,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{where}: error: {message}", file=sys.stderr)
         return 1
     return USAGE_ERROR
+
+
+def _in_flags(message: str, command: str) -> str:
+    """A library message in the spelling of ``command``'s flags (:mod:`tsrsa.cli.messages`)."""
+    if command not in ("fit", "predict"):
+        return message
+    from tsrsa.cli.messages import as_flags
+    from tsrsa.forecasters import FORECASTERS
+
+    return as_flags(message, command, {name for cls in FORECASTERS for name in cls.param_names()})
 
 
 def _status(stop: SystemExit) -> int:

@@ -15,6 +15,9 @@ from tsrsa.data.frequency import Frequency, parse_freq
 from tsrsa.data.panel import Panel
 
 _FILL_HINT = "pass fill='ffill', 'interpolate' or 'zero' to fill them"
+_DAY = pd.Timedelta(days=1)
+_OR_INFERRED = {True: ", or leave freq out (it is inferred)", False: ""}
+_WEEKDAYS = ("MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN")
 
 
 def check_fill(fill) -> None:
@@ -135,17 +138,22 @@ def build_panel(
             "resample or round the timestamps to one regular frequency (or pass freq=)",
         ))
     jumps = np.flatnonzero(same & (np.diff(pos) > 1)) + 1
+    coarser = _coarser_spacing(jumps, same, pos, user_freq, is_datetime, times, offsets, uniques, frequency)
     if jumps.size and fill is None:
         r = int(jumps[0])
+        more = f" (and {jumps.size - 1} more gaps)" if jumps.size > 1 else ""
+        where = (f"{describe.series(int(codes[r]))} has a gap of {int(pos[r] - pos[r - 1]) - 1} missing "
+                 f"step(s) between {describe.time(r - 1)} and {describe.time(r)} at frequency "
+                 f"{frequency.describe()}{more}")
+        if coarser is not None:  # no two observations one step apart: the data's own spacing is coarser
+            raise ValueError(
+                f"{where}; every observation is followed by a gap, so the data are spaced by {coarser}, not "
+                f"{frequency.describe()}: pass freq={coarser}{_OR_INFERRED[is_datetime]}; a fill= would put made-up "
+                f"values between every two observations")
         hint = _FILL_HINT + " or add the missing rows"
         if not is_datetime:
             hint += f"; if your integer time steps by k, pass freq=k (now {frequency.describe()})"
-        more = f" (and {jumps.size - 1} more gaps)" if jumps.size > 1 else ""
-        raise ValueError(
-            f"{describe.series(int(codes[r]))} has a gap of {int(pos[r] - pos[r - 1]) - 1} missing "
-            f"step(s) between {describe.time(r - 1)} and {describe.time(r)} at frequency "
-            f"{frequency.describe()}{more}; {hint}"
-        )
+        raise ValueError(f"{where}; {hint}")
     last = times[offsets[1:] - 1]
     first = times[offsets[:-1]]
     placed = np.arange(len(values))  # panel position of each sorted row
@@ -179,6 +187,39 @@ def build_panel(
         layout=rows.layout,
         covariates=covariates,
     )
+
+
+def _coarser_spacing(jumps, same, pos, user_freq, is_datetime, times, offsets, uniques, frequency) -> str | None:
+    """How ``freq=`` is written for the data's own spacing (``'W-SUN'``, ``7``) when the frequency, given by
+    the user (or step 1 of integer time), is finer than every step of the data (each observation followed
+    by a gap), else None."""
+    steps = int(same.sum())
+    if (user_freq is None and is_datetime) or not steps or jumps.size != steps:
+        return None
+    if not is_datetime:  # integer time: the common step of the data, in the user's units
+        step = int(np.gcd.reduce(np.diff(pos)[same])) * frequency.step
+        return repr(step)
+    try:
+        own = _infer_datetime_frequency(times, offsets, uniques)
+    except ValueError:  # no regular spacing: a coarser grid cannot be named, gaps are gaps
+        return None
+    return repr(own.alias) if own != frequency else None
+
+
+def _alias_of(step: pd.Timedelta, times: pd.DatetimeIndex) -> str:
+    """The alias users write for a fixed ``step`` of ``times``: 'D' or '3D' for whole days, 'W-SUN' for weeks
+    whose timestamps all fall on one weekday (time-zone-naive data, where a day is 24 hours), else pandas'
+    own ('15min', '6h'; pandas 3 writes a day as '24h' and a week as '168h')."""
+    plain = to_offset(step).freqstr
+    if times.tz is not None or step % _DAY != pd.Timedelta(0):
+        return plain
+    days = int(step // _DAY)
+    if days % 7 == 0:
+        weekdays = np.unique(times.weekday)
+        if len(weekdays) == 1:
+            weeks = days // 7
+            return f"{weeks if weeks > 1 else ''}W-{_WEEKDAYS[int(weekdays[0])]}"
+    return "D" if days == 1 else f"{days}D"
 
 
 def _resolve_frequency(user_freq, expected, is_datetime, times, offsets, uniques) -> Frequency:
@@ -246,14 +287,14 @@ def _infer_datetime_frequency(times: pd.DatetimeIndex, offsets, uniques, fallbac
             alias = next(iter(found))
             if Frequency(alias).fixed_delta(times.tz) == step:
                 return Frequency(alias)
-        return Frequency(to_offset(step).freqstr)
+        return Frequency(_alias_of(step, times))
     if found:
         return Frequency(next(iter(found)))
     if fallback is not None:
         return fallback
     step = int(spacing[0])
     if step > 0 and np.all(spacing % step == 0):
-        return Frequency(to_offset(pd.Timedelta(step, unit=unit)).freqstr)
+        return Frequency(_alias_of(pd.Timedelta(step, unit=unit), times))
     raise ValueError(
         "cannot infer one regular frequency from these timestamps; pass freq= (e.g. 'h', 'D', "
         "'MS') and a fill= if some timestamps are missing"

@@ -146,13 +146,19 @@ def seasonal_differences(y: np.ndarray, m: int | None) -> int:
 
     with warnings.catch_warnings(action="ignore"):
         fit = STL(y, period=m).fit()
-    return int(1 - np.var(fit.resid) / max(np.var(fit.resid + fit.seasonal), 1e-300) > 0.64)
+    spread = np.var(fit.resid + fit.seasonal)
+    if spread <= 0:  # nothing but the trend: no season to difference away (0 / 0 would read as strength 1)
+        return 0
+    return int(1 - np.var(fit.resid) / spread > 0.64)
 
 
 def differences(z: np.ndarray) -> int:
-    """d = 1 when KPSS rejects level stationarity (5 %) of ``z``, else 0."""
+    """d = 1 when KPSS rejects level stationarity (5 %) of ``z``, else 0 (a constant ``z`` is stationary:
+    KPSS has no variance to test it with)."""
     from statsmodels.tsa.stattools import kpss
 
+    if np.ptp(z) == 0:
+        return 0
     with warnings.catch_warnings(action="ignore"):
         return int(kpss(z, regression="c", nlags="auto")[1] < 0.05)
 
@@ -242,7 +248,11 @@ def fit_arima(y: np.ndarray, m: int | None) -> tuple[ArimaSpec, np.ndarray, dict
 
 def fit_arima_series(y: np.ndarray, m: int | None, order="auto", seasonal_order="auto") -> SeriesFit:
     """The fitted ARIMA of ``y`` with its filter state: :func:`fit_arima` when both orders are "auto",
-    else the lowest AIC over :func:`arima_specs`."""
+    else the lowest AIC over :func:`arima_specs`; a constant series, or one that repeats its season of
+    ``m`` steps exactly, gets :func:`exact_fit`."""
+    exact = exact_fit(y, m)
+    if exact is not None:
+        return exact
     if order == "auto" and seasonal_order == "auto":
         spec, params, record = fit_arima(y, m)
         aic = record["aic"]
@@ -252,6 +262,29 @@ def fit_arima_series(y: np.ndarray, m: int | None, order="auto", seasonal_order=
     names = [str(name) for name in spec.model(y).param_names]
     params = np.asarray(params, dtype=np.float64)
     fit = SeriesFit({**spec.to_json(), "param_names": names}, params, np.empty(0), np.empty(0), 0, float(aic))
+    return replay(fit, y)
+
+
+def exact_fit(y: np.ndarray, m: int | None) -> SeriesFit | None:
+    """The model of a series without noise, whatever the orders asked, or None for any other series: a
+    constant gets ARIMA(0,0,0) with the constant as its intercept (its forecast is the constant); a series
+    whose seasonal differences of ``m`` steps are all zero, ARIMA(0,0,0)(0,1,0)[m] (its forecast repeats
+    the last season).
+
+    Such a series has no variance left to estimate: every form's likelihood is unbounded (statsmodels'
+    KPSS test cannot even choose d, and the fits come out with NaN or meaningless AICs, or none at all),
+    and every order that fits the data exactly forecasts the same. R's ``auto.arima`` gives a constant
+    series the same model (its ``is.constant`` case). The AIC is NaN; new observations run through the
+    model with its parameters fixed, as for any fit."""
+    y = np.asarray(y, dtype=np.float64)
+    if len(y) and np.ptp(y) == 0:
+        spec, params = ArimaSpec((0, 0, 0), trend="c"), np.array([float(y[0])])
+    elif m and m > 1 and len(y) > m and not np.any(y[m:] - y[:-m]):
+        spec, params = ArimaSpec((0, 0, 0), (0, 1, 0, int(m))), np.empty(0)
+    else:
+        return None
+    names = [str(name) for name in spec.model(y).param_names]  # the scale is concentrated out
+    fit = SeriesFit({**spec.to_json(), "param_names": names}, params, np.empty(0), np.empty(0), 0, np.nan)
     return replay(fit, y)
 
 

@@ -374,6 +374,10 @@ class BaseForecaster(Conveniences, Estimator):
             arrays.update(self.conformal_.to_arrays())
         return state, arrays, None
 
+    def adopt_plan(self, state: dict) -> None:
+        """What a saved model's fit decided automatically, taken before its files are checked and its model
+        rebuilt (``tsrsa.load``); a forecaster without a fit plan takes nothing."""
+
     def restore_fitted(self, state: dict, arrays: dict, weights, device) -> None:
         """Set the fitted model from what ``fitted_files`` wrote (``tsrsa.load``)."""
         self.freq_ = Frequency.from_json(state["freq"])

@@ -58,16 +58,14 @@ COMMON_PARAMS_DOC = """
         validation windows), else 0; chosen on nested validation over the short series
         (docs/statistical_start.md, "A combination of start and network"). A quantile loss learns its
         levels' spread in the correction: "auto" gives it 0 and a weight above 0 is refused.
-    ensemble_size : int or "auto", default "auto"
+    ensemble_size : int, default 1
         Networks trained apart whose forecasts are averaged (a quantile head's levels averaged level
         by level): member k is the network a fit with ``random_state + k`` trains, early stopping on
-        its own validation loss; a fit costs that many fits. "auto": 3 when ``max_epochs`` is "auto"
-        and the training windows are fewer than 2,000 (a series of a couple of thousand steps or
-        less, where a fit takes seconds and one network's forecast depends on its seed), else one
-        network; chosen on validation over the short series (docs/benchmark_configuration.md, "Seed
-        ensembles"). Fitted as ``ensemble_size_``; with several members ``best_epoch_`` lists each
-        one's epoch, ``fit_history_`` has a ``member`` column and ``start_["edge"]`` lists each
-        one's edge. One network only with ``stream=True``, a distribution loss or ``checkpoint_dir``.
+        its own validation loss; a fit costs that many fits. "auto" (the default of 0.10-0.13) is one
+        network (:mod:`tsrsa.forecasters.plan`). Fitted as ``ensemble_size_``; with several members
+        ``best_epoch_`` lists each one's epoch, ``fit_history_`` has a ``member`` column and
+        ``start_["edge"]`` lists each one's edge. One network only with ``stream=True``, a
+        distribution loss or ``checkpoint_dir``.
     fill : {"ffill", "interpolate", "zero"} or None, default None
         How to fill missing timestamps and NaN values; None makes them errors.
     freq : str or int, optional

@@ -52,6 +52,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tsrsa.data.limits import check_request_size
 from tsrsa.data.scalers import series_statistics
 from tsrsa.data.validation import check_finite_forecast, check_min_length
 from tsrsa.forecasters.window_state import covariate_encoder
@@ -66,7 +67,8 @@ CALIBRATE_HINT = ("fit with conformal_windows=k (the last k horizons of every se
 
 # ---------------------------------------------------------------------- levels
 def check_levels(level) -> tuple[float, ...]:
-    """``level`` checked: distinct numbers in (0, 100), in increasing order; () for None."""
+    """``level`` checked: distinct percentages in [1, 100), in increasing order; () for None. A level in (0, 1)
+    is refused with the hint that levels are percentages (0.8 means a 0.8 % interval, never what is meant)."""
     if level is None:
         return ()
     if not isinstance(level, (list, tuple, np.ndarray)) or (isinstance(level, np.ndarray) and level.ndim != 1):
@@ -80,6 +82,9 @@ def check_levels(level) -> tuple[float, ...]:
         if not 0.0 < float(value) < 100.0:  # NaN too
             raise ValueError(f"level {value!r} is outside (0, 100): a level is the percentage of values the "
                              f"interval should hold, e.g. level=[80, 95]")
+        if float(value) < 1.0:
+            raise ValueError(f"level {value!r} would give a {float(value):g} % interval: levels are percentages, "
+                             f"not fractions; write level=[{100 * float(value):g}] for {100 * float(value):g} %")
         if float(value) in levels:
             raise ValueError(f"level lists {value!r} twice; give each level once")
         levels.append(float(value))
@@ -124,6 +129,20 @@ def check_enough(levels: tuple[float, ...], n: int, n_series: int) -> None:
                          f"or more, or ask for a lower level")
 
 
+#: bytes per forecast value of each interval column: the bounds, the frame's flat copy and its block
+INTERVAL_VALUE_BYTES = 24
+
+
+def check_interval_size(levels: tuple[float, ...], n_series: int, h: int) -> None:
+    """ValueError, before any interval is built, when the two columns of every level of ``levels`` for
+    ``n_series`` series of ``h`` steps (``n_series`` windows in cross-validation) would pass the limit of
+    one request (:mod:`tsrsa.data.limits`)."""
+    values = (2 * len(levels) + 3) * n_series * h  # the bounds, yhat, the id and the time
+    check_request_size(f"level= with {len(levels)} levels", values * INTERVAL_VALUE_BYTES,
+                       f"{2 * len(levels)} interval columns of {n_series * h:,} rows",
+                       "ask for fewer levels (each adds two columns)")
+
+
 def require_calibration(model, call: str):
     """The fitted ``model``'s calibration, or a ValueError saying how to get one."""
     if model.conformal_ is None:
@@ -141,14 +160,17 @@ class ConformalCalibration:
     scale: np.ndarray  # (S,) float64 > 0, aligned with the model's memory_.ids
 
     def quantiles(self, levels: tuple[float, ...], h: int) -> np.ndarray:
-        """(L, h) the conformal quantile of each level at each of the first ``h`` steps."""
+        """(L, h) the conformal quantile of each level at each of the first ``h`` steps; a ValueError first
+        when the intervals of ``levels`` for the model's series would pass the limit of one request."""
         n = len(self.residuals)
         check_enough(levels, n, len(self.scale))
+        check_interval_size(levels, len(self.scale), h)
         ordered = np.sort(self.residuals[:, :h], axis=0)  # (n, h)
         return ordered[[conformal_rank(n, level) - 1 for level in levels]]
 
     def intervals(self, yhat: np.ndarray, scale: np.ndarray, levels: tuple[float, ...]) -> dict[str, np.ndarray]:
         """``{column: (m, h)}`` bounds of every level around ``yhat`` (m, h) of series of scale ``scale`` (m,)."""
+        check_interval_size(levels, len(yhat), yhat.shape[1])
         out = {}
         for level, width in zip(levels, self.quantiles(levels, yhat.shape[1])):
             half = scale[:, None] * width[None, :]  # (m, h)

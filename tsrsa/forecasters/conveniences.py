@@ -22,11 +22,16 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from tsrsa.data.limits import check_request_size
 from tsrsa.data.validation import check_min_length
 from tsrsa.forecasters.params import check_int
 
 #: input values gathered per batched call of ``forecast_at`` in ``fitted`` (bounds its memory)
 FITTED_CHUNK = 1 << 22
+#: bytes per row and column of ``make_future_frame``'s frame (the column and the frame's copy of it)
+FUTURE_ROW_BYTES = 16
+#: bytes per timestamp of a calendar frequency (months, business days), built one object at a time
+CALENDAR_STAMP_BYTES = 128
 
 
 def fitted_positions(lengths: np.ndarray, look_back: int, step: int) -> tuple[np.ndarray, np.ndarray]:
@@ -134,7 +139,8 @@ class Conveniences:
             frame as ``predict(h, future_df=...)``. Calendar features (``calendar=``) and the holiday
             flag (``holidays=``) are derived from the timestamps by the model and need no column. A
             model without known-future covariates gives the ids and timestamps alone (it reads no
-            ``future_df``).
+            ``future_df``). A frame that would pass the memory limit of one request (8 GiB, or
+            ``TSRSA_MAX_REQUEST_BYTES``: :mod:`tsrsa.data.limits`) is refused before it is built.
 
         Examples
         --------
@@ -154,7 +160,14 @@ class Conveniences:
             panel = self.to_panel(df, fitted=True)
             ids, last = panel.ids, panel.last
         steps = self.future_steps(h)
+        future = self.declared_covariates().future
+        calendar = self.freq_.is_datetime and self.freq_.fixed_delta(getattr(last, "tz", None)) is None
+        rows = len(ids) * steps
+        per_row = FUTURE_ROW_BYTES * (2 + len(future)) + (CALENDAR_STAMP_BYTES if calendar else 0)
+        check_request_size(f"make_future_frame(h={h})", rows * per_row,
+                           f"{rows:,} rows ({len(ids)} series x {steps} steps)",
+                           "make it for fewer series at a time (df=), or for fewer steps (h=)")
         frame = pd.DataFrame({self.id_col: ids.repeat(steps), self.time_col: self.freq_.future(last, steps)})
-        for name in self.declared_covariates().future:
+        for name in future:
             frame[name] = np.nan
         return frame

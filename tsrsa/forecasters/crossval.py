@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from tsrsa.data.limits import check_request_size
 from tsrsa.data.validation import format_id
 from tsrsa.forecasters.conformal import check_enough, check_levels
 from tsrsa.forecasters.params import check_int
@@ -46,8 +47,9 @@ def cross_validate(estimator, df, *, n_windows: int = 3, step_size: int | None =
 
 
 def cross_validate_panel(estimator, panel, *, n_windows: int = 3, step_size: int | None = None, refit=False,
-                         level=None, **fit_options) -> pd.DataFrame:
-    """Cross-validation on an already validated panel (the tuner validates once for all trials)."""
+                         level=None, fitted: list | None = None, **fit_options) -> pd.DataFrame:
+    """Cross-validation on an already validated panel (the tuner validates once for all trials); ``fitted``,
+    a list, receives every model fitted (the tuner reads what each trial's fit kept)."""
     check_int("n_windows", n_windows)
     check_int("step_size", step_size, allow_none=True)
     levels = check_levels(level)
@@ -72,6 +74,7 @@ def cross_validate_panel(estimator, panel, *, n_windows: int = 3, step_size: int
             f"cross_validate needs at least {required} ({why}{held}, then h={h} + (n_windows - 1) * "
             f"step_size = {(n_windows - 1) * step} more); lower n_windows or step_size"
         )
+    check_size(estimator, panel.n_series, n_windows, per_fit, h, need, levels)
     cutoffs = cutoff_positions(panel.lengths, h, n_windows, step)  # (S, W)
     S = panel.n_series
     blocks: dict[str, np.ndarray] = {}
@@ -81,6 +84,8 @@ def cross_validate_panel(estimator, panel, *, n_windows: int = 3, step_size: int
         if not levels:
             model.set_params(conformal_windows=None)  # no calibration fit unless intervals are asked for
         model.fit_panel(panel.head(cutoffs[:, first] + 1), **fit_options)
+        if fitted is not None:
+            fitted.append(model)
         reps = len(windows)
         columns = model.forecast_cutoffs(panel, cutoffs[:, windows], h)  # (W_chunk * S, h), window-major
         if levels:
@@ -102,6 +107,24 @@ def cross_validate_panel(estimator, panel, *, n_windows: int = 3, step_size: int
     for name, values in blocks.items():
         out[name] = values.transpose(1, 0, 2).reshape(-1)  # (S, W, h) -> rows
     return pd.DataFrame(out)
+
+
+#: bytes per value of each output column: its (W, S, h) block, the frame's flat copy and its own block
+CV_VALUE_BYTES = 24
+
+
+def check_size(estimator, n_series: int, n_windows: int, per_fit: int, h: int, look_back: int, levels) -> None:
+    """ValueError, before any fit, when the frame of ``n_windows`` windows of ``h`` steps for ``n_series``
+    series (id, time, cutoff, step, target, ``yhat``, the quantile and interval columns), or the input
+    windows one fitted model forecasts at once (``per_fit`` x ``n_series`` windows of about ``look_back``
+    values and their positions), would pass the limit of one request (:mod:`tsrsa.data.limits`)."""
+    quantiles = getattr(estimator, "quantiles", None)
+    columns = 6 + 2 * len(levels) + (len(quantiles) if isinstance(quantiles, (list, tuple)) else 2)
+    rows = n_series * n_windows * h
+    inputs = n_series * per_fit * look_back * 16  # float64 values and their int64 positions
+    check_request_size(f"cross_validate(n_windows={n_windows})", rows * columns * CV_VALUE_BYTES + inputs,
+                       f"{rows:,} rows ({n_series} series x {n_windows} windows x h={h} steps)",
+                       "lower n_windows, or score fewer series at a time")
 
 
 def _timestamps_at(panel, series: np.ndarray, positions: np.ndarray):

@@ -42,7 +42,7 @@ class DLinearForecaster(NeuralForecaster):
 
     def __init__(
         self, h, *, input_size=None, kernel_size=None, loss="mae", quantiles=None, scaler="standard",
-        start="auto", start_learning_rate=0.0, start_margin=0.0, start_weight="auto", ensemble_size="auto", fill=None,
+        start="auto", start_learning_rate=0.0, start_margin=0.0, start_weight="auto", ensemble_size=1, fill=None,
         freq=None,
         max_epochs="auto", batch_size=32,
         batches_per_epoch="auto", inference_batch_size=1024, learning_rate=1e-3, weight_decay=1e-4,

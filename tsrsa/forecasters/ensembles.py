@@ -5,23 +5,18 @@ data-derived initialisation, its own initial weights, dropout and order of batch
 on its own validation loss. The fitted ``network_`` is then a :class:`tsrsa.nn.ensemble.MemberMean`,
 whose forecast is the mean of the members' (each quantile level averaged on its own); ``best_epoch_``
 lists each member's epoch and ``fit_history_`` gains a ``member`` column. What averaging buys on the
-short series: ``benchmarks/RESULTS.md``, "Seed ensembles on the short series".
+short series: ``benchmarks/RESULTS.md``, "Seed ensembles on the short series". ``"auto"`` is one network
+(:mod:`tsrsa.forecasters.plan`).
 """
 from __future__ import annotations
 
 import numbers
 
 from tsrsa.forecasters.params import check_int
-from tsrsa.nn.ensemble import MemberMean, members_of
+from tsrsa.nn.ensemble import MemberMean
 from tsrsa.training.budget import AUTO
 
-__all__ = ["AUTO_MEMBERS", "AUTO_WINDOWS", "Ensembles", "ensembled", "member_weights", "saved_members"]
-
-#: ``ensemble_size="auto"``: this many members when the budget is "auto" and the training windows are fewer
-#: than :data:`AUTO_WINDOWS` (a series of a couple of thousand steps or less); chosen on validation
-#: (docs/benchmark_configuration.md, "Seed ensembles")
-AUTO_MEMBERS = 3
-AUTO_WINDOWS = 2000
+__all__ = ["Ensembles", "ensembled", "member_weights", "saved_members"]
 
 
 class Ensembles:
@@ -50,24 +45,6 @@ class Ensembles:
         if self.checkpoint_dir is not None:
             return "checkpoint_dir keeps the state of one training run"
         return None
-
-    def _resolve_members(self, n_windows: int, fitted_from=None) -> None:
-        """``ensemble_size_``: a fine-tune's source's members; ``ensemble_size``; or for "auto"
-        :data:`AUTO_MEMBERS` when ``max_epochs`` is "auto" and the training windows are fewer than
-        :data:`AUTO_WINDOWS` (one network where only one can be fitted, or when ``max_epochs`` is a number)."""
-        size = self.ensemble_size
-        if fitted_from is not None:
-            self.ensemble_size_ = len(members_of(fitted_from.network_))
-        elif not (isinstance(size, str) and size == AUTO):
-            self.ensemble_size_ = int(size)
-        else:
-            several = self._short_automatic_fit(n_windows) and self._why_one_network() is None
-            self.ensemble_size_ = AUTO_MEMBERS if several else 1
-
-    def _short_automatic_fit(self, n_windows: int) -> bool:
-        """Whether a fit is what the "auto" rules for short series read: the automatic budget
-        (``max_epochs="auto"``) on fewer than :data:`AUTO_WINDOWS` training windows."""
-        return isinstance(self.max_epochs, str) and self.max_epochs == AUTO and n_windows < AUTO_WINDOWS
 
 
 def saved_members(weights: dict) -> int:

@@ -5,10 +5,11 @@ searches and pipelines see every option; ``repr`` shows the ones that differ fro
 """
 from __future__ import annotations
 
-import difflib
 import inspect
 
 import numpy as np
+
+from tsrsa.forecasters.params import suggest_names
 
 
 def store_init_args(estimator, values: dict) -> None:
@@ -46,12 +47,6 @@ def specialised_init(base: type, *, drop=(), after: str, extra: dict):
     return __init__
 
 
-def _close_names(name: str, valid: list[str]) -> str:
-    """'did you mean 'input_size'?' for a misspelt parameter name, else the list of valid ones."""
-    close = difflib.get_close_matches(name, valid, n=3, cutoff=0.6)
-    return f"did you mean {' or '.join(repr(c) for c in close)}?" if close else f"valid parameters: {valid}"
-
-
 class Estimator:
     """The parameter protocol (see the module docstring); forecasters add fit and predict."""
 
@@ -84,7 +79,7 @@ class Estimator:
         unknown = [name for name in params if name not in valid]
         if unknown:
             raise ValueError(f"{type(self).__name__} has no parameter {unknown[0]!r}; "
-                             f"{_close_names(unknown[0], valid)}")
+                             f"{suggest_names(unknown[0], valid, value=params[unknown[0]], defaults=self.param_defaults())}")
         for name, value in params.items():
             setattr(self, name, value)
         return self
@@ -110,7 +105,7 @@ def _check_arguments(cls, args: tuple, kwargs: dict) -> None:
     unknown = [name for name in kwargs if name not in valid]
     if unknown:
         raise TypeError(f"{cls.__name__} got an unexpected keyword argument {unknown[0]!r}; "
-                        f"{_close_names(unknown[0], valid)}")
+                        f"{suggest_names(unknown[0], valid, value=kwargs[unknown[0]], defaults=cls.param_defaults())}")
     try:
         inspect.signature(cls.__init__).bind(None, *args, **kwargs)
     except TypeError as err:

@@ -31,6 +31,9 @@ from tsrsa.forecasters.series_fit import SeriesFit
 SHORT_SEASON = 24
 #: statsmodels' names of the smoothing parameters, in their order
 SMOOTHING = ("smoothing_level", "smoothing_trend", "smoothing_seasonal", "damping_trend")
+#: statsmodels' start values of the smoothing parameters: where its fit of a constant series stays, and
+#: what :func:`constant_fit` gives one
+START = {"smoothing_level": 0.1, "smoothing_trend": 0.01, "smoothing_seasonal": 0.01, "damping_trend": 0.98}
 
 
 @dataclass(frozen=True)
@@ -117,13 +120,16 @@ def candidate_forms(error, trend, damped, seasonal, m: int, initialization: str 
 
 # ---------------------------------------------------------------------- fitting
 def fit_lowest_aic(y: np.ndarray, forms: list[EtsForm]) -> SeriesFit:
-    """The form of lowest AIC among ``forms`` fitted to ``y`` (forms that fail to fit are skipped).
+    """The form of lowest AIC among ``forms`` fitted to ``y`` (forms that fail to fit are skipped); a
+    constant series gets :func:`constant_fit`.
 
     Raises
     ------
     ValueError
         When no form could be fitted (the last error is chained).
     """
+    if len(y) and np.ptp(y) == 0:
+        return constant_fit(y, forms)
     best, best_form, failure = None, None, None
     for form in forms:
         try:
@@ -134,13 +140,29 @@ def fit_lowest_aic(y: np.ndarray, forms: list[EtsForm]) -> SeriesFit:
         if np.isfinite(res.aic) and (best is None or res.aic < best.aic):
             best, best_form = res, form
     if best is None:
-        why = failure or "the likelihood of every form came out infinite or NaN (a constant series?)"
+        why = failure or "the likelihood of every form came out infinite or NaN"
         raise ValueError(f"no ETS form could be fitted ({why})") from failure
     k = len(best_form.param_names)
     initial = initial_state(best_form, best)
     params = np.asarray(best.params[:k], dtype=np.float64)
     fit = SeriesFit(best_form.to_json(), params, initial, initial, 0, float(best.aic))
     return fit.moved(states_of(best_form, best, initial)[-1], len(y))
+
+
+def constant_fit(y: np.ndarray, forms: list[EtsForm]) -> SeriesFit:
+    """The model of a constant series: the first (simplest) of ``forms``, its level the constant, no trend,
+    a neutral season (0 added, or 1 multiplied), the smoothing parameters at statsmodels' start values
+    (:data:`START`); its forecast is the constant.
+
+    A constant leaves no error to fit: the likelihood is unbounded (statsmodels stops at its start
+    values, with the AIC finite but meaningless for most constants and -inf for zeros, where it is
+    refused), so the form is the simplest one allowed and the AIC is NaN. New observations then run
+    through these parameters as through any fitted ones."""
+    form, c = forms[0], float(y[0])
+    season = (np.ones(form.m) if form.seasonal == "mul" else np.zeros(form.m)) if form.seasonal else np.empty(0)
+    state = np.concatenate([[c, 0.0], season])
+    params = np.array([START[name] for name in form.param_names], dtype=np.float64)
+    return SeriesFit(form.to_json(), params, state, state, len(y), np.nan)
 
 
 def initial_state(form: EtsForm, source) -> np.ndarray:

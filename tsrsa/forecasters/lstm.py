@@ -39,7 +39,7 @@ class LSTMForecaster(NeuralForecaster):
     def __init__(
         self, h, *, input_size=None, hidden_size=64, n_layers=2, dropout=0.1, revin=True,
         patch_len=8, loss="mae", quantiles=None, scaler="standard", start="auto", start_learning_rate=0.0,
-        start_margin=0.0, start_weight="auto", ensemble_size="auto", fill=None, freq=None,
+        start_margin=0.0, start_weight="auto", ensemble_size=1, fill=None, freq=None,
         max_epochs="auto", batch_size=32, batches_per_epoch="auto", inference_batch_size=1024, learning_rate=1e-3,
         weight_decay=1e-4, lr_schedule="onecycle", early_stopping_patience="auto", val_size=0, conformal_windows=None,
         accelerator="auto", devices=None, strategy="auto", precision="32", compile=False, num_threads=None,

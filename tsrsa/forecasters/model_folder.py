@@ -5,19 +5,33 @@ one rename at the end, so that a save that raises midway leaves the destination 
 earlier model, an empty folder, or nothing) and leaves nothing behind. Only a folder that holds
 a saved tsrsa model is ever replaced, and only when asked (``overwrite=True``); a folder that
 holds anything else is never written into.
+
+Reading a folder (:func:`read_model_file`, what ``tsrsa.load`` reads through) takes regular files
+inside it only: a link is followed only to a regular file inside the folder (never out of it), a
+device, pipe or socket is refused before it is read (a link to /dev/zero would read until memory
+ran out, a pipe would wait for ever), and no file is read past a bound: config.json past
+:data:`CONFIG_LIMIT`, the other files past the size config.json records for them (``sizes``; a
+folder saved before tsrsa recorded sizes has its checksums only, and its files are checked against
+them in chunks before one is read whole). The folder itself may be a link.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import secrets
 import shutil
+import stat
 from pathlib import Path
 from typing import Callable
 
 CONFIG, STATE, ARRAYS, WEIGHTS = "config.json", "state.json", "arrays.npz", "weights.pt"
 #: the files a saved model consists of (weights.pt for a model with a network only)
 MODEL_FILES = (CONFIG, STATE, ARRAYS, WEIGHTS)
+#: the most bytes config.json may hold (parameters, versions, checksums: a few KiB in practice)
+CONFIG_LIMIT = 16 * 2 ** 20
+#: what to do about a file that was changed after saving
+RESTORE = "restore the files as they were saved, or fit and save the model again"
 
 NEW, EMPTY, MODEL = "new", "empty", "model"
 
@@ -25,10 +39,101 @@ NEW, EMPTY, MODEL = "new", "empty", "model"
 def holds_model(folder: Path) -> bool:
     """Whether ``folder`` holds a model saved by tsrsa (its config.json names a format and a class)."""
     try:
-        config = json.loads((Path(folder) / CONFIG).read_text())
+        config = json.loads(read_model_file(Path(folder), CONFIG, limit=CONFIG_LIMIT))
     except (OSError, UnicodeDecodeError, ValueError):
         return False
     return isinstance(config, dict) and "format_version" in config and "class" in config
+
+
+def folder_path(path, call: str = "tsrsa.load") -> Path:
+    """``path`` (a str or an ``os.PathLike``) as a Path; TypeError naming ``call`` for anything else."""
+    if isinstance(path, (str, os.PathLike)):
+        name = os.fspath(path)
+        return Path(os.fsdecode(name) if isinstance(name, bytes) else name)
+    raise TypeError(f"{call} takes the path of a model folder, a str or a pathlib.Path (e.g. "
+                    f"{call}('model_dir')); got {path!r} ({type(path).__name__})")
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _open_inside(directory: Path, name: str) -> int:
+    """A descriptor of the file ``name`` of ``directory``, opened without blocking and without following a
+    last link (a link inside the folder is resolved first and must stay in it); FileNotFoundError when
+    it is missing, ValueError when it leads out of the folder."""
+    path = directory / name
+    info = os.lstat(path)  # FileNotFoundError: missing
+    if stat.S_ISLNK(info.st_mode):
+        root, target = directory.resolve(), path.resolve()
+        if target.parent != root:
+            raise ValueError(f"{path} is a link to {target}, outside the folder: a saved model is read from the "
+                             f"files of its folder only; put the file itself there (cp -L), or save the model again")
+        path = target
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    return os.open(path, flags)
+
+
+def read_model_file(directory: Path, name: str, *, size: int | None = None, digest: str | None = None,
+                    limit: int | None = None) -> bytes:
+    """The bytes of the file ``name`` of the model folder ``directory``, read only when it is a regular
+    file inside the folder of at most ``limit`` bytes, of exactly ``size`` bytes (when config.json records
+    its size) and of SHA-256 ``digest`` (when given: checked in chunks before the file is read whole when
+    its size is not recorded).
+
+    Raises
+    ------
+    FileNotFoundError
+        When the file is missing.
+    ValueError
+        Naming the file: a link out of the folder, a device, pipe or folder, a size other than the one
+        recorded or above ``limit``, a checksum other than ``digest``, a file that changed as it was read.
+    """
+    path = directory / name
+    try:
+        fd = _open_inside(directory, name)
+    except OSError as err:
+        if isinstance(err, FileNotFoundError):
+            raise
+        raise ValueError(f"{path} cannot be opened ({err.strerror or err}); a saved model is read from the "
+                         f"regular files of its folder: {RESTORE}") from err
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError(f"{path} is {_kind(info.st_mode)}, not a regular file: a saved model is read from the "
+                             f"regular files of its folder only; {RESTORE}")
+        if size is not None and info.st_size != size:
+            raise ValueError(f"{path} does not match the checksum recorded at saving (it holds {info.st_size} "
+                             f"bytes where {size} were saved): it was modified or corrupted; {RESTORE}")
+        if limit is not None and info.st_size > limit:
+            raise ValueError(f"{path} holds {info.st_size} bytes, more than the {limit} a {name} of a saved model "
+                             f"may hold: it is not one written by tsrsa; {RESTORE}")
+        if digest is not None and size is None:  # no size recorded: the checksum first, in bounded memory
+            if _sha256_of(handle) != digest:
+                raise _changed(path)
+            handle.seek(0)
+        data = handle.read(info.st_size + 1)  # one byte more than it holds, to see a file that grows
+    if len(data) != info.st_size:
+        raise ValueError(f"{path} changed while it was read; {RESTORE}")
+    if digest is not None and size is not None and hashlib.sha256(data).hexdigest() != digest:
+        raise _changed(path)
+    return data
+
+
+def _sha256_of(handle) -> str:
+    digest = hashlib.sha256()
+    for chunk in iter(lambda: handle.read(1 << 20), b""):
+        digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _changed(path: Path) -> ValueError:
+    return ValueError(f"{path} does not match the checksum recorded at saving: it was modified or corrupted; "
+                      f"{RESTORE}")
 
 
 def check_destination(path, *, overwrite: bool = False) -> str:

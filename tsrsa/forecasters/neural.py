@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import numbers
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -20,13 +21,15 @@ import torch
 
 from tsrsa.data.covariate_encoding import CovariateEncoder
 from tsrsa.data.scalers import check_scaled, series_statistics
+from tsrsa.data.validation import check_min_length
 from tsrsa.data.windows import ConsecutiveWindows, WindowSource
 from tsrsa.forecasters.base import BaseForecaster, quiet
 from tsrsa.forecasters.ensembles import Ensembles, ensembled, member_weights, saved_members
 from tsrsa.forecasters.fine_tuning import FineTuning, fitted_config, kept_statistics
 from tsrsa.forecasters.outputs import DEFAULT_QUANTILES, HeadOutputs  # noqa: F401 (DEFAULT_QUANTILES: its old home)
-from tsrsa.forecasters.window_state import SCALED_FIX, encoded
 from tsrsa.forecasters.params import check_choice, check_float, check_int
+from tsrsa.forecasters.plan import DataSummary, FitPlan, recovered_plan, resolve_plan
+from tsrsa.forecasters.window_state import SCALED_FIX, encoded
 from tsrsa.forecasters.sharded import agree_with_rank0, check_shardable, window_counts
 from tsrsa.forecasters.started import StatisticalStart
 from tsrsa.nn.covariates import CovariateBatch
@@ -35,7 +38,7 @@ from tsrsa.training import (
     SINGLE, CarriedLoader, TrainingConfig, WindowLoader, check_precision, resolve_seed, seeded,
     torch_threads, train_network,
 )
-from tsrsa.training.budget import check_budget, resolve_budget
+from tsrsa.training.budget import check_budget
 from tsrsa.training.checkpoint import Checkpoint, check_checkpointing, epoch_hook, fingerprint
 from tsrsa.training.devices import autocast, check_accelerator, check_compile
 from tsrsa.training.distributed import (
@@ -151,6 +154,44 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
         self.check_params()
         return self.fit_panel(self.to_panel(df), warm_start=(weights, tuple(new)))
 
+    def plan(self, df) -> FitPlan:
+        """The fit plan a ``fit(df)`` would follow (:mod:`tsrsa.forecasters.plan`), before any training: the
+        budget in steps, the networks, the statistical starts it would fit and every other automatic value
+        with its reason, and ``estimated_seconds``, the training's rough wall time here (a few optimiser
+        steps of the network timed, times the plan's steps; a statistical start costs at most a fifth
+        more). Nothing of this model changes; ``str`` of its ``describe()`` is what ``verbose=1`` prints.
+        """
+        import time
+
+        self.check_params()
+        panel = self.to_panel(df)
+        need, why = self.required_length(panel)
+        check_min_length(panel, need, why)
+        fit_lengths = panel.lengths - int(self.val_size)
+        state = self.state_type()
+        train = state.training_windows(self, panel.values, panel.offsets, fit_lengths)
+        val = state.validation_windows(self, panel.values, panel.offsets, fit_lengths) if self.val_size else None
+        placement = plan_placement(self.strategy, self.accelerator, self.devices)
+        summary = DataSummary.of(panel, fit_lengths, len(train), 0 if val is None else len(val),
+                                 self.declared_covariates().active)
+        plan = resolve_plan(self, summary, placement=placement, carried=isinstance(train, ConsecutiveWindows))
+        probe = self.clone()
+        probe.plan_ = plan  # what the network's automatic shape reads
+        network = probe.build_network(probe.network_config()).to(placement.device)
+        optimizer = torch.optim.AdamW(network.parameters(), lr=float(self.learning_rate))
+        L, batch = self.resolved_input_size, min(int(self.batch_size), max(1, summary.train_windows))
+        times = []
+        with torch_threads(plan.threads), seeded(0, placement.device):
+            x = torch.randn(batch, L, device=placement.device)
+            for _ in range(4):
+                start = time.perf_counter()
+                optimizer.zero_grad(set_to_none=True)
+                network(x).float().abs().mean().backward()  # a step's work, whatever the head's loss
+                optimizer.step()
+                times.append(time.perf_counter() - start)
+        per_step = float(np.median(times[1:]))
+        return dataclasses.replace(plan, estimated_seconds=round(plan.members * (plan.steps or 0) * per_step, 2))
+
     def _fit(self, panel, *, epoch_callback=None, warm_start=None, fitted_from=None) -> None:
         """Train on ``panel``; ``epoch_callback(record)`` sees every epoch's record (the tuner's pruning; of
         an ensemble, its first member's); ``warm_start``: (weights, new) of ``fit_from``; ``fitted_from``:
@@ -186,18 +227,23 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
         if sharded:
             check_shardable(self)
             n_train, n_val = window_counts(n_train, n_val, rank)
-        budget = resolve_budget(self.max_epochs, self.early_stopping_patience, n_train, int(self.batch_size),
-                                val is not None, None if carried else self.batches_per_epoch)
-        self.max_epochs_, self.batches_per_epoch_ = budget.epochs, budget.batches_per_epoch
-        self.early_stopping_patience_ = budget.patience
-        self.n_train_windows_ = n_train  # what rules that scale with the data read (readout_tokens="auto")
-        self._resolve_members(n_train, fitted_from)
+        summary = DataSummary.of(panel, fit_lengths, n_train, n_val, spec.active)
+        plan = resolve_plan(self, summary, placement=placement, carried=carried, fitted_from=fitted_from)
+        self.plan_ = plan  # every automatic value, decided once: what follows reads the plan
+        self.max_epochs_, self.batches_per_epoch_ = plan.epochs, plan.batches_per_epoch
+        self.early_stopping_patience_ = plan.patience
+        self.n_train_windows_ = n_train
+        self.ensemble_size_ = plan.members
+        if self.verbose >= 1 and rank.rank == 0:
+            print(f"{type(self).__name__} fit plan\n{plan.describe()}", file=sys.stderr)
         self._checkpoint = None if self.checkpoint_dir is None else Checkpoint(
             Path(self.checkpoint_dir), fingerprint(type(self).__name__, self.get_params(), panel.values, panel.offsets))
         if fitted_from is None:
             before = dict(vars(self))
-            self._fit_start(scaled, panel.offsets, fit_lengths, panel.lengths, panel.freq)
-            self._prepare_fit(panel, fit_lengths)
+            with quiet(self.verbose), torch_threads(plan.threads):  # the start's BLAS on the plan's threads too
+                self._fit_start(scaled, panel.offsets, fit_lengths, panel.lengths, panel.freq)
+                self._prepare_fit(panel, fit_lengths)
+            self.plan_ = dataclasses.replace(self.plan_, start=(self.start_ or {}).get("model"))
             config = self.network_config()
             if self.covariates_ is not None:
                 config = dataclasses.replace(config, covariates=self._covariate_layout())
@@ -207,7 +253,7 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
             config = fitted_config(fitted_from)
             self.start_ = getattr(fitted_from, "start_", None)
         networks, histories, epochs, edges = [], [], [], []
-        with quiet(self.verbose), torch_threads(self.num_threads):
+        with quiet(self.verbose), torch_threads(plan.threads):
             for k in range(self.ensemble_size_):  # member k: the network of a fit seeded seed + k
                 with seeded(seed + k, placement.device) as rng:
                     network = self._assemble(config)
@@ -337,7 +383,7 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
         device = next(network.parameters()).device
         L, n = self.resolved_input_size, len(tails)
         out = np.empty((n, int(self.h), network.config.n_outputs), dtype=np.float64)
-        with torch_threads(self.num_threads):
+        with torch_threads(self.plan_.threads):
             for start in range(0, n, self.inference_batch_size):
                 stop = min(start + self.inference_batch_size, n)
                 x = (tails[start:stop, -L:] - loc[start:stop, None]) / scale[start:stop, None]  # (B, L)
@@ -359,13 +405,22 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
         state["fit_history"] = self.fit_history_.to_dict(orient="list")
         state["start"] = self.start_
         state["best_epoch"] = self.best_epoch_
+        state["plan"] = self.plan_.to_json()
         return state, arrays, self.network_.state_dict()
+
+    def adopt_plan(self, state: dict) -> None:
+        """``plan_`` from a saved model's state, before anything is rebuilt from it: the plan its fit kept, or
+        for a model saved before plans were kept, the values that version's fit resolved
+        (:func:`tsrsa.forecasters.plan.recovered_plan`)."""
+        self.plan_ = FitPlan.from_json(state["plan"]) if "plan" in state else recovered_plan(self, state)
 
     def restore_fitted(self, state, arrays, weights, device) -> None:
         super().restore_fitted(state, arrays, weights, device)
         config = type(self.network_config())(**state["network"])
         self.start_ = state.get("start")  # saved before starts existed: none
         self.ensemble_size_ = saved_members(weights)
+        if self.plan_.recovered:  # a folder saved before plans were kept: its members are in its weights
+            self.plan_ = dataclasses.replace(self.plan_, members=self.ensemble_size_)
         network, _ = ensembled(self, [self._assemble(config) for _ in range(self.ensemble_size_)])
         network.load_state_dict(weights)
         self.network_ = network.to(device).eval()

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from tsrsa.data.limits import check_request_size
 from tsrsa.data.scalers import SCALERS
 from tsrsa.data.validation import format_id
 from tsrsa.forecasters.base import quiet
@@ -88,6 +89,22 @@ def check_counts(panel, target_col: str) -> None:
             f"{format_id(panel.ids[int(series[0])])} is {float(panel.values[bad[0]])!r} at {stamps[0]} ({bad.size} value(s) "
             f"are not non-negative integers); pass counts (a fill that interpolates makes fractions: use "
             f"fill='ffill' or 'zero'), or use loss='normal' or 'student_t' for real values")
+
+
+#: bytes per row of ``sample``'s frame, with what is built on the way: the draws and their scaled copies
+#: (3 x float64), the positions of the timestamps (int64), the timestamp, id, sample and value columns and
+#: the frame's own copy of them
+SAMPLE_ROW_BYTES = 96
+
+
+def check_sample_size(n: int, n_series: int, h: int) -> None:
+    """ValueError before ``sample(n)`` draws ``n`` paths of ``h`` steps for ``n_series`` series, when their
+    frame would pass the limit of one request (:mod:`tsrsa.data.limits`)."""
+    rows = n * n_series * h
+    check_request_size(f"sample(n={n})", rows * SAMPLE_ROW_BYTES,
+                       f"{rows:,} rows ({n_series} series x {h} steps x {n} paths)",
+                       "draw fewer paths (a few hundred to a few thousand give stable quantiles), or draw them "
+                       "in several calls with different random_state")
 
 
 def check_random_state(random_state) -> np.random.Generator:
@@ -177,7 +194,9 @@ class HeadOutputs:
         Parameters
         ----------
         n : int
-            Paths per series (>= 1).
+            Paths per series (>= 1). A request whose frame would pass the memory limit of one request
+            (8 GiB, or ``TSRSA_MAX_REQUEST_BYTES``: :mod:`tsrsa.data.limits`) is refused before anything
+            is drawn.
         h : int, optional
             Steps (default: the trained horizon).
         df, future_df
@@ -204,6 +223,7 @@ class HeadOutputs:
         try:
             with quiet(self.verbose):
                 memory = self.memory_ if df is None else self.memory_.for_frame(self, self._predict_panel(df))
+                check_sample_size(int(n), len(memory.ids), h)
                 draws = memory.forecast(self, h, future_df)["draws"]  # (S, h, n)
         finally:
             DRAWS.reset(token)

@@ -32,6 +32,7 @@ unreadable, edited or inconsistent into a ``ValueError`` that names the file.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import platform
@@ -40,7 +41,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tsrsa.forecasters.model_folder import ARRAYS, CONFIG, STATE, WEIGHTS, write_folder
+from tsrsa.data.shard_manifest import sha256 as _sha256  # a file's SHA-256, read a megabyte at a time
+from tsrsa.forecasters.model_folder import (
+    ARRAYS, CONFIG, CONFIG_LIMIT, RESTORE, STATE, WEIGHTS, folder_path, read_model_file, write_folder,
+)
 
 FORMAT_VERSION = 4
 _DATA_FILES = (STATE, ARRAYS, WEIGHTS)
@@ -52,14 +56,6 @@ def _whitelist() -> dict[str, type]:
     from tsrsa.forecasters import FORECASTERS
 
     return {cls.__name__: cls for cls in FORECASTERS}
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _versions() -> dict:
@@ -128,7 +124,7 @@ def decode_times(data: dict) -> pd.Index:
         return pd.Index(np.asarray(data["values"], dtype=data["dtype"]))
     dtype = pd.api.types.pandas_dtype(data["dtype"])
     tz = getattr(dtype, "tz", None)
-    times = pd.DatetimeIndex(pd.to_datetime(data["values"], utc=tz is not None))
+    times = pd.DatetimeIndex(pd.to_datetime(data["values"], utc=tz is not None, format="ISO8601"))
     if tz is not None:
         times = times.tz_convert(tz)
     return times.as_unit(np.datetime_data(dtype)[0] if tz is None else dtype.unit)
@@ -169,7 +165,8 @@ def save(estimator, path, *, overwrite: bool = False) -> None:
         if weights is not None:
             torch.save({k: v.detach().cpu().contiguous() for k, v in weights.items()}, folder / WEIGHTS)
             files.append(WEIGHTS)
-        written = {**config, "files": {name: _sha256(folder / name) for name in files}}
+        written = {**config, "files": {name: _sha256(folder / name) for name in files},
+                   "sizes": {name: os.path.getsize(folder / name) for name in files}}
         written[CONFIG_CHECKSUM] = config_checksum(written)
         (folder / CONFIG).write_text(json.dumps(written, indent=1))
 
@@ -205,9 +202,12 @@ def check_device(device):
     raise ValueError(f"device {str(device)!r}: a model loads on 'cpu', 'cuda', 'cuda:N' or 'mps'")
 
 
-def _read_json(path: Path) -> dict:
+def _read_json(path: Path, content: bytes | None = None) -> dict:
+    """The JSON object of ``content``, or of the file ``path`` (config.json: at most ``CONFIG_LIMIT`` bytes
+    of a regular file of the folder)."""
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(read_model_file(path.parent, path.name, limit=CONFIG_LIMIT) if content is None
+                          else content)
     except FileNotFoundError as err:
         raise ValueError(f"{path} is missing: this is not a model saved by tsrsa") from err
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
@@ -237,11 +237,13 @@ def _from_v3(config: dict, state: dict) -> None:
 #: version -> the function that brings a file of that version to the next one (in place)
 MIGRATIONS = {1: _from_v1, 2: _from_v2, 3: _from_v3}
 
-_RESTORE = "restore the files as they were saved, or fit and save the model again"
+_RESTORE = RESTORE
 
 
-def _check_files(directory: Path, config: dict, version: int, name: str, needs_weights: bool) -> dict:
-    """config.json's own checksum (format 4 on) and those of the other files; the checked file list."""
+def _check_files(directory: Path, config: dict, version: int, name: str, needs_weights: bool) -> tuple[dict, dict]:
+    """config.json's own checksum (format 4 on) and those of the other files, read within their recorded
+    sizes (:func:`~tsrsa.forecasters.model_folder.read_model_file`); the checked file list and the bytes
+    of each file."""
     recorded = config.get(CONFIG_CHECKSUM)
     if version >= 4 and recorded != config_checksum(config):
         what = "has no checksum of its own" if recorded is None else "does not match the checksum recorded at saving"
@@ -252,15 +254,20 @@ def _check_files(directory: Path, config: dict, version: int, name: str, needs_w
     files = config.get("files")
     if not isinstance(files, dict) or STATE not in files or ARRAYS not in files:
         raise ValueError(f"{directory / CONFIG} is corrupted: its file list is incomplete")
+    sizes = config.get("sizes", {})  # recorded by saves since sizes were added; none in older folders
+    if not isinstance(sizes, dict) or any(isinstance(size, bool) or not isinstance(size, int) or size < 0
+                                          for size in sizes.values()):
+        raise ValueError(f"{directory / CONFIG} is corrupted: its file sizes are not byte counts")
+    contents = {}
     for file, digest in files.items():
         if file not in _DATA_FILES:
             raise ValueError(f"{directory / CONFIG} lists an unexpected file {file!r}")
-        target = directory / file
-        if not target.is_file():
-            raise ValueError(f"{target} is missing; {_RESTORE}")
-        if _sha256(target) != digest:
-            raise ValueError(f"{target} does not match the checksum recorded at saving: it was modified or "
-                             f"corrupted; {_RESTORE}")
+        if not isinstance(digest, str):
+            raise ValueError(f"{directory / CONFIG} is corrupted: the checksum of {file} is not text")
+        try:
+            contents[file] = read_model_file(directory, file, size=sizes.get(file), digest=digest)
+        except FileNotFoundError:
+            raise ValueError(f"{directory / file} is missing; {_RESTORE}") from None
     if needs_weights != (WEIGHTS in files):
         has = "has network weights" if needs_weights else "has no network"
         raise ValueError(f"{directory / CONFIG} {'lists no' if needs_weights else 'lists'} {WEIGHTS}, but a {name} "
@@ -269,7 +276,7 @@ def _check_files(directory: Path, config: dict, version: int, name: str, needs_w
         if file not in files and os.path.lexists(directory / file):
             raise ValueError(f"{directory / file} is not part of the {name} saved in {directory} (a file left "
                              f"from another model): remove it, or save the model again into a new folder")
-    return files
+    return files, contents
 
 
 def load(path, *, device: str = "cpu"):
@@ -289,7 +296,7 @@ def load(path, *, device: str = "cpu"):
     from tsrsa.forecasters.saved_checks import check_consistent
 
     target = check_device(device)
-    directory = Path(path)
+    directory = folder_path(path)
     if not directory.is_dir():
         raise ValueError(f"{directory} is not a directory holding a saved tsrsa model")
     config = _read_json(directory / CONFIG)
@@ -305,8 +312,8 @@ def load(path, *, device: str = "cpu"):
     cls = _whitelist().get(name) if isinstance(name, str) else None
     if cls is None:
         raise ValueError(f"{directory / CONFIG} names class {name!r}, which is not a tsrsa forecaster")
-    files = _check_files(directory, config, version, name, issubclass(cls, NeuralForecaster))
-    state = _read_json(directory / STATE)
+    files, contents = _check_files(directory, config, version, name, issubclass(cls, NeuralForecaster))
+    state = _read_json(directory / STATE, contents[STATE])
     try:
         for old in range(version, FORMAT_VERSION):
             MIGRATIONS[old](config, state)
@@ -314,16 +321,20 @@ def load(path, *, device: str = "cpu"):
     except (KeyError, TypeError, AttributeError) as err:
         raise ValueError(f"{directory / CONFIG} holds parameters that {name} does not take ({err})") from err
     try:
-        with np.load(directory / ARRAYS, allow_pickle=False) as npz:
+        with np.load(io.BytesIO(contents[ARRAYS]), allow_pickle=False) as npz:
             arrays = {k: npz[k] for k in npz.files}
     except Exception as err:  # zip and format errors of every kind
         raise ValueError(f"{directory / ARRAYS} is unreadable or corrupted ({err})") from err
     weights = None
     if WEIGHTS in files:
         try:
-            weights = torch.load(directory / WEIGHTS, map_location=target, weights_only=True)
+            weights = torch.load(io.BytesIO(contents[WEIGHTS]), map_location=target, weights_only=True)
         except Exception as err:  # unpickling refuses anything but tensors
             raise ValueError(f"{directory / WEIGHTS} is unreadable or corrupted ({err})") from err
+    try:
+        estimator.adopt_plan(state)
+    except (KeyError, TypeError, ValueError, AttributeError) as err:
+        raise ValueError(f"{directory / STATE} holds a fit plan that cannot be read ({err}); {_RESTORE}") from err
     try:
         check_consistent(directory, estimator, state, arrays)
     except (KeyError, TypeError, AttributeError, IndexError) as err:

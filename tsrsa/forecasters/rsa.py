@@ -9,6 +9,7 @@ import pandas as pd
 from tsrsa.forecasters.common_params import COMMON_PARAMS_DOC
 from tsrsa.forecasters.estimator import specialised_init
 from tsrsa.forecasters.params import check_bool, check_choice, check_float, check_int
+from tsrsa.forecasters.plan import SINGLE_SERIES_GATE  # noqa: F401 (its old home)
 from tsrsa.forecasters.start import start_estimates
 from tsrsa.forecasters.transformer import TransformerForecaster
 from tsrsa.nn.ensemble import members_of
@@ -31,13 +32,8 @@ KIND_OPTIONS = tuple(name for name in RSAAttention.option_defaults() if name not
 #: where the estimator's defaults differ from the layer's, and why: one dilated regular head fills the
 #: four default heads (1 regular, 1 cyclic pair, 1 dilated: a seasonal memory); the dilation comes from
 #: the data's seasonal periods at fit (a layer built without data takes its own default, 2); the gate's
-#: start follows the data (``SINGLE_SERIES_GATE``)
+#: start follows the data (the fit plan's rule, :mod:`tsrsa.forecasters.plan`)
 ESTIMATOR_DEFAULTS = {"n_dilated_regular": 1, "dilations": None, "gate_init": AUTO}
-#: ``gate_init="auto"``: the gate's starting logit in a fit of one series at the automatic budget
-#: (``max_epochs="auto"``), sigmoid(-2) = 0.12 of each REM head's output from its REM; a panel, or a budget
-#: given in epochs, starts from the layer's 0 (an even mix). Chosen on validation
-#: (docs/benchmark_configuration.md, "The library's defaults")
-SINGLE_SERIES_GATE = -2.0
 #: RSAForecaster's own parameters and their defaults, after TransformerForecaster's ``readout_tokens``: the
 #: kind's options with the layer's defaults but for ``ESTIMATOR_DEFAULTS``, and the data start after ``gate_init``
 _LAYER = {name: ESTIMATOR_DEFAULTS.get(name, RSAAttention.option_defaults()[name]) for name in KIND_OPTIONS}
@@ -193,13 +189,15 @@ class RSAForecaster(TransformerForecaster):
         return {**options, **self._allocation(), "gate_init": self._gate_logit()}
 
     def _gate_logit(self) -> float:
-        """``gate_init`` resolved: the number given, or for "auto" :data:`SINGLE_SERIES_GATE` in a fit of one
-        series at the automatic budget (the series a fit reads are recorded before its network is built) and
-        the layer's start otherwise (a network built without a fit, as the integrations do, takes the layer's)."""
+        """``gate_init`` resolved: the fit plan's (:mod:`tsrsa.forecasters.plan`; a loaded model's as its fit
+        decided), the number given, or for "auto" without a fit (the integrations build networks so) the
+        layer's own start."""
+        plan = vars(self).get("plan_")
+        if plan is not None and plan.gate_init is not None:
+            return float(plan.gate_init)
         if not _automatic(self.gate_init):
             return float(self.gate_init)
-        single = getattr(self, "_fit_series", None) == 1 and _automatic(self.max_epochs)
-        return SINGLE_SERIES_GATE if single else float(RSAAttention.option_defaults()["gate_init"])
+        return float(RSAAttention.option_defaults()["gate_init"])
 
     def rem_init_values(self) -> dict:
         """The explicit initial values of ``rem_init`` ({} for "paper")."""
@@ -232,7 +230,7 @@ class RSAForecaster(TransformerForecaster):
         assign them to heads (dilations included, before the network is built)."""
         from tsrsa.init.heads import assign_heads, estimate_panel
 
-        self._fit_dilations, self._head_init, self._fit_series = None, None, len(fit_lengths)
+        self._fit_dilations, self._head_init = None, None
         if self.rem_init not in ("data", "start"):
             return
         stride = int(self.patch_len)
@@ -266,7 +264,7 @@ class RSAForecaster(TransformerForecaster):
     def _members_built(self, trained=()) -> None:
         super()._members_built(trained)
         # every member started from the same estimates and gate
-        self._fit_dilations, self._head_init, self._fit_series = None, None, None
+        self._fit_dilations, self._head_init = None, None
 
     def _report(self, attention, assigned) -> pd.DataFrame:
         """Which head got what: one row per REM head of a layer (every layer starts the same);

@@ -66,8 +66,20 @@ def _check_arrays(directory: Path, estimator, state: dict, arrays: dict) -> None
         if name not in arrays or len(arrays[name]) != n_ids:
             raise ValueError(f"{directory / ARRAYS} holds {name!r} for a different number of series than the "
                              f"{n_ids} ids of {directory / STATE}: the files do not belong together")
+        values = arrays[name]
+        if (values.ndim != (2 if name == "tails" else 1) or not np.issubdtype(values.dtype, np.number)
+                or np.iscomplexobj(values) or not np.isfinite(values).all()):
+            raise ValueError(f"{directory / ARRAYS} holds {name!r} of another shape than one row per series, or with "
+                             f"values that are not finite real numbers: the file does not describe a fitted model; "
+                             f"restore the files as they were saved, or fit and save the model again")
+    last = state.get("last", {}).get("values", ())
+    if len(last) != n_ids:
+        raise ValueError(f"{directory / STATE} holds {len(last)} last timestamps for its {n_ids} ids: the file does "
+                         f"not describe a fitted model; restore the files as they were saved, or fit and save the "
+                         f"model again")
     width = tails.shape[1]
     if "network" in state:
+        _check_scaled(directory, tails, arrays["loc"], arrays["scale"])
         try:
             size = int(estimator.resolved_input_size)
         except (TypeError, ValueError) as err:
@@ -80,6 +92,20 @@ def _check_arrays(directory: Path, estimator, state: dict, arrays: dict) -> None
     season = getattr(estimator, "season_length", None)
     if season is not None and season != width:
         raise _edited(directory, f"season_length={season!r}, but the season saved in {ARRAYS} holds {width} steps")
+
+
+def _check_scaled(directory: Path, tails: np.ndarray, loc: np.ndarray, scale: np.ndarray) -> None:
+    """The look-back a network reads, scaled by its series' statistics, within what a float32 network computes
+    with (``MAX_SCALED``, as a fit checks its data), and every spread positive."""
+    from tsrsa.data.scalers import MAX_SCALED
+
+    with np.errstate(all="ignore"):
+        scaled = (tails - loc[:, None]) / scale[:, None]  # (S, T) float64
+    if not ((scale > 0).all() and (np.abs(scaled) <= MAX_SCALED).all()):
+        raise ValueError(f"{directory / ARRAYS} holds a look-back that its scaling statistics ('loc', 'scale') do not "
+                         f"describe (a spread that is not positive, or values beyond +-{MAX_SCALED:.0e} once scaled): "
+                         f"the file does not describe a fitted model; restore the files as they were saved, or fit "
+                         f"and save the model again")
 
 
 def _check_conformal(directory: Path, estimator, state: dict, arrays: dict) -> None:

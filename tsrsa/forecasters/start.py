@@ -6,26 +6,33 @@ point forecast from a window of the latest ``L`` values as ``S(x) = W x + b`` (W
 (:mod:`tsrsa.nn.start`) adds its own output, started at zero, so that before the first optimiser
 step the forecast is the statistical model's.
 
+Every fit reads only the tail of each series (:func:`~tsrsa.forecasters.start_maps.tail_length`; ``tail``
+in the record): the AR start its latest 8,192 steps and the window, the ETS and ARIMA starts their latest
+``max(1,024, 24 seasons)`` steps and the window; and none imports statsmodels. The map reads a window, so a
+longer history moves its coefficients little and its cost much.
+
 - **"ar"**: an autoregression with a constant, on the levels or, when KPSS rejects level stationarity
-  in most series, on the first differences (a drift then being the constant), fitted by ordinary
-  least squares (statsmodels' ``OLS``) on the lagged values of every series pooled; the order by AIC
-  over 0..p_max on a common sample, then refitted on all the rows of that order, as statsmodels'
-  ``ar_select_order`` and ``AutoReg`` do (an explosive fit, with a root outside the unit circle, gives
-  way to the order of next lowest AIC). The h-step forecast of such a model is an affine function
-  of its last p (+ 1) values, so the map is exact: for one series it is ``AutoReg``'s forecast.
-- **"ets"**: exponential smoothing with additive errors (the six forms of ``ETSForecaster``: no,
-  additive or damped trend; an additive season of the frequency's period when the window holds
-  one), fitted by statsmodels' ``ETSModel`` on each of at most :data:`ETS_SERIES` series (evenly
-  spread over the panel), each fit's map averaged. With additive errors the state after the window
-  is linear in the window and the state before it; the state before it is estimated from the window
-  itself as the one of least squared one-step errors over the window (:func:`window_start`, linear
-  in the window), so the map is linear. Its error against the fit's forecast from the whole history
-  is ``w' F^(k-1) D^L (s - s_hat)``, the initial-state error discounted over the window (D = F - g w');
+  in most series (:func:`~tsrsa.forecasters.differencing.differences`), on the first differences (a drift
+  then being the constant), fitted by ordinary least squares on the lagged values of every series
+  pooled; the order by AIC over 0..p_max on a common sample, then refitted on all the rows of that
+  order, as statsmodels' ``ar_select_order`` and ``AutoReg`` do (an explosive fit, with a root outside
+  the unit circle, gives way to the order of next lowest AIC). The h-step forecast of such a model is
+  an affine function of its last p (+ 1) values, so the map is exact: for one series (no longer than
+  its tail) it is ``AutoReg``'s forecast.
+- **"ets"**: exponential smoothing with additive errors (the forms of ``ETSForecaster`` with additive
+  errors: no, additive or damped trend; an additive season of the frequency's period, up to 24 steps,
+  when the window holds one), fitted by maximum likelihood in numpy on each of at most
+  :data:`ETS_SERIES` series (evenly spread over the panel), each fit's map averaged
+  (:mod:`tsrsa.forecasters.start_ets`). With additive errors the state after the window is linear in
+  the window and the state before it; the state before it is estimated from the window itself as the
+  one of least squared one-step errors over the window (:func:`window_start`, linear in the window),
+  so the map is linear. Its error against the fit's forecast from its whole tail is
+  ``w' F^(k-1) D^L (s - s_hat)``, the initial-state error discounted over the window (D = F - g w');
   ``truncation`` in the record is its mean absolute size on the fitted series' last windows, in the
   scaled units.
 
-- **"arima"**: a seasonal ARIMA with automatic orders per series, as an ARMA of the levels in
-  innovations form, its state before the window estimated as ETS's is
+- **"arima"**: a seasonal ARIMA with automatic orders per series, fitted by conditional least squares,
+  as an ARMA of the levels in innovations form, its state before the window estimated as ETS's is
   (:mod:`tsrsa.forecasters.start_arima`).
 - **"auto"**: the candidates, each fitted as above on the training parts; kept: the one whose forecasts
   of the validation windows (those whose targets lie in the held-out steps, on at most
@@ -41,18 +48,18 @@ window and takes no start.
 """
 from __future__ import annotations
 
-import json
-import warnings
 from dataclasses import replace
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from tsrsa.forecasters.arima_model import differences
-from tsrsa.forecasters.ets_model import EtsForm, candidate_forms, fit_lowest_aic, forecast
+from tsrsa.forecasters.differencing import differences
 from tsrsa.forecasters.start_arima import arima_start
+from tsrsa.forecasters.start_ets import (  # noqa: F401 (the ETS start's parts, by their former address)
+    ETS_SERIES, ets_map, ets_matrices, ets_start, fit_ets, kept_ets_fit, window_start,
+)
 from tsrsa.forecasters.start_maps import (  # noqa: F401 (forget_kept_fits: the kept fits are emptied here too)
-    StartMap, affine_map, forget_kept_fits, innovations_map, innovations_start, kept_fit, spread,
+    StartMap, affine_map, forget_kept_fits, spread, tail_length, tails,
 )
 from tsrsa.init.ar import companion_roots, default_max_lag
 from tsrsa.init.heads import Estimates
@@ -67,8 +74,6 @@ AUTO_MODELS = ("ar", "ets")
 SHORT_AUTO_MODELS = ("ar", "ets", "arima")
 #: "auto" scores its candidates on the windows of at most this many series (evenly spread over the panel)
 AUTO_SERIES = 256
-#: an ETS start fits at most this many series (ETS is fitted one series at a time)
-ETS_SERIES = 16
 #: series checked for a unit root when an AR start chooses its differencing
 KPSS_SERIES = 64
 
@@ -109,7 +114,10 @@ def aic_by_order(target: np.ndarray, lags: np.ndarray) -> np.ndarray:
     scores = []
     for p in range(X.shape[1]):
         k = p + 1
-        coef = np.linalg.lstsq(gram[:k, :k], cross[:k], rcond=None)[0]
+        try:
+            coef = np.linalg.solve(gram[:k, :k], cross[:k])
+        except np.linalg.LinAlgError:  # collinear lags (a constant or periodic series)
+            coef = np.linalg.lstsq(gram[:k, :k], cross[:k], rcond=None)[0]
         rss = max(float(target @ target - coef @ cross[:k]), 1e-300)
         scores.append(n * (np.log(2 * np.pi * rss / n) + 1) + 2 * k)
     return np.asarray(scores)
@@ -117,10 +125,8 @@ def aic_by_order(target: np.ndarray, lags: np.ndarray) -> np.ndarray:
 
 def fit_ar(series: list[np.ndarray], window: int, season: int, order: int | None = None,
            d: int | None = None) -> tuple[np.ndarray, float, int, float]:
-    """(coefficients, constant, d, aic) of the pooled AR fit (module docstring); ``order`` and ``d``
-    fix what is otherwise chosen."""
-    import statsmodels.api as sm
-
+    """(coefficients, constant, d, aic) of the pooled AR fit (module docstring) on ``series`` as given
+    (:func:`ar_start` passes their tails); ``order`` and ``d`` fix what is otherwise chosen."""
     if d is None:
         varied = [y for y in series if len(y) >= 12 and np.ptp(y) > 0]  # KPSS has no answer for a constant
         votes = [differences(varied[i]) for i in spread(len(varied), KPSS_SERIES)] if varied else []
@@ -132,110 +138,46 @@ def fit_ar(series: list[np.ndarray], window: int, season: int, order: int | None
     if order is not None and order > window - d:
         raise ValueError(f"an AR start of order {order} on {'differences' if d else 'levels'} needs a window "
                          f"of at least {order + d} steps; input_size is {window}")
-    candidates = [order] if order is not None else np.argsort(aic_by_order(*lag_rows(z, p_max, p_max)),
-                                                              kind="stable").tolist()
+    if order is not None:
+        candidates = [order]
+    else:
+        common = lag_rows(z, p_max, p_max)
+        candidates = np.argsort(aic_by_order(*common), kind="stable").tolist()
+        X = np.column_stack([np.ones(len(common[0])), common[1]])
+        gram, cross = X.T @ X, X.T @ common[0]
     for p in candidates:  # by AIC; an explosive fit (a root outside the unit circle) gives way to the next
+        if order is None and p:  # the fit on all its rows from the common rows' products and its p_max - p more
+            head = [v[:p_max] for v in z if len(v) > p]
+            extra_target, extra_lags = lag_rows(head, p, p) if p < p_max and head else (np.empty(0), np.empty((0, p)))
+            extra = np.column_stack([np.ones(len(extra_target)), extra_lags])
+            try:
+                screened = np.linalg.solve(gram[:p + 1, :p + 1] + extra.T @ extra,
+                                           cross[:p + 1] + extra.T @ extra_target)[1:]
+            except np.linalg.LinAlgError:
+                screened = None
+            if screened is not None and np.abs(companion_roots(screened)).max() > 1.0 + 1e-6:
+                continue  # explosive: not refitted by least squares
         target, lags = lag_rows(z, p, p)
-        fit = sm.OLS(target, np.column_stack([np.ones(len(target)), lags])).fit()
-        coefficients = np.asarray(fit.params[1:], dtype=np.float64)
+        design = np.column_stack([np.ones(len(target)), lags])
+        params = np.linalg.lstsq(design, target, rcond=None)[0]
+        coefficients = np.asarray(params[1:], dtype=np.float64)
         if order is not None or p == 0 or np.abs(companion_roots(coefficients)).max() <= 1.0 + 1e-9:
+            rss, n = float(np.sum((target - design @ params) ** 2)), len(target)
             with np.errstate(divide="ignore"):  # a perfect fit (a constant series): log(0) in its likelihood
-                aic = float(fit.aic)
-            return coefficients, float(fit.params[0]), d, aic
+                aic = n * (np.log(2 * np.pi * rss / n) + 1) + 2 * (p + 1)  # statsmodels' OLS aic
+            return coefficients, float(params[0]), d, float(aic)
     raise AssertionError("order 0 is always stable")
 
 
 def ar_start(series: list[np.ndarray], window: int, h: int, season: int, order=None, d=None) -> StartMap:
-    coefficients, constant, d, aic = fit_ar(series, window, season, order, d)
+    """The AR start (module docstring) fitted on the tails of the scaled training parts ``series``."""
+    tail = tail_length(window, season, "ar")
+    coefficients, constant, d, aic = fit_ar(tails(series, window, season, "ar"), window, season, order, d)
     weight, bias = affine_map(lambda w: ar_forecasts(w, coefficients, constant, d, h), window)
     record = {"model": "ar", "order": len(coefficients), "d": d, "constant": round(constant, 8),
               "coefficients": [round(float(a), 8) for a in coefficients],
-              "aic": round(aic, 4) if np.isfinite(aic) else None, "series": len(series)}
+              "aic": round(aic, 4) if np.isfinite(aic) else None, "series": len(series), "tail": tail}
     return StartMap(weight, bias, record)
-
-
-# ---------------------------------------------------------------------- ETS
-def ets_matrices(form: EtsForm, params: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(F, g, w) of an additive-error, additive-season ETS form with parameters ``params`` (statsmodels'
-    order: alpha, [beta], [gamma], [phi]): state ``[level, trend, seasonal oldest first]``, one-step
-    forecast ``w' x``, next state ``F x + g (y - w' x)``."""
-    m = form.m if form.seasonal else 0
-    names = form.param_names
-    value = dict(zip(names, params))
-    alpha, beta = value["smoothing_level"], value.get("smoothing_trend", 0.0)
-    gamma, phi = value.get("smoothing_seasonal", 0.0), value.get("damping_trend", 1.0 if form.trend else 0.0)
-    k = 2 + m
-    F = np.zeros((k, k))
-    F[0, 0], F[0, 1], F[1, 1] = 1.0, phi, phi
-    w = np.zeros(k)
-    w[0], w[1] = 1.0, phi
-    g = np.zeros(k)
-    g[0], g[1] = alpha, beta
-    if m:
-        F[2 + np.arange(m - 1), 3 + np.arange(m - 1)] = 1.0  # the seasons move one place older
-        F[k - 1, 2] = 1.0  # the oldest, updated, becomes the newest
-        w[2], g[k - 1] = 1.0, gamma
-    return F, g, w
-
-
-def window_start(form: EtsForm, params: np.ndarray, window: int) -> np.ndarray:
-    """(2 + m, window): the state before a window as a linear function of the window
-    (:func:`~tsrsa.forecasters.start_maps.innovations_start` of the form's matrices)."""
-    return innovations_start(*ets_matrices(form, params), window)
-
-
-def ets_map(form: EtsForm, params: np.ndarray, window: int, h: int) -> np.ndarray:
-    """(h, window): the ETS form's forecast from a window, started at :func:`window_start`."""
-    F, g, w = ets_matrices(form, params)
-    k = np.arange(1, h + 1)
-    phi = dict(zip(form.param_names, params)).get("damping_trend", 1.0)
-    H = np.zeros((h, len(g)))
-    H[:, 0] = 1.0
-    if form.trend:
-        H[:, 1] = np.cumsum(phi ** k) if form.damped else k
-    if form.seasonal:
-        H[np.arange(h), 2 + (k - 1) % form.m] = 1.0
-    return innovations_map(F, g, w, H, window)
-
-
-def ets_start(series: list[np.ndarray], window: int, h: int, season: int) -> StartMap:
-    seasonal = "auto" if 1 < season <= window and all(len(y) >= 2 * season + 2 for y in series) else None
-    forms = candidate_forms("add", "auto", "auto", seasonal, season if seasonal else 1)
-    maps, errors, names, alphas, gammas = [], [], [], [], []
-    varied = [i for i in range(len(series)) if np.ptp(series[i]) > 0]  # ETS has no likelihood on a constant
-    if not varied:
-        raise ValueError('start="ets" fits exponential smoothing, and every series is constant over its training '
-                         'part; use start="ar" or start=None')
-    for i in np.asarray(varied)[spread(len(varied), ETS_SERIES)]:
-        y = series[i]
-        fit = kept_ets_fit(y, forms)
-        form = EtsForm.from_json(fit.form)
-        weights = ets_map(form, fit.params, window, h)
-        maps.append(weights)
-        names.append(form.name)
-        value = dict(zip(form.param_names, fit.params))
-        alphas.append(value["smoothing_level"])
-        if form.seasonal:
-            gammas.append(value["smoothing_seasonal"])
-        if len(y) >= window:
-            errors.append(float(np.mean(np.abs(forecast(fit, h) - weights @ y[-window:]))))
-    weight = np.mean(maps, axis=0)
-    record = {"model": "ets", "forms": sorted(set(names)), "series": len(maps),
-              "truncation": round(float(np.mean(errors)), 6) if errors else None,
-              "smoothing_level": round(float(np.median(alphas)), 6),
-              "smoothing_seasonal": round(float(np.median(gammas)), 6) if gammas else None,
-              "season": season if gammas else None}
-    return StartMap(weight, np.zeros(h), record)
-
-
-def kept_ets_fit(y: np.ndarray, forms: list[EtsForm]):
-    """``fit_lowest_aic(y, forms)``, taken from the kept fits (:func:`~tsrsa.forecasters.start_maps.kept_fit`)
-    when the same values were fitted with the same forms."""
-    def fit(values):
-        with warnings.catch_warnings(action="ignore"):
-            return fit_lowest_aic(values, forms)
-
-    return kept_fit("ets", y, json.dumps([f.to_json() for f in forms], sort_keys=True), fit)
 
 
 def start_estimates(record: dict, estimates: Estimates) -> Estimates:

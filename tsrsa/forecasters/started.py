@@ -17,14 +17,10 @@ import numpy as np
 import torch
 
 from tsrsa.forecasters.params import check_choice, check_float
-from tsrsa.forecasters.start import AUTO_MODELS, SHORT_AUTO_MODELS, START_MODELS, fit_start
+from tsrsa.forecasters.plan import SHORT_START_WEIGHT as AUTO_START_WEIGHT  # noqa: F401 (its old home)
+from tsrsa.forecasters.start import START_MODELS, fit_start
 from tsrsa.nn.start import attach_start, scale_outputs, zero_outputs
 from tsrsa.training.budget import AUTO
-
-#: ``start_weight="auto"``: the start's weight in the forecast of a fit at the automatic budget on fewer than
-#: :data:`~tsrsa.forecasters.ensembles.AUTO_WINDOWS` training windows (a short series); chosen on nested
-#: validation over the short series (docs/statistical_start.md, "A combination of start and network")
-AUTO_START_WEIGHT = 0.5
 
 
 class StatisticalStart:
@@ -43,11 +39,11 @@ class StatisticalStart:
                 raise ValueError(f"start_weight={weight} shrinks the network's correction of a point forecast; "
                                  f"loss='quantile' learns the spread of its levels in that correction: use "
                                  f"start_weight=0 with it")
-        why = self._why_no_start()
+        why = self.why_no_start()
         if why is not None and self.start not in (None, "auto"):  # "auto" starts only where a start applies
             raise ValueError(f"start={self.start!r} {why}")
 
-    def _why_no_start(self) -> str | None:
+    def why_no_start(self) -> str | None:
         """Why this configuration takes no statistical start (the rest of a refusal), or None."""
         if getattr(self, "stream", False):
             return ("is for the fixed-window network: the streaming configuration has no window for the "
@@ -72,27 +68,26 @@ class StatisticalStart:
         return network
 
     def _fit_start(self, scaled, offsets, fit_lengths, lengths, freq) -> None:
-        """``start_``: the statistical start fitted on the scaled training parts (:mod:`tsrsa.forecasters.start`);
-        ``start="auto"`` also scores its candidates on the held-out steps after them, an ARIMA among them
-        for one short series at the automatic budget (``_short_automatic_fit``, as ``ensemble_size`` reads
-        it; the candidates were screened on fits of one series)."""
+        """``start_``: the statistical start fitted on the scaled training parts (:mod:`tsrsa.forecasters.start`),
+        among the fit plan's candidates (``plan_.start_candidates``, :mod:`tsrsa.forecasters.plan`); several
+        are scored on the held-out steps after the training parts."""
         self.start_, self._start_map = None, None
-        if not self._start_applies():
+        candidates = self.plan_.start_candidates
+        if not candidates:
             return
         periods = freq.natural_periods() if freq.is_datetime else []
         series = [np.asarray(scaled[o:o + n], dtype=np.float64) for o, n in zip(offsets, fit_lengths)]
         held_out = None if self.start != "auto" else [  # only "auto" reads the steps after the training parts
             np.asarray(scaled[o + n:o + m], dtype=np.float64) for o, n, m in zip(offsets, fit_lengths, lengths)]
-        single = len(series) == 1 and self._short_automatic_fit(self.n_train_windows_)  # what was screened
-        candidates = SHORT_AUTO_MODELS if single else AUTO_MODELS
-        self._start_map = fit_start(self.start, series, self.resolved_input_size, int(self.h),
+        model = candidates[0] if len(candidates) == 1 and self.start != "auto" else "auto"
+        self._start_map = fit_start(model, series, self.resolved_input_size, int(self.h),
                                     int(periods[0]) if periods else 1, held_out, candidates)
         self.start_ = {**self._start_map.record, "window": int(self._start_map.weight.shape[1])}
 
     def _start_applies(self) -> bool:
         """Whether a start is fitted: ``start`` is set and, for "auto", the configuration has a window
         to read and a point or quantile forecast to start (not ``stream=True``, not a distribution)."""
-        return self.start is not None and (self.start != "auto" or self._why_no_start() is None)
+        return self.start is not None and (self.start != "auto" or self.why_no_start() is None)
 
     def _started(self, network) -> None:
         """Write the fitted start's map into the network and start its own outputs at zero."""
@@ -114,10 +109,5 @@ class StatisticalStart:
         self.start_ = {**self.start_, "start_weight": weight}
 
     def _resolved_start_weight(self) -> float:
-        """``start_weight``, or for "auto" :data:`AUTO_START_WEIGHT` on a short series at the automatic budget
-        (``_short_automatic_fit``, as ``ensemble_size`` reads it) with a point forecast, else 0."""
-        weight = self.start_weight
-        if not (isinstance(weight, str) and weight == AUTO):
-            return float(weight)
-        short = self._short_automatic_fit(self.n_train_windows_)
-        return AUTO_START_WEIGHT if short and self._quantile_levels() is None else 0.0
+        """``start_weight`` as the fit plan resolved it (:mod:`tsrsa.forecasters.plan`)."""
+        return float(self.plan_.start_weight or 0.0)

@@ -50,6 +50,24 @@ def statistical_doc(doc: str) -> str:
         "{common}", STATISTICAL_PARAMS_DOC.strip("\n").lstrip())
 
 
+#: magnitudes past which statsmodels' likelihoods leave float64 (squares overflow or underflow)
+LARGEST, SMALLEST_SPREAD = 1e100, 1e-100
+
+
+def failure_hint(y: np.ndarray) -> str:
+    """What to do about a series statsmodels could not fit: rescale values of extreme magnitude, else check it."""
+    top, spread = float(np.abs(y).max(initial=0.0)), float(np.ptp(y)) if len(y) else 0.0
+    if top > LARGEST:
+        return (f"its values reach {top:.3g}, beyond what statsmodels' likelihood computes in float64 (their "
+                f"squares overflow): divide the series by a power of ten, e.g. {10.0 ** int(np.log10(top)):.0e}, and "
+                f"multiply the forecasts back")
+    if 0 < spread < SMALLEST_SPREAD:
+        return (f"its values vary by {spread:.3g} only, below what statsmodels' likelihood resolves in float64: "
+                f"multiply the series by a power of ten, e.g. {10.0 ** -int(np.log10(spread)):.0e}, and divide the "
+                f"forecasts back")
+    return "check the series (too short for its season, a few values far from the rest?), or give a simpler form"
+
+
 class StatisticalForecaster(BaseForecaster):
     """A statsmodels model per series (module docstring)."""
 
@@ -95,9 +113,9 @@ class StatisticalForecaster(BaseForecaster):
         self.memory_ = StatisticalState.from_fits(panel, fits, need)
 
     def failed(self, panel, i: int, error: Exception) -> ValueError:
-        """The ValueError for a series whose model statsmodels could not fit."""
+        """The ValueError for a series whose model statsmodels could not fit, with the likely cause."""
         return ValueError(f"series {format_id(panel.ids[i])}: {type(self).__name__} could not fit it ({error}); "
-                          f"check the series (constant, too short for its season?), or give a simpler form")
+                          f"{failure_hint(panel.series(i))}")
 
     def forecast_windows(self, tails, loc, scale, h: int, covariates=None, *, series=None) -> dict[str, np.ndarray]:
         """Forecasts ``{"yhat": (n, h)}`` from input windows ``tails`` (n, T) with the fitted parameters.

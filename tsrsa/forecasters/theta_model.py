@@ -14,6 +14,12 @@ run; the parameters are ``[b0, alpha]`` and the m seasonal indices by position (
 additive adjustment, where there is no season). New observations are adjusted by the index of their
 position and smoothed with alpha fixed (:func:`run`).
 
+A constant (seasonally adjusted) series has slope b0 = 0, and its forecast is the constant. statsmodels
+(0.14, 0.15) finds a slope there: the least-squares step builds its regressors with ``add_trend(y,
+"ct")``, which leaves the intercept out when the data it is given -- the series itself -- is a nonzero
+constant, so the slope takes the intercept's place (42 everywhere gave b0 = 1.02, and forecasts that
+climbed from 47 to 50). :func:`fit_theta` keeps statsmodels' other estimates and sets b0 = 0 there.
+
 statsmodels is imported inside the functions that need it.
 """
 from __future__ import annotations
@@ -38,6 +44,9 @@ def fit_theta(y: np.ndarray, m: int, deseasonalize: bool, theta: float) -> Serie
         parts = res.forecast_components(m)
         indices[(n + np.arange(m)) % m] = np.asarray(parts["seasonal"], dtype=np.float64)
     form = {"kind": "theta", "m": int(m), "method": method, "theta": float(theta), "deseasonalize": seasonal}
+    adjusted = adjust(form, np.r_[b0, alpha, indices], np.asarray(y, dtype=np.float64), 0)
+    if np.ptp(adjusted) <= 1e-12 * np.abs(adjusted).max(initial=0.0):  # a constant: no slope (module docstring)
+        b0 = 0.0
     params = np.r_[b0, alpha, indices]
     start = np.array([adjust(form, params, y[:1], 0)[0], 0.0])  # statsmodels' SES starts from the first value
     fit = SeriesFit(form, params, start, start, 0, np.nan)

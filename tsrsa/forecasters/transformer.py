@@ -22,10 +22,6 @@ from tsrsa.nn.registry import build_attention, get_attention
 #: how known-future covariates reach a transformer's forecast
 KNOWN_FUTURE = ("readout", "tokens")
 AUTO = "auto"
-#: ``readout_tokens="auto"`` shortens the head's reach in fits on fewer training windows than this: the
-#: short series where it was measured have up to 1,700 windows, national_illness (4,300) and the other
-#: long-horizon data sets, where the full head was kept, more (docs/benchmark_configuration.md)
-READOUT_WINDOWS = 2000
 
 
 class TransformerForecaster(NeuralForecaster):
@@ -73,8 +69,8 @@ class TransformerForecaster(NeuralForecaster):
         How many of the latest token vectors the head reads to forecast. None: the window's token
         count ``input_size / patch_len``; 1: the latest token alone (a head of ``d_model`` inputs
         instead of ``d_model`` times the tokens). "auto": all of them, except in a fit on fewer
-        than 2,000 training windows (``READOUT_WINDOWS``: a series of up to about two thousand
-        steps), where the head reads the latest ``ceil(h / patch_len)`` tokens, as many steps as it
+        than 2,000 training windows (``tsrsa.forecasters.plan.SHORT_WINDOWS``: a series of up to
+        about two thousand steps), where the head reads the latest ``ceil(h / patch_len)`` tokens, as many steps as it
         forecasts: a head of all the tokens has more weights than a few hundred windows can fit
         (docs/benchmark_configuration.md, "The library's defaults"); the streaming configuration and
         decoder tokens read all of them. ``readout_tokens_`` says how many a fitted model reads. In
@@ -107,7 +103,7 @@ class TransformerForecaster(NeuralForecaster):
         attention="softmax", attention_options=None, causal=None, revin=True, stream=False, readout_tokens="auto",
         known_future="readout", patch_len=4,
         loss="mae", quantiles=None, scaler="standard", start="auto", start_learning_rate=0.0, start_margin=0.0,
-        start_weight="auto", ensemble_size="auto", fill=None, freq=None,
+        start_weight="auto", ensemble_size=1, fill=None, freq=None,
         max_epochs="auto", batch_size=32,
         batches_per_epoch="auto", inference_batch_size=1024, learning_rate=1e-3, weight_decay=1e-4, lr_schedule="onecycle",
         early_stopping_patience="auto", val_size=0, conformal_windows=None, accelerator="auto", devices=None,
@@ -207,12 +203,16 @@ class TransformerForecaster(NeuralForecaster):
         )
 
     def _auto_readout(self) -> int | None:
-        """``readout_tokens="auto"`` for a fixed window: in a fit on fewer than ``READOUT_WINDOWS``
-        training windows, the latest ceil(h / patch_len) tokens, else every token (None). It reads the
-        fit's number of training windows, which ``fit`` records before it builds the network (a network
-        built without a fit, as the integrations do, reads every token)."""
-        windows = getattr(self, "n_train_windows_", None)
-        if windows is None or windows >= READOUT_WINDOWS or self.known_future == "tokens":
+        """``readout_tokens="auto"`` for a fixed window, as the fit plan resolved it (a network built without a
+        fit, as the integrations do, reads every token)."""
+        plan = vars(self).get("plan_")
+        return None if plan is None else plan.readout_tokens
+
+    def short_readout(self, few_windows: bool) -> int | None:
+        """The tokens ``readout_tokens="auto"`` reads (the rule is :mod:`tsrsa.forecasters.plan`'s): on few
+        training windows the latest ceil(h / patch_len) tokens, else (None) every token, as also with
+        ``known_future="tokens"``, in the streaming configuration, or when those are all the window's tokens."""
+        if not few_windows or self.known_future == "tokens" or self.stream:
             return None
         reach = n_tokens(self.h, self.patch_len)
         return reach if reach < n_tokens(self.resolved_input_size, self.patch_len) else None

@@ -39,6 +39,14 @@ How sktime's contract maps onto tsrsa's:
   distribution loss with ``quantiles=``), else the conformal bound of coverage ``|1 - 2a|`` (the
   lower one below 0.5, ``yhat`` at 0.5). A level the model cannot give (too few calibration
   windows, an untrained quantile) is a ValueError saying why.
+- **Errors.** sktime checks y and X before the adapter sees them. Where it refuses a frame it cannot
+  read ("Unsupported input data type"), the adapter names the fault instead: a time that comes twice
+  in a series, a time index out of order (sort it), or sktime's own reason for the format the frame
+  has (:mod:`tsrsa.integrations.sktime_inputs`). sktime's other refusals come through as sktime words
+  them, and they name their fault: NaN in y ("cannot handle missing data"; give the estimator a
+  ``fill=`` to accept it), categorical values in y. Everything after sktime's checks is tsrsa's own
+  validation, with its messages (series, timestamp and fix; a series is named by its instance levels
+  and variable, "north/shop_1/sales", and an unnamed pd.Series is the series 0).
 
 Needs the ``sktime`` extra: ``pip install 'tsrsa[sktime]'``.
 
@@ -72,6 +80,7 @@ from tsrsa.forecasters.params import quantile_column
 from tsrsa.integrations.sktime_frames import (
     SeriesTable, TimeAxis, conformal_level, covariate_columns, declares_covariates, select, trained,
 )
+from tsrsa.integrations.sktime_inputs import named_faults
 
 #: the row formats of y and X the adapter reads (one series, a panel, a hierarchy)
 FRAME_MTYPES = ["pd.DataFrame", "pd-multiindex", "pd_multiindex_hier"]
@@ -150,6 +159,27 @@ class TsrsaForecaster(BaseForecaster):
         self.refit_on_update = refit_on_update
         super().__init__()
         self.set_tags(**capability_tags(estimator))
+
+    # ------------------------------------------------------------------ sktime's calls, faults named
+    def fit(self, y, X=None, fh=None):
+        with named_faults(y=y, X=X):
+            return super().fit(y, X=X, fh=fh)
+
+    def predict(self, fh=None, X=None):
+        with named_faults(X=X):
+            return super().predict(fh=fh, X=X)
+
+    def predict_interval(self, fh=None, X=None, coverage=0.90):
+        with named_faults(X=X):
+            return super().predict_interval(fh=fh, X=X, coverage=coverage)
+
+    def predict_quantiles(self, fh=None, X=None, alpha=None):
+        with named_faults(X=X):
+            return super().predict_quantiles(fh=fh, X=X, alpha=alpha)
+
+    def update(self, y, X=None, update_params=True):
+        with named_faults(y=y, X=X):
+            return super().update(y, X=X, update_params=update_params)
 
     # ------------------------------------------------------------------ fit
     def _fit(self, y, X, fh):

@@ -13,10 +13,20 @@ The file is written atomically (a temporary file in the same folder, then a rena
 during the write leaves the previous epoch's checkpoint whole. It carries a fingerprint of the
 model's parameters and the training data; a file with another fingerprint is refused, never
 resumed into the wrong fit.
+
+Like a saved model, the file is checked before anything is restored from it: a first line with the
+SHA-256 of the rest (a file edited or damaged on disk is refused), and then its contents
+(:mod:`tsrsa.training.checkpoint_state`: the entries, shapes and dtypes, finite values, a history
+within the fit's budget). Each fault is a ValueError that names the file and says how to start
+afresh. Before the first epoch the folder is checked to be writable, so a fit that could not save
+its state fails at once, not after an epoch. A file without the first line, written by an earlier
+tsrsa, is still read, its contents checked alike.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import io
 import json
 import os
 import tempfile
@@ -26,7 +36,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from tsrsa.training.checkpoint_optim import SCHEDULES
+from tsrsa.training.checkpoint_state import AFRESH, RunLimits, check_state
+
 FILE = "training_checkpoint.pt"
+#: the first line of a checkpoint file, before the SHA-256 (hex) of the rest and a newline
+HEADER = b"tsrsa training checkpoint 1 sha256="
+
 #: parameters that do not change what a fit computes (left out of the fingerprint)
 NOT_IN_FINGERPRINT = ("verbose", "checkpoint_dir", "callbacks", "num_threads")
 
@@ -43,37 +59,67 @@ def fingerprint(name: str, params: dict, values: np.ndarray, offsets: np.ndarray
 
 @dataclass(frozen=True)
 class Checkpoint:
-    """Where one fit keeps its checkpoint, and the fingerprint that says which fit it is."""
+    """Where one fit keeps its checkpoint, the fingerprint that says which fit it is, and what the run
+    that resumes from it allows (``limits``; :meth:`for_run` sets them, and the file is checked
+    against them)."""
 
     folder: Path
     fingerprint: str
+    limits: RunLimits | None = None
 
     @property
     def path(self) -> Path:
         return Path(self.folder) / FILE
 
-    def load(self) -> dict | None:
-        """The saved state of this fit, or None when there is none (ValueError: another fit's)."""
+    def for_run(self, config) -> "Checkpoint":
+        """This checkpoint, checked against the run of ``config`` (a TrainingConfig): its ``max_epochs``,
+        patience, learning rate, weight decay, schedule and gradient scaling."""
+        patience = config.early_stopping_patience
+        return dataclasses.replace(self, limits=RunLimits(
+            int(config.max_epochs), None if patience is None else int(patience), float(config.learning_rate),
+            float(config.weight_decay), config.lr_schedule if config.lr_schedule in SCHEDULES else None,
+            str(config.precision) in ("16-mixed", "16")))
+
+    def load(self, *, network=None, optimizer=None) -> dict | None:
+        """The saved state of this fit, or None when there is none, after checking that the folder is
+        writable (:meth:`check_writable`) and the file whole and usable (module docstring): ValueError
+        otherwise. ``network`` and ``optimizer``, the run's, when given: the file must fit them too."""
+        self.check_writable()
         if not self.path.exists():
             return None
-        try:
-            state = torch.load(self.path, map_location="cpu", weights_only=True)
-        except Exception as error:  # noqa: BLE001 - any unreadable file gets the same advice
-            raise ValueError(f"{self.path} is not a readable training checkpoint ({error}); delete it to start "
-                             f"the fit afresh") from error
-        if not isinstance(state, dict) or state.get("fingerprint") != self.fingerprint:
+        state = read_state(self.path)
+        if not isinstance(state, dict) or not isinstance(state.get("fingerprint"), str) \
+                or state["fingerprint"] != self.fingerprint:
             raise ValueError(f"{self.path} holds the checkpoint of another fit (other parameters or data): delete "
                              f"it to start afresh, or give this fit another checkpoint_dir")
+        check_state(state, self.path, self.limits, network=network, optimizer=optimizer)
         return state
 
+    def check_writable(self) -> None:
+        """ValueError when the folder cannot be created or written (a temporary file is made and removed)."""
+        folder = Path(self.folder)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            fd, probe = tempfile.mkstemp(dir=folder, prefix=f".{FILE}.")
+            os.close(fd)
+            os.unlink(probe)
+        except OSError as error:
+            raise ValueError(f"checkpoint_dir {str(folder)!r} cannot be written ({error.strerror or error}); the "
+                             f"fit saves its state there after every epoch: give a folder this process can write, "
+                             f"or leave checkpoint_dir out") from error
+
     def save(self, state: dict) -> None:
-        """Write ``state`` (and this fit's fingerprint) atomically."""
+        """Write ``state`` (and this fit's fingerprint) atomically, after a first line with its checksum."""
         folder = Path(self.folder)
         folder.mkdir(parents=True, exist_ok=True)
+        buffer = io.BytesIO()
+        torch.save({**state, "fingerprint": self.fingerprint}, buffer)
+        payload = buffer.getvalue()
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{FILE}.")
         try:
             with os.fdopen(fd, "wb") as fh:
-                torch.save({**state, "fingerprint": self.fingerprint}, fh)
+                fh.write(HEADER + hashlib.sha256(payload).hexdigest().encode() + b"\n")
+                fh.write(payload)
             os.replace(tmp, self.path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
@@ -81,6 +127,26 @@ class Checkpoint:
 
     def remove(self) -> None:
         self.path.unlink(missing_ok=True)
+
+
+def read_state(path: Path):
+    """What the checkpoint file at ``path`` holds, its checksum checked first (a file without the first
+    line, of an earlier tsrsa, is read as it is); ValueError naming the file when it is not readable."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise ValueError(f"{path} cannot be read ({error.strerror or error}). {AFRESH}") from error
+    if data.startswith(HEADER):
+        digest, _, data = data[len(HEADER):].partition(b"\n")
+        if hashlib.sha256(data).hexdigest().encode() != digest:
+            raise ValueError(f"{path} does not match the checksum on its first line: it was modified or damaged "
+                             f"after the fit wrote it. {AFRESH}")
+    try:
+        return torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+    except Exception as error:  # noqa: BLE001 - any unreadable file gets the same advice
+        raise ValueError(f"{path} is not a readable training checkpoint ({type(error).__name__}: "
+                         f"{str(error)[:200]}); delete it to start the fit afresh, or give this fit another "
+                         f"checkpoint_dir") from error
 
 
 def random_states(rng: np.random.Generator | None, device: torch.device) -> dict:

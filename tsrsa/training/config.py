@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tsrsa.training.checkpoint import Checkpoint
+
 LR_SCHEDULES = ("constant", "cosine", "onecycle", "halving")
 
 
@@ -26,3 +28,7 @@ class TrainingConfig:
     checkpoint: object | None = None  # a tsrsa.training.checkpoint.Checkpoint: resume from it, save every epoch
     validate_start: bool = False  # score the starting weights on validation as epoch 0: kept unless an epoch beats them
     start_margin: float = 0.0  # with validate_start: by how many standard errors (HAC) an epoch must beat them
+
+    def __post_init__(self) -> None:
+        if isinstance(self.checkpoint, Checkpoint):  # its file is checked against this run's budget and options
+            self.checkpoint = self.checkpoint.for_run(self)

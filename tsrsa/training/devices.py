@@ -94,13 +94,22 @@ def autocast(device: torch.device, precision: str):
 
 @contextlib.contextmanager
 def torch_threads(num_threads: int | None):
-    """Use ``num_threads`` intra-op threads inside the block, then restore the caller's setting."""
+    """Use ``num_threads`` threads inside the block, torch's intra-op threads and the BLAS pools numpy and
+    scipy call (the least squares of a statistical start), then restore the caller's
+    settings. None leaves both as they are.
+
+    Both matter beside another busy process: a second thread spinning in OpenMP or OpenBLAS while the core
+    it waits for is taken makes a fit several times slower (benchmarks/threads.py).
+    """
     if num_threads is None:
         yield
         return
+    from threadpoolctl import threadpool_limits
+
     before = torch.get_num_threads()
     torch.set_num_threads(int(num_threads))
     try:
-        yield
+        with threadpool_limits(limits=int(num_threads), user_api="blas"):
+            yield
     finally:
         torch.set_num_threads(before)

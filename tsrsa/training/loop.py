@@ -184,7 +184,7 @@ def train_network(
     best_loss, best_state = math.inf, _snapshot(network)
     patience_left = config.early_stopping_patience
     checkpoint = config.checkpoint if rank.rank == 0 else None
-    saved = checkpoint.load() if checkpoint is not None else None
+    saved = checkpoint.load(network=network, optimizer=optimizer) if checkpoint is not None else None
     if saved is not None:  # a fit cut short: continue after its last finished epoch
         network.load_state_dict(saved["network"])
         optimizer.load_state_dict(saved["optimizer"])

@@ -1,0 +1,29 @@
+"""The default path of the statistical forecasters (ETS, ARIMA, Theta, seasonal naive), as
+test_default_path.py walks it for the networks: fit → predict → save → load → the same forecast → update →
+cross_validate on one short series, a panel and one long series, and the command line at the defaults."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from test_default_path import STATISTICAL, small_budget, walk_the_command_line, walk_the_default_path  # noqa: F401
+
+#: statsmodels' seasonal ARIMA order search (27 candidate orders a series, twice: the fit and the
+#: cross-validation's) takes 20-50 s on the panel and on the long series here: those two cases run with
+#: TSRSA_SLOW_TESTS=1, ARIMA's short series and command line in every run
+SLOW = pytest.mark.skipif(not os.environ.get("TSRSA_SLOW_TESTS"), reason=(
+    "ARIMA's order search on a panel or a long series takes 20-50 s; set TSRSA_SLOW_TESTS=1 to run it"))
+CASES = [pytest.param(cls, name, marks=[SLOW] if cls == "ARIMAForecaster" and name != "short" else [])
+         for cls in STATISTICAL for name in ("short", "panel", "long")]
+
+
+@pytest.mark.parametrize("cls, name", CASES, ids=[f"{p.values[0].removesuffix('Forecaster')}-{p.values[1]}"
+                                                  for p in CASES])
+def test_the_default_path(small_budget, tmp_path, cls, name):  # noqa: F811
+    walk_the_default_path(tmp_path, cls, name)
+
+
+@pytest.mark.parametrize("cls", STATISTICAL)
+def test_the_command_line_fits_and_predicts_at_the_defaults(small_budget, tmp_path, capsys, cls):  # noqa: F811
+    walk_the_command_line(tmp_path, capsys, cls)

@@ -1,0 +1,95 @@
+"""The fit plan: every automatic value decided once, at the start of ``fit``, kept as ``plan_``, read by what
+follows, saved and read back; ``plan(df)`` before a fit; the docs' table generated from the rules."""
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import tsrsa
+from tsrsa.forecasters import plan as plan_module
+from tsrsa.forecasters.plan import FitPlan
+
+ROOT = Path(__file__).resolve().parents[1]
+QUICK = dict(max_epochs=2, random_state=0)
+
+
+def monthly(n: int = 120, ids=("a",)) -> pd.DataFrame:
+    t = np.arange(n)
+    return pd.concat([pd.DataFrame({"unique_id": uid, "ds": pd.date_range("2001-01-01", periods=n, freq="MS"),
+                                    "y": 50 + 5 * k + np.sin(2 * np.pi * t / 12) + 0.01 * t})
+                      for k, uid in enumerate(ids)], ignore_index=True)
+
+
+def test_the_docs_table_is_the_rules_table():
+    page = (ROOT / "docs" / "fit_plan.md").read_text()
+    table = re.search(r"<!-- rules:[^\n]*-->\n(.*?)\n<!-- end of rules -->", page, re.S).group(1)
+    assert table == plan_module.rules_table()
+    documented = {row[0] for row in plan_module.RULES}
+    assert {"max_epochs", "ensemble_size", "start", "start_weight", "gate_init", "readout_tokens",
+            "num_threads"} <= documented
+
+
+def test_plan_before_a_fit_is_the_plan_the_fit_follows_and_changes_nothing():
+    df = monthly()
+    model = tsrsa.RSAForecaster(h=6, **QUICK)
+    before = model.get_params()
+    ahead = model.plan(df)
+    assert not hasattr(model, "plan_") and model.get_params() == before
+    assert ahead.estimated_seconds is not None and ahead.estimated_seconds > 0
+    model.fit(df)
+    fitted = model.plan_
+    assert fitted.start == model.start_["model"] and fitted.start in fitted.start_candidates
+    assert dataclasses.replace(fitted, start=None) == dataclasses.replace(ahead, estimated_seconds=None)
+    assert (model.max_epochs_, model.ensemble_size_) == (fitted.epochs, fitted.members)
+
+
+def test_the_rules_read_the_data_summary_in_one_place():
+    one = tsrsa.RSAForecaster(h=6, **QUICK).plan(monthly())
+    assert one.gate_init == 0.0  # a budget of its own: the layer's even mix
+    auto = tsrsa.RSAForecaster(h=6).plan(monthly())
+    assert auto.gate_init == plan_module.SINGLE_SERIES_GATE and auto.start_weight == plan_module.SHORT_START_WEIGHT
+    assert auto.start_candidates == plan_module.SHORT_START_CANDIDATES and auto.members == 1
+    panel = tsrsa.RSAForecaster(h=6).plan(monthly(ids=("a", "b")))
+    assert panel.gate_init == 0.0 and panel.start_candidates == plan_module.START_CANDIDATES
+    assert tsrsa.DLinearForecaster(h=6, start=None).plan(monthly()).start_candidates == ()
+    assert tsrsa.DLinearForecaster(h=6, loss="normal").plan(monthly()).start_candidates == ()
+    assert tsrsa.DLinearForecaster(h=6, num_threads=2).plan(monthly()).threads == 2
+    cpu = tsrsa.DLinearForecaster(h=6).plan(monthly())
+    assert cpu.threads == plan_module.CPU_THREADS and cpu.device == "cpu" and cpu.reason("num_threads")
+
+
+def test_the_fit_reads_the_plan_and_load_rebuilds_from_it(tmp_path, monkeypatch):
+    from tsrsa.training import budget
+
+    for name, value in (("TARGET_STEPS", 4), ("MIN_EPOCHS", 1), ("MAX_EPOCHS", 2)):
+        monkeypatch.setattr(budget, name, value)  # the automatic budget at a test's scale
+    df = monthly()
+    model = tsrsa.RSAForecaster(h=6, random_state=0).fit(df)
+    assert model.plan_.gate_init == plan_module.SINGLE_SERIES_GATE
+    assert model.explain()["gate"].iloc[0] != 0.5  # the network was built with the plan's gate
+    monkeypatch.setattr(plan_module, "SINGLE_SERIES_GATE", -3.0)  # a rule changed after the fit...
+    model.save(tmp_path / "m")
+    loaded = tsrsa.load(tmp_path / "m")  # ...does not change what the saved fit decided
+    assert loaded.plan_ == model.plan_
+    pd.testing.assert_frame_equal(loaded.predict(), model.predict())
+
+
+def test_a_saved_plan_that_is_not_one_is_refused_naming_the_file(tmp_path):
+    with pytest.raises(ValueError, match="unknown entries"):
+        FitPlan.from_json({"epochs": 1, "bogus": 2})
+    with pytest.raises(ValueError, match="members"):
+        FitPlan.from_json({"epochs": 1, "batches_per_epoch": None, "patience": None, "steps": 1, "members": 0})
+
+
+def test_verbose_prints_the_plan_in_a_few_lines(capsys):
+    tsrsa.DLinearForecaster(h=6, max_epochs=1, verbose=1, random_state=0).fit(monthly())
+    err = capsys.readouterr().err
+    assert "fit plan" in err and "training: 1 network(s)" in err and "start: candidates" in err
+    silent = tsrsa.DLinearForecaster(h=6, max_epochs=1, random_state=0)
+    silent.fit(monthly())
+    assert capsys.readouterr() == ("", "")
