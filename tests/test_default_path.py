@@ -87,8 +87,9 @@ def future_frame(model, rows: pd.DataFrame) -> pd.DataFrame | None:
 CASES = [(cls, name) for cls in NETWORKS for name in ("short", "panel", "long", "covariates")]
 
 
-def walk_the_default_path(tmp_path, cls: str, name: str) -> None:
-    """fit → predict → save → load → the same forecast → update (both) → the same forecast → cross_validate."""
+def walk_the_default_path(tmp_path, cls: str, name: str) -> tuple[pd.DataFrame, int]:
+    """fit → predict → save → load → the same forecast → update (both) → the same forecast → cross_validate;
+    (the cross-validation frame, h)."""
     df, h = regime(name)
     history, new = split(df, 3)
     model = getattr(tsrsa, cls)(h=h, **covariate_params(name))
@@ -107,12 +108,12 @@ def walk_the_default_path(tmp_path, cls: str, name: str) -> None:
     after = model.predict(future_df=future)
     assert (after["ds"].min() > forecast["ds"].min()) and after["yhat"].notna().all()
     pd.testing.assert_frame_equal(loaded.predict(future_df=future), after)
-    cv = model.cross_validate(history, n_windows=2)
-    assert set(cv["step"]) == set(range(1, h + 1)) and cv["yhat"].notna().all()
+    return model.cross_validate(history, n_windows=2), h
 
 
-def walk_the_command_line(tmp_path, capsys, cls: str) -> None:
-    """``tsrsa fit`` then ``tsrsa predict`` at the defaults (only ``--h``) on a CSV of one short series."""
+def walk_the_command_line(tmp_path, capsys, cls: str) -> tuple[pd.DataFrame, int]:
+    """``tsrsa fit`` then ``tsrsa predict`` at the defaults (only ``--h``) on a CSV of one short series; (the
+    forecast file read back, h)."""
     df, h = regime("short")
     df.to_csv(tmp_path / "train.csv", index=False)
     status, _, err = run_cli(capsys, "fit", "--model", CLI_NAMES[cls], "--h", h, "--input", tmp_path / "train.csv",
@@ -120,18 +121,19 @@ def walk_the_command_line(tmp_path, capsys, cls: str) -> None:
     assert status == 0, err
     status, _, err = run_cli(capsys, "predict", "--model-dir", tmp_path / "model", "--output", tmp_path / "fc.csv")
     assert status == 0, err
-    forecast = pd.read_csv(tmp_path / "fc.csv")
-    assert len(forecast) == h and forecast["yhat"].notna().all()
+    return pd.read_csv(tmp_path / "fc.csv"), h
 
 
 @pytest.mark.parametrize("cls, name", CASES, ids=[f"{c.removesuffix('Forecaster')}-{n}" for c, n in CASES])
 def test_the_default_path(small_budget, tmp_path, cls, name):
-    walk_the_default_path(tmp_path, cls, name)
+    cv, h = walk_the_default_path(tmp_path, cls, name)
+    assert set(cv["step"]) == set(range(1, h + 1)) and cv["yhat"].notna().all()
 
 
 @pytest.mark.parametrize("cls", NETWORKS)
 def test_the_command_line_fits_and_predicts_at_the_defaults(small_budget, tmp_path, capsys, cls):
-    walk_the_command_line(tmp_path, capsys, cls)
+    forecast, h = walk_the_command_line(tmp_path, capsys, cls)
+    assert len(forecast) == h and forecast["yhat"].notna().all()
 
 
 def test_a_folder_saved_before_plans_were_kept_loads_with_what_its_fit_decided(small_budget, tmp_path):

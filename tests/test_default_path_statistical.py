@@ -21,9 +21,11 @@ CASES = [pytest.param(cls, name, marks=[SLOW] if cls == "ARIMAForecaster" and na
 @pytest.mark.parametrize("cls, name", CASES, ids=[f"{p.values[0].removesuffix('Forecaster')}-{p.values[1]}"
                                                   for p in CASES])
 def test_the_default_path(small_budget, tmp_path, cls, name):  # noqa: F811
-    walk_the_default_path(tmp_path, cls, name)
+    cv, h = walk_the_default_path(tmp_path, cls, name)
+    assert set(cv["step"]) == set(range(1, h + 1)) and cv["yhat"].notna().all()
 
 
 @pytest.mark.parametrize("cls", STATISTICAL)
 def test_the_command_line_fits_and_predicts_at_the_defaults(small_budget, tmp_path, capsys, cls):  # noqa: F811
-    walk_the_command_line(tmp_path, capsys, cls)
+    forecast, h = walk_the_command_line(tmp_path, capsys, cls)
+    assert len(forecast) == h and forecast["yhat"].notna().all()

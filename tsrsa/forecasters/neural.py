@@ -21,7 +21,6 @@ import torch
 
 from tsrsa.data.covariate_encoding import CovariateEncoder
 from tsrsa.data.scalers import check_scaled, series_statistics
-from tsrsa.data.validation import check_min_length
 from tsrsa.data.windows import ConsecutiveWindows, WindowSource
 from tsrsa.forecasters.base import BaseForecaster, quiet
 from tsrsa.forecasters.ensembles import Ensembles, ensembled, member_weights, saved_members
@@ -29,6 +28,7 @@ from tsrsa.forecasters.fine_tuning import FineTuning, fitted_config, kept_statis
 from tsrsa.forecasters.outputs import DEFAULT_QUANTILES, HeadOutputs  # noqa: F401 (DEFAULT_QUANTILES: its old home)
 from tsrsa.forecasters.params import check_choice, check_float, check_int
 from tsrsa.forecasters.plan import DataSummary, FitPlan, recovered_plan, resolve_plan
+from tsrsa.forecasters.plan_ahead import plan_ahead
 from tsrsa.forecasters.window_state import SCALED_FIX, encoded
 from tsrsa.forecasters.sharded import agree_with_rank0, check_shardable, window_counts
 from tsrsa.forecasters.started import StatisticalStart
@@ -161,36 +161,7 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
         steps of the network timed, times the plan's steps; a statistical start costs at most a fifth
         more). Nothing of this model changes; ``str`` of its ``describe()`` is what ``verbose=1`` prints.
         """
-        import time
-
-        self.check_params()
-        panel = self.to_panel(df)
-        need, why = self.required_length(panel)
-        check_min_length(panel, need, why)
-        fit_lengths = panel.lengths - int(self.val_size)
-        state = self.state_type()
-        train = state.training_windows(self, panel.values, panel.offsets, fit_lengths)
-        val = state.validation_windows(self, panel.values, panel.offsets, fit_lengths) if self.val_size else None
-        placement = plan_placement(self.strategy, self.accelerator, self.devices)
-        summary = DataSummary.of(panel, fit_lengths, len(train), 0 if val is None else len(val),
-                                 self.declared_covariates().active)
-        plan = resolve_plan(self, summary, placement=placement, carried=isinstance(train, ConsecutiveWindows))
-        probe = self.clone()
-        probe.plan_ = plan  # what the network's automatic shape reads
-        network = probe.build_network(probe.network_config()).to(placement.device)
-        optimizer = torch.optim.AdamW(network.parameters(), lr=float(self.learning_rate))
-        L, batch = self.resolved_input_size, min(int(self.batch_size), max(1, summary.train_windows))
-        times = []
-        with torch_threads(plan.threads), seeded(0, placement.device):
-            x = torch.randn(batch, L, device=placement.device)
-            for _ in range(4):
-                start = time.perf_counter()
-                optimizer.zero_grad(set_to_none=True)
-                network(x).float().abs().mean().backward()  # a step's work, whatever the head's loss
-                optimizer.step()
-                times.append(time.perf_counter() - start)
-        per_step = float(np.median(times[1:]))
-        return dataclasses.replace(plan, estimated_seconds=round(plan.members * (plan.steps or 0) * per_step, 2))
+        return plan_ahead(self, df)
 
     def _fit(self, panel, *, epoch_callback=None, warm_start=None, fitted_from=None) -> None:
         """Train on ``panel``; ``epoch_callback(record)`` sees every epoch's record (the tuner's pruning; of
