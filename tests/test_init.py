@@ -150,6 +150,57 @@ def test_the_pooled_autocorrelation_is_the_median_over_the_series_that_reach_eac
     assert got[0] == pytest.approx(1.0)
 
 
+@pytest.mark.parametrize("n", [2, 3, 17, 144, 1000])
+def test_the_numpy_detrend_and_autocorrelation_equal_scipy_and_statsmodels(n):
+    from scipy import signal
+    from statsmodels.tsa.stattools import acovf
+
+    from tsrsa.init.seasonality import acf, detrend_linear
+
+    y = np.random.default_rng(n).standard_normal(n).cumsum() + 0.3 * np.arange(n)
+    np.testing.assert_allclose(detrend_linear(y), signal.detrend(y, type="linear"), rtol=0, atol=1e-11)
+    lags = min(n - 1, 40)
+    reference = acovf(y, adjusted=False, demean=True, fft=True, nlag=lags)
+    np.testing.assert_allclose(acf(y, lags), reference / reference[0], rtol=0, atol=1e-13)
+    np.testing.assert_array_equal(acf(np.full(n, 3.0), lags), np.zeros(lags + 1))
+
+
+def test_the_pooled_yule_walker_steps_equal_statsmodels():
+    from statsmodels.tsa.stattools import acovf
+    from statsmodels.tsa.stattools import levinson_durbin as reference_recursion
+
+    from tsrsa.init.ar import autocovariances, levinson_durbin
+
+    rng = np.random.default_rng(1)
+    series = [rng.standard_normal(30).cumsum(), _ar2(1.2, -0.5, n=200, seed=2), rng.standard_normal(40)]
+    pooled = autocovariances(series, 25)
+    reference = sum(len(y) * acovf((y - y.mean()) / y.std(), adjusted=False, demean=False, fft=False, nlag=25)
+                    for y in series) / sum(len(y) for y in series)
+    np.testing.assert_allclose(pooled, reference, rtol=0, atol=1e-13)
+    phi, sigma = levinson_durbin(pooled, 25)
+    _, _, _, reference_sigma, reference_phi = reference_recursion(pooled, nlags=25, isacov=True)
+    np.testing.assert_allclose(phi, reference_phi, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(sigma[1:], reference_sigma[1:], rtol=1e-12)
+    assert sigma[0] == pooled[0]  # order 0: the variance itself (statsmodels leaves it 0)
+
+
+@pytest.mark.parametrize("n", [7, 8, 144, 1001])
+def test_the_numpy_periodogram_and_peaks_equal_scipy(n):
+    from scipy import signal
+
+    from tsrsa.init.seasonality import hann_periodogram, local_maxima
+
+    x = np.random.default_rng(n).standard_normal(n)
+    freqs, power, windowed = hann_periodogram(x)
+    reference_freqs, reference_power = signal.periodogram(x, window="hann", detrend=False)
+    np.testing.assert_allclose(freqs, reference_freqs, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(power, reference_power, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(windowed, x * signal.get_window("hann", n), rtol=1e-14, atol=1e-15)
+    np.testing.assert_array_equal(local_maxima(power), signal.find_peaks(power)[0])
+    plateaus = np.array([0, 2, 2, 1, 3, 3, 3, 3, 0, 5, 5, 4, 4, 6, 6])  # flat tops, a flat end
+    np.testing.assert_array_equal(local_maxima(plateaus), signal.find_peaks(plateaus)[0])
+
+
 def _acf_curve(lags=200):
     """An autocorrelation whose value differs at every lag: 0.5 + 0.4 cos(2 pi l / 24) / (1 + l / 100)."""
     lag = np.arange(lags)

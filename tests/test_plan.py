@@ -93,3 +93,40 @@ def test_verbose_prints_the_plan_in_a_few_lines(capsys):
     silent = tsrsa.DLinearForecaster(h=6, max_epochs=1, random_state=0)
     silent.fit(monthly())
     assert capsys.readouterr() == ("", "")
+
+
+def test_a_short_series_gets_a_shorter_look_back_saved_with_the_plan(tmp_path):
+    h = 6
+    long_enough = tsrsa.DLinearForecaster(h=h, **QUICK).fit(monthly(n=3 * h + plan_module.MIN_TRAINING_WINDOWS - 1))
+    assert long_enough.resolved_input_size == long_enough.plan_.input_size == 2 * h
+    n = 2 * h + 3  # two horizons and a horizon do not fit: the rule leaves four windows
+    short = tsrsa.DLinearForecaster(h=h, **QUICK).fit(monthly(n=n))
+    expected = n - h - (plan_module.MIN_TRAINING_WINDOWS - 1)
+    assert short.resolved_input_size == short.plan_.input_size == expected
+    assert short.n_train_windows_ == plan_module.MIN_TRAINING_WINDOWS
+    assert "fewer than 4 training windows" in short.plan_.reason("input_size")
+    assert short.get_params()["input_size"] is None  # the parameter is left as the user gave it
+    short.save(tmp_path / "m")
+    loaded = tsrsa.load(tmp_path / "m")
+    assert loaded.resolved_input_size == expected
+    pd.testing.assert_frame_equal(loaded.predict(), short.predict())
+    refit = short.fit(monthly(n=120))  # a refit decides afresh
+    assert refit.resolved_input_size == 2 * h
+    assert tsrsa.DLinearForecaster(h=h, input_size=2 * h, **QUICK).plan(monthly(n=120)).reason("input_size") is None
+
+
+def test_a_series_too_short_for_the_least_look_back_is_refused_naming_it():
+    h = 6
+    least = -(-h // 2)
+    with pytest.raises(ValueError, match=r"needs at least 12 .*input_size=None: a look-back of at least 3"):
+        tsrsa.DLinearForecaster(h=h, **QUICK).fit(monthly(n=least + h + plan_module.MIN_TRAINING_WINDOWS - 2))
+    with pytest.raises(ValueError, match=r"input_size=12 \+ h=6"):
+        tsrsa.DLinearForecaster(h=h, input_size=12, **QUICK).fit(monthly(n=17))
+
+
+def test_a_plan_saved_without_a_look_back_keeps_two_horizons():
+    plan = FitPlan.from_json({"epochs": 1, "batches_per_epoch": None, "patience": None, "steps": 1, "members": 1})
+    assert plan.input_size is None
+    model = tsrsa.DLinearForecaster(h=6)
+    model.adopt_plan({"plan": plan.to_json()})
+    assert model.resolved_input_size == 12

@@ -27,7 +27,9 @@ from tsrsa.forecasters.ensembles import Ensembles, ensembled, member_weights, sa
 from tsrsa.forecasters.fine_tuning import FineTuning, fitted_config, kept_statistics
 from tsrsa.forecasters.outputs import DEFAULT_QUANTILES, HeadOutputs  # noqa: F401 (DEFAULT_QUANTILES: its old home)
 from tsrsa.forecasters.params import check_choice, check_float, check_int
-from tsrsa.forecasters.plan import DataSummary, FitPlan, recovered_plan, resolve_plan
+from tsrsa.forecasters.plan import (
+    MIN_TRAINING_WINDOWS, DataSummary, FitPlan, default_input_size, recovered_plan, resolve_plan,
+)
 from tsrsa.forecasters.plan_ahead import plan_ahead
 from tsrsa.forecasters.window_state import SCALED_FIX, encoded
 from tsrsa.forecasters.sharded import agree_with_rank0, check_shardable, window_counts
@@ -89,11 +91,23 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
     # ------------------------------------------------------------------ derived settings
     @property
     def resolved_input_size(self) -> int:
-        """``input_size``, or by default two horizons and at least one patch."""
+        """``input_size``; by default, the look-back the fit chose (``input_size_``, from
+        :func:`tsrsa.forecasters.plan.default_input_size`), before a fit two horizons and at least one patch."""
         if self.input_size is not None:
             return int(self.input_size)
+        fitted = vars(self).get("input_size_")
+        return int(fitted) if fitted is not None else max(2 * int(self.h), self.patch_steps())
+
+    def patch_steps(self) -> int:
+        """Steps of one input token (``patch_len``; 1 for a network without patches)."""
         patch = getattr(self, "patch_len", 1)
-        return max(2 * int(self.h), patch if isinstance(patch, numbers.Integral) else 1)
+        return patch if isinstance(patch, numbers.Integral) else 1
+
+    def input_size_for(self, shortest: int) -> int:
+        """The look-back of a fit whose shortest training part has ``shortest`` steps."""
+        if self.input_size is not None:
+            return int(self.input_size)
+        return default_input_size(int(self.h), self.patch_steps(), shortest)[0]
 
     def check_params(self) -> None:
         super().check_params()
@@ -128,8 +142,14 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
         self._check_architecture()
 
     def required_length(self, panel) -> tuple[int, str]:
-        L, h, v = self.resolved_input_size, int(self.h), int(self.val_size)
-        return L + h + v, f"input_size={L} + h={h} + val_size={v}"
+        h, v = int(self.h), int(self.val_size)
+        if self.input_size is not None:
+            L = int(self.input_size)
+            return L + h + v, f"input_size={L} + h={h} + val_size={v}"
+        _, least, _ = default_input_size(h, self.patch_steps(), int(panel.lengths.min()) - v)
+        extra = MIN_TRAINING_WINDOWS - 1
+        return least + h + v + extra, (f"input_size=None: a look-back of at least {least} + h={h} + val_size={v} + "
+                                       f"{extra} more steps for {MIN_TRAINING_WINDOWS} training windows")
 
     def _training_config(self) -> TrainingConfig:
         return TrainingConfig(
@@ -170,6 +190,12 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
         statistics of known ids are kept."""
         v = int(self.val_size)
         fit_lengths = panel.lengths - v
+        if fitted_from is not None:
+            self.input_size_ = fitted_from.resolved_input_size
+        elif panel.share is not None:  # one rank's share: every rank takes the same look-back, two horizons
+            self.input_size_ = self.input_size_for(2 ** 62)
+        else:  # what the windows read
+            self.input_size_ = self.input_size_for(int(fit_lengths.min()))
         loc, scale = series_statistics(panel.values, panel.offsets, fit_lengths, self.scaler)
         if fitted_from is not None:
             loc, scale = kept_statistics(fitted_from, panel, loc, scale)
@@ -384,6 +410,8 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
         for a model saved before plans were kept, the values that version's fit resolved
         (:func:`tsrsa.forecasters.plan.recovered_plan`)."""
         self.plan_ = FitPlan.from_json(state["plan"]) if "plan" in state else recovered_plan(self, state)
+        if self.plan_.input_size is not None:
+            self.input_size_ = self.plan_.input_size
 
     def restore_fitted(self, state, arrays, weights, device) -> None:
         super().restore_fitted(state, arrays, weights, device)

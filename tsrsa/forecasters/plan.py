@@ -10,6 +10,8 @@ before a fit and estimates its time; ``verbose=1`` prints it.
 Every rule lives here (:data:`RULES` lists them with their reasons; docs/fit_plan.md is generated
 from that list and a test holds the two together):
 
+- ``input_size=None``: two horizons, shortened on short series so that the shortest keeps
+  ``MIN_TRAINING_WINDOWS`` training windows (at least half a horizon and one patch);
 - the budget (``max_epochs``, ``batches_per_epoch``, ``early_stopping_patience``): the step
   arithmetic of :mod:`tsrsa.training.budget`, about ``TARGET_STEPS`` optimiser steps;
 - ``ensemble_size="auto"``: one network (three members cost three fits for 1-3 % on a handful of
@@ -47,6 +49,8 @@ SHORT_START_WEIGHT = 0.5
 SINGLE_SERIES_GATE = -2.0
 #: ``num_threads=None`` on the CPU
 CPU_THREADS = 1
+#: ``input_size=None`` shortens two horizons so that the shortest series keeps this many training windows
+MIN_TRAINING_WINDOWS = 4
 
 
 def _auto(value) -> bool:
@@ -93,6 +97,7 @@ class FitPlan:
     device: str = "cpu"
     precision: str = "32"
     threads: int | None = None          # torch threads (None: torch's own count)
+    input_size: int | None = None       # the look-back (None: not recorded, saved by 0.14.0 or before)
     reasons: tuple = ()                 # (value name, reason) of each automatic value
     data: DataSummary | None = None
     recovered: bool = False             # rebuilt for a model saved before plans were kept
@@ -121,8 +126,8 @@ class FitPlan:
             lines.append(f"start: candidates {', '.join(self.start_candidates)}{kept}; weight {self.start_weight}")
         else:
             lines.append("start: none")
-        extra = [f"{name} {value}" for name, value in (("gate_init", self.gate_init),
-                                                       ("readout_tokens", self.readout_tokens)) if value is not None]
+        shaped = (("input_size", self.input_size), ("gate_init", self.gate_init), ("readout_tokens", self.readout_tokens))
+        extra = [f"{name} {value}" for name, value in shaped if value is not None]
         if extra:
             lines.append("network: " + ", ".join(extra))
         lines.extend(f"  {name}: {why}" for name, why in self.reasons)
@@ -160,6 +165,10 @@ class FitPlan:
 #: every automatic value: (parameter, its automatic spelling, what it becomes and why); docs/fit_plan.md
 #: renders this table
 RULES = (
+    ("input_size", "None",
+     f"two horizons (at least one patch); where the shortest series' training part cannot hold that, a horizon "
+     f"and {MIN_TRAINING_WINDOWS} training windows, the longest look-back that can, down to half a horizon: a "
+     f"short series is fitted rather than refused"),
     ("max_epochs", '"auto"',
      f"about {step_budget.TARGET_STEPS} optimiser steps, in {step_budget.MIN_EPOCHS} to {step_budget.MAX_EPOCHS} "
      f"epochs: a fixed number of epochs is a different amount of training on every data set"),
@@ -190,6 +199,23 @@ RULES = (
 )
 
 
+def default_input_size(h: int, patch: int, shortest: int) -> tuple[int, int, str]:
+    """``input_size=None`` for series whose shortest training part has ``shortest`` steps: (the look-back,
+    the least look-back the rule takes, its reason). Two horizons (at least one patch) where the shortest
+    part holds them, a horizon and ``MIN_TRAINING_WINDOWS`` windows; else the longest look-back that leaves
+    it those windows, down to max(half a horizon, one patch); below that two horizons, which the length
+    check then refuses."""
+    full = max(2 * h, patch)
+    least = max(-(-h // 2), patch)
+    room = shortest - h - (MIN_TRAINING_WINDOWS - 1)
+    if room >= full:
+        return full, least, f"{full}: two horizons"
+    if room >= least:
+        return room, least, (f"{room}: two horizons ({full}) would leave the shortest series ({shortest} training "
+                             f"steps) fewer than {MIN_TRAINING_WINDOWS} training windows")
+    return full, least, f"{full}: two horizons"
+
+
 def short_fit(estimator, summary: DataSummary) -> bool:
     """A fit at the automatic budget on fewer than :data:`SHORT_WINDOWS` training windows."""
     return _auto(estimator.max_epochs) and summary.train_windows < SHORT_WINDOWS
@@ -207,16 +233,20 @@ def resolve_plan(estimator, summary: DataSummary, *, placement, carried: bool = 
     def why(name: str, text: str) -> None:
         reasons.append((name, text))
 
+    input_size = estimator.resolved_input_size
+    if estimator.input_size is None and fitted_from is None:
+        why("input_size", default_input_size(int(estimator.h), estimator.patch_steps(), summary.shortest)[2])
     has_val = summary.val_windows > 0
     budget = step_budget.resolve_budget(
         estimator.max_epochs, estimator.early_stopping_patience, summary.train_windows,
         int(estimator.batch_size), has_val, None if carried else estimator.batches_per_epoch)
+    steps = budget.steps(summary.train_windows, int(estimator.batch_size))
     if _auto(estimator.max_epochs):
-        why("max_epochs", f"{budget.epochs} epochs: about {step_budget.TARGET_STEPS} steps over "
-                          f"{summary.train_windows} training windows")
+        why("max_epochs", f"{budget.epochs} epochs: {steps} steps over {summary.train_windows} training windows "
+                          f"(the target is about {step_budget.TARGET_STEPS} steps, in {step_budget.MIN_EPOCHS} to "
+                          f"{step_budget.MAX_EPOCHS} epochs)")
     if _auto(estimator.early_stopping_patience) and budget.patience is not None:
         why("early_stopping_patience", f"{budget.patience}: a fifth of {budget.epochs} epochs")
-    steps = budget.steps(summary.train_windows, int(estimator.batch_size))
 
     if fitted_from is not None:
         from tsrsa.nn.ensemble import members_of
@@ -276,7 +306,7 @@ def resolve_plan(estimator, summary: DataSummary, *, placement, carried: bool = 
     return FitPlan(epochs=budget.epochs, batches_per_epoch=budget.batches_per_epoch, patience=budget.patience,
                    steps=steps, members=members, start_candidates=candidates, start_weight=weight, gate_init=gate,
                    readout_tokens=readout, device=str(device), precision=check_precision(estimator.precision),
-                   threads=threads, reasons=tuple(reasons), data=summary)
+                   threads=threads, input_size=input_size, reasons=tuple(reasons), data=summary)
 
 
 def recovered_plan(estimator, state: dict) -> FitPlan:

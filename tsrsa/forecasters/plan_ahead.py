@@ -25,6 +25,8 @@ def plan_ahead(model, df) -> FitPlan:
     need, why = model.required_length(panel)
     check_min_length(panel, need, why)
     fit_lengths = panel.lengths - int(model.val_size)
+    model = model.clone()  # the look-back this fit would take, not a fitted one's
+    model.input_size_ = model.input_size_for(int(fit_lengths.min()))
     state = model.state_type()
     train = state.training_windows(model, panel.values, panel.offsets, fit_lengths)
     val = state.validation_windows(model, panel.values, panel.offsets, fit_lengths) if model.val_size else None
@@ -40,6 +42,7 @@ def seconds_per_step(model, plan: FitPlan, device, batch: int) -> float:
     """The median wall time of an optimiser step of ``model``'s network as ``plan`` shapes it, on random
     windows (a step's work, whatever the head's loss)."""
     probe = model.clone()
+    probe.input_size_ = plan.input_size
     probe.plan_ = plan  # what the network's automatic shape reads
     network = probe.build_network(probe.network_config()).to(device)
     optimizer = torch.optim.AdamW(network.parameters(), lr=float(model.learning_rate))

@@ -87,25 +87,42 @@ def ar_roots(y, max_lag: int | None = None, ic: str = "bic") -> np.ndarray:
 def autocovariances(series: list[np.ndarray], max_lag: int) -> np.ndarray:
     """Mean autocovariance (lags 0..max_lag) of standardised series, weighted by length.
 
-    Each series' biased autocovariance (divided by n, as Yule-Walker wants) is statsmodels'
-    ``acovf``, by direct sums: ``fit`` asks for a few dozen lags, where that beats an FFT.
+    Each series' biased autocovariance (divided by n, as Yule-Walker wants; statsmodels' ``acovf`` with
+    ``adjusted=False, demean=False``) by direct sums, one product per lag: ``fit`` asks for a few dozen lags.
     """
-    from statsmodels.tsa.stattools import acovf
-
     total = np.zeros(max_lag + 1)
     weight = 0.0
     for y in series:
         z = (y - y.mean()) / y.std()
-        total += len(z) * acovf(z, adjusted=False, demean=False, fft=False, nlag=max_lag)
-        weight += len(z)
+        n = len(z)
+        total += [float(z[: n - k] @ z[k:]) if k < n else 0.0 for k in range(max_lag + 1)]
+        weight += n
     return total / weight
+
+
+def levinson_durbin(acov: np.ndarray, order: int) -> tuple[np.ndarray, np.ndarray]:
+    """The Yule-Walker fits of every order 1..order from autocovariances (Levinson-Durbin), as statsmodels'
+    ``levinson_durbin(acov, nlags=order, isacov=True)`` gives them: ``phi[1:p+1, p]`` are AR(p)'s
+    coefficients and ``sigma[p]`` its innovation variance (NaN or <= 0 once the recursion loses positive
+    definiteness)."""
+    acov = np.asarray(acov, dtype=np.float64)
+    phi = np.zeros((order + 1, order + 1))
+    sigma = np.zeros(order + 1)
+    sigma[0] = acov[0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for k in range(1, order + 1):
+            previous = phi[1:k, k - 1]
+            phi[k, k] = (acov[k] - previous @ acov[1:k][::-1]) / sigma[k - 1]
+            phi[1:k, k] = previous - phi[k, k] * previous[::-1]
+            sigma[k] = sigma[k - 1] * (1.0 - phi[k, k] ** 2)
+    return phi, sigma
 
 
 def pooled_ar_roots(series: list[np.ndarray], max_lag: int | None = None, ic: str = "bic") -> np.ndarray:
     """Roots of one AR model shared by several series: Yule-Walker on their pooled autocovariance.
 
     Each series is standardised and their autocovariances are averaged (weighted by length);
-    one Levinson-Durbin recursion on that average (statsmodels' ``levinson_durbin``) gives the
+    one Levinson-Durbin recursion on that average (``levinson_durbin``, as statsmodels') gives the
     Yule-Walker fits of every order 1..max_lag, and the information criterion picks one
     (n = all observations; order 0 when none beats white noise). Fast for many series.
 
@@ -120,8 +137,6 @@ def pooled_ar_roots(series: list[np.ndarray], max_lag: int | None = None, ic: st
     >>> round(float(abs(roots[0])), 2), round(float(2 * np.pi / abs(np.angle(roots[0]))), 1)
     (0.95, 9.5)
     """
-    from statsmodels.tsa.stattools import levinson_durbin
-
     series = [_check_series(y, f"series {i}") for i, y in enumerate(series)]
     if ic not in ("bic", "aic", "hqic"):
         raise ValueError(f"ic={ic!r} is not one of 'bic', 'aic', 'hqic'")
@@ -130,12 +145,12 @@ def pooled_ar_roots(series: list[np.ndarray], max_lag: int | None = None, ic: st
     if max_lag < 1:
         raise ValueError(f"max_lag={max_lag} must be >= 1")
     acov = autocovariances(series, max_lag)
-    fits = levinson_durbin(acov, nlags=max_lag, isacov=True)  # phi[1:p+1, p]: AR(p); sigma[p]: its variance
+    phi, sigma = levinson_durbin(acov, max_lag)  # phi[1:p+1, p]: AR(p); sigma[p]: its variance
     penalty = {"bic": np.log(n), "aic": 2.0, "hqic": 2.0 * np.log(np.log(n))}[ic]
     scores = [n * np.log(acov[0])]  # order 0: white noise
     for p in range(1, max_lag + 1):
-        if not fits.sigma[p] > 0:  # the recursion lost positive definiteness: no higher order
+        if not sigma[p] > 0:  # the recursion lost positive definiteness: no higher order
             break
-        scores.append(n * np.log(fits.sigma[p]) + penalty * p)
+        scores.append(n * np.log(sigma[p]) + penalty * p)
     order = int(np.argmin(scores))
-    return companion_roots(fits.phi[1 : order + 1, order])
+    return companion_roots(phi[1 : order + 1, order])

@@ -1,5 +1,6 @@
-"""Dominant seasonal periods: a periodogram of the detrended series (scipy), checked against the
-ACF (statsmodels)."""
+"""Dominant seasonal periods: a periodogram of the detrended series, checked against the ACF. In numpy,
+each step as scipy's or statsmodels' function (tested against them): importing those costs more than a
+quick fit's start."""
 from __future__ import annotations
 
 import warnings
@@ -21,14 +22,54 @@ def _natural_periods(freq) -> list[int]:
     return frequency.natural_periods() if frequency is not None else []
 
 
+def detrend_linear(y) -> np.ndarray:
+    """y less its least-squares line (as ``scipy.signal.detrend(y, type="linear")``), in numpy."""
+    y = np.asarray(y, dtype=np.float64).ravel()
+    n = len(y)
+    if n < 2:
+        return y - y.mean() if n else y.copy()
+    t = np.arange(n, dtype=np.float64) - (n - 1) / 2.0  # centred: the slope and level separate
+    slope = float(t @ (y - y.mean())) / float(t @ t)
+    return y - y.mean() - slope * t
+
+
+def hann_periodogram(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Frequencies, power spectral density and the windowed series of ``x`` under a periodic Hann window (as
+    ``scipy.signal.periodogram(x, window="hann", detrend=False)``: one-sided, density scaling, fs = 1), in
+    numpy."""
+    n = len(x)
+    window = 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(n) / n)  # scipy's get_window("hann", n): periodic
+    windowed = x * window
+    power = np.abs(np.fft.rfft(windowed)) ** 2 / float(window @ window)
+    power[1 : n // 2 + (n % 2)] *= 2.0  # one-sided: every bin but 0 and (n even) Nyquist counts twice
+    return np.fft.rfftfreq(n), power, windowed
+
+
+def local_maxima(x: np.ndarray) -> np.ndarray:
+    """Indices of x's local maxima, a flat top at its middle (rounded down), neither end (as
+    ``scipy.signal.find_peaks(x)`` with no condition), in numpy."""
+    x = np.asarray(x)
+    change = np.flatnonzero(np.diff(x) != 0) + 1
+    starts = np.concatenate(([0], change))
+    ends = np.concatenate((change, [len(x)])) - 1
+    values = x[starts]
+    inner = np.arange(1, len(starts) - 1)
+    top = inner[(values[inner - 1] < values[inner]) & (values[inner + 1] < values[inner])]
+    return (starts[top] + ends[top]) // 2
+
+
 def acf(y, max_lag: int) -> np.ndarray:
     """Sample autocorrelation at lags 0..max_lag (biased normalisation; zeros for a constant).
 
-    statsmodels' ``acovf`` by FFT (the periods are checked up to a third of the series).
+    The autocovariances of the demeaned series by FFT, zero-padded past twice its length (as statsmodels'
+    ``acovf(adjusted=False, demean=True, fft=True)``), in numpy.
     """
-    from statsmodels.tsa.stattools import acovf
-
-    acov = acovf(np.asarray(y, dtype=np.float64), adjusted=False, demean=True, fft=True, nlag=max_lag)
+    y = np.asarray(y, dtype=np.float64).ravel()
+    n = len(y)
+    z = y - y.mean()
+    size = 1 << int(2 * n - 1).bit_length()  # a power of two at or past 2n - 1: no circular wrap
+    spectrum = np.fft.rfft(z, size)
+    acov = np.fft.irfft(spectrum * np.conj(spectrum), size)[: max_lag + 1] / n
     return acov / acov[0] if acov[0] > 0 else np.zeros(max_lag + 1)
 
 
@@ -48,15 +89,13 @@ def pooled_acf(series, max_lag: int) -> np.ndarray:
     >>> round(float(r[12]), 2)  # half a season: the opposite phase in two series of three, median -228/240
     -0.95
     """
-    from scipy import signal
-
     rows = np.full((len(series), max_lag + 1), np.nan)
     for i, y in enumerate(series):
         y = np.asarray(y, dtype=np.float64).ravel()
         if len(y) < 2:
             continue
         reach = min(max_lag, len(y) - 1)
-        rows[i, : reach + 1] = acf(signal.detrend(y, type="linear"), reach)
+        rows[i, : reach + 1] = acf(detrend_linear(y), reach)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # a lag no series reaches: NaN
         return np.nanmedian(rows, axis=0) if len(series) else np.full(max_lag + 1, np.nan)
@@ -140,8 +179,6 @@ def seasonal_periods(y, k: int = 2, freq=None, *, return_strength: bool = False)
     >>> seasonal_periods(y, k=2, freq="h")
     [24, 168]
     """
-    from scipy import signal
-
     y = np.asarray(y, dtype=np.float64).ravel()
     if not np.all(np.isfinite(y)):
         raise ValueError("y has NaN or inf values; fill or drop them first")
@@ -151,11 +188,10 @@ def seasonal_periods(y, k: int = 2, freq=None, *, return_strength: bool = False)
     empty = ([], []) if return_strength else []
     if longest < 2 or np.std(y) <= 1e-12 * max(1.0, np.abs(y).max()):
         return empty
-    detrended = signal.detrend(y, type="linear")
-    freqs, power = signal.periodogram(detrended, window="hann", detrend=False)
+    detrended = detrend_linear(y)
+    freqs, power, windowed = hann_periodogram(detrended)
     freqs, power = freqs[1:], power[1:]
-    windowed = detrended * signal.get_window("hann", n)
-    peaks, _ = signal.find_peaks(power)
+    peaks = local_maxima(power)
     peaks = peaks[(freqs[peaks] >= 1.0 / longest) & (freqs[peaks] <= 1.0 / 3)]  # 3 steps .. n / 3
     if peaks.size == 0:
         return empty

@@ -208,6 +208,7 @@ def train_network(
     bar = progress_bar(config, train_loader, val_loader)
     if bar is not None and result.history:
         bar.update(len(result.history) * len(train_loader))
+    clipped = list(network.parameters())  # listed once, not on every step (a frozen one has no gradient)
     try:
         for epoch in range(len(result.history) + 1, config.max_epochs + 1):
             start = time.perf_counter()
@@ -226,7 +227,7 @@ def train_network(
                 else:
                     step_loss.backward()
                 if config.gradient_clip is not None:
-                    nn.utils.clip_grad_norm_(network.parameters(), config.gradient_clip)
+                    nn.utils.clip_grad_norm_(clipped, config.gradient_clip)
                 if grad_scaler is not None:
                     grad_scaler.step(optimizer)
                     grad_scaler.update()
