@@ -10,7 +10,7 @@ STAMP := $(VENV)/.tsrsa-installed
 # torch thread (tests/conftest.py); PYTEST_WORKERS=0 runs it in this one process.
 PYTEST_WORKERS ?= auto
 
-.PHONY: demo test install clean
+.PHONY: demo test notebooks install clean
 
 install: $(STAMP)
 
@@ -23,6 +23,10 @@ $(STAMP): setup.cfg pyproject.toml
 
 demo: $(STAMP)
 	$(BIN)/python examples/co2_demo.py --output-dir demo_output
+
+# Each notebook as a user runs it (default budget), timed: benchmarks/results/notebook_times.csv
+notebooks: $(STAMP)
+	$(BIN)/python benchmarks/notebook_times.py
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)

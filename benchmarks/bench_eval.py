@@ -35,7 +35,7 @@ from tsrsa.benchmarking.protocol import fit_frame, validation_size
 from tsrsa.benchmarking.results import machine_description, replace_section
 from tsrsa.benchmarking.runner import build_estimator
 from tsrsa.benchmarking.scoring import window_views
-from tsrsa.forecasters.params import quantile_column
+from tsrsa.estimator.params import quantile_column
 from tsrsa.metrics import mae, mse, pinball
 
 HERE = Path(__file__).resolve().parent

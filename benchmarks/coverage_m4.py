@@ -138,7 +138,7 @@ def fit_rsa_m4(val, test, run: str, seed: int, k: int, num_threads: int) -> tupl
     """One global RSA fitted on the validation histories, forecasting the test with its intervals:
     (params, fit s, predict s, point (S, h), {level: (lower, upper)}, residuals per step)."""
     from tsrsa.benchmarking.m4_global import forecast_matrix, forecaster_class
-    from tsrsa.forecasters.conformal import interval_columns
+    from tsrsa.estimator.conformal import interval_columns
 
     f = val.frequency
     conformal = run == "RSA-conformal"
@@ -228,7 +228,7 @@ def short_cells(folder: Path, seed: int) -> tuple[list, list]:
 def run_short(cell, k: int, seed: int) -> dict:
     """The row of one short-series cell: RSA with ``conformal_windows=k``, every stride-1 test window."""
     from tsrsa.benchmarking.short_series import build_forecaster, window_forecasts
-    from tsrsa.forecasters.conformal import interval_columns, residuals_needed
+    from tsrsa.estimator.conformal import interval_columns, residuals_needed
 
     model = build_forecaster("RSA", cell, seed, {"conformal_windows": k})
     z, n = cell.z, cell.n

@@ -73,7 +73,7 @@ def regime(name: str) -> tuple[pd.DataFrame, int]:
 @contextlib.contextmanager
 def phase_timers():
     """Seconds spent in each phase of a neural fit, by wrapping the methods that run them."""
-    from tsrsa.forecasters import neural, started
+    from tsrsa.estimator import neural, started
     from tsrsa.training import loop
 
     spent = {"plan": 0.0, "start": 0.0, "data start": 0.0, "training": 0.0, "validation": 0.0}

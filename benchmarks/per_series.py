@@ -38,8 +38,8 @@ from tsrsa.benchmarking.naive2 import naive2  # noqa: E402
 from tsrsa.benchmarking.results import (  # noqa: E402
     latest_rows, machine_description, read_run_log, replace_section, rows_footer,
 )
-from tsrsa.forecasters.start import spread  # noqa: E402
 from tsrsa.metrics import mase, smape  # noqa: E402
+from tsrsa.start.fit import spread  # noqa: E402
 
 ROWS = HERE / "results" / "per_series.jsonl"
 NEURAL = {"RSA": "RSAForecaster", "Transformer": "TransformerForecaster", "LSTM": "LSTMForecaster",

@@ -40,7 +40,7 @@ sys.path.insert(0, str(HERE.parent))
 import tsrsa  # noqa: E402
 from tsrsa.benchmarking.classic import CLASSIC, read_classic  # noqa: E402
 from tsrsa.benchmarking.results import machine_description, replace_section  # noqa: E402
-from tsrsa.forecasters.start import forget_kept_fits  # noqa: E402
+from tsrsa.start.fit import forget_kept_fits  # noqa: E402
 
 RESULTS = HERE / "results"
 PHASES = {"statistical start": ("_fit_start",), "data start": ("_prepare_fit", "_initialise_network"),

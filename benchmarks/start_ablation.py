@@ -35,7 +35,7 @@ from tsrsa.benchmarking.defaults_screen import (  # noqa: E402
 from tsrsa.benchmarking.folders import data_folder  # noqa: E402
 from tsrsa.benchmarking.results import replace_section  # noqa: E402
 from tsrsa.benchmarking.short_series import make_cell, score_windows  # noqa: E402
-from tsrsa.forecasters.start import fit_start  # noqa: E402
+from tsrsa.start.fit import fit_start  # noqa: E402
 
 CONFIGS = {"a": ("RSAForecaster", True), "b": ("TransformerForecaster", True), "c": ("RSAForecaster", False),
            "d": ("TransformerForecaster", False)}

@@ -51,7 +51,7 @@ from tsrsa.benchmarking.results import machine_description, replace_section  # n
 from tsrsa.benchmarking.short_series import make_cell, split_rule  # noqa: E402
 from tsrsa.benchmarking.simulated import PROCESSES  # noqa: E402
 from tsrsa.data.frequency import Frequency  # noqa: E402
-from tsrsa.forecasters.start import FITTERS, spread  # noqa: E402
+from tsrsa.start.fit import FITTERS, spread  # noqa: E402
 
 ROWS = HERE / "results" / "start_candidates.jsonl"
 SOURCES = ("short", "m4_weekly", "m4_hourly")

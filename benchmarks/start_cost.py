@@ -20,7 +20,7 @@ the training file's last 48 held out, h 48) and one panel of 20 M4 Hourly series
 (the next 24 held out, h 24). ``--code old`` loads the start's three modules (``start.py``,
 ``start_arima.py``, ``start_maps.py``) as they were at ``--reference`` (git), the rest of the package
 as it is in this tree; ``--tail-steps`` and ``--ar-tail-steps`` run this tree's start with other tail
-bounds (``tsrsa.forecasters.start_maps``). A series already in ``--out`` for the same code is skipped
+bounds (``tsrsa.start.maps``). A series already in ``--out`` for the same code is skipped
 and ``--limit`` caps the new fits per source, so that the slow reference can be run in parts. Rows (one
 per series and code, dated, with their parameters) go to ``results/start_accuracy.csv`` as they finish;
 ``compare`` pairs them by series and prints the mean, geometric mean and median of new/old per source.
@@ -78,10 +78,10 @@ def append_row(path: Path, row: dict) -> None:
 
 # ---------------------------------------------------------------------- the code under test
 def start_module(code: str, reference: str):
-    """``tsrsa.forecasters.start`` of this tree (``code="new"``) or, for "old", its three modules as they
+    """``tsrsa.start.fit`` of this tree (``code="new"``) or, for "old", its three modules as they
     were at the commit ``reference``, loaded under another package name."""
     if code == "new":
-        return importlib.import_module("tsrsa.forecasters.start")
+        return importlib.import_module("tsrsa.start.fit")
     folder = Path(tempfile.mkdtemp(prefix="start_reference_"))
     package = folder / "start_reference"
     package.mkdir()
@@ -153,7 +153,7 @@ def accuracy(args) -> None:
     module = start_module(args.code, args.reference)
     code = "new" if args.code == "new" else f"old@{args.reference}"
     if args.tail_steps is not None or args.ar_tail_steps is not None:  # the tail rule's other constants
-        from tsrsa.forecasters import start_maps
+        from tsrsa.start import maps as start_maps
 
         start_maps.TAIL_STEPS = args.tail_steps or start_maps.TAIL_STEPS
         start_maps.AR_TAIL_STEPS = args.ar_tail_steps or start_maps.AR_TAIL_STEPS
@@ -255,7 +255,7 @@ def one_fit(regime: str, start: str, epochs, code: str, reference: str) -> dict:
 
     torch.set_num_threads(1)
     import tsrsa
-    import tsrsa.forecasters.started as started
+    import tsrsa.estimator.started as started
 
     spec = REGIMES[regime]
     frame = regime_frame(regime)

@@ -45,6 +45,18 @@ def make_panel(n_series: int = 3, length: int = 40, freq: str = "h", seed: int =
 
 
 @pytest.fixture
+def small_budget(monkeypatch):
+    """The automatic budget at a scale a test affords: a few optimiser steps instead of ~2,000 (the same rule,
+    the same code path)."""
+    from tsrsa.training import budget
+
+    monkeypatch.setattr(budget, "TARGET_STEPS", 4)
+    monkeypatch.setattr(budget, "MIN_EPOCHS", 1)
+    monkeypatch.setattr(budget, "MAX_EPOCHS", 2)
+    monkeypatch.setattr(budget, "EPOCH_STEPS", 2)
+
+
+@pytest.fixture
 def panel_df() -> pd.DataFrame:
     return make_panel()
 

@@ -9,7 +9,7 @@ from sklearn.exceptions import NotFittedError
 
 import tsrsa
 from tsrsa import SeasonalNaiveForecaster, TransformerForecaster
-from tsrsa.forecasters.neural import NeuralForecaster
+from tsrsa.estimator.neural import NeuralForecaster
 
 from conftest import make_panel
 

@@ -1,4 +1,4 @@
-"""Conformal prediction intervals (tsrsa.forecasters.conformal): the per-step quantile against numpy,
+"""Conformal prediction intervals (tsrsa.estimator.conformal): the per-step quantile against numpy,
 coverage on simulated noise, the columns, saving, update's refresh and every refusal."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 import tsrsa
 from tsrsa import DLinearForecaster, SeasonalNaiveForecaster
-from tsrsa.forecasters.conformal import RESIDUALS_ARRAY, SCALE_ARRAY, residuals_needed
+from tsrsa.estimator.conformal import RESIDUALS_ARRAY, SCALE_ARRAY, residuals_needed
 
 from conftest import make_panel, run_cli
 
@@ -171,7 +171,7 @@ def test_save_load_keeps_the_calibration_and_old_models_load_without(fitted, tmp
 
 
 def test_a_calibration_that_does_not_fit_the_model_is_refused(fitted, tmp_path):
-    from tsrsa.forecasters.saved_checks import check_consistent
+    from tsrsa.estimator.saved_checks import check_consistent
 
     state, arrays, _ = fitted.fitted_files()
     check_consistent(tmp_path, fitted, state, arrays)

@@ -26,18 +26,6 @@ CLI_NAMES = {"RSAForecaster": "RSA", "TransformerForecaster": "Transformer", "LS
              "ThetaForecaster": "Theta", "SeasonalNaiveForecaster": "SeasonalNaive"}
 
 
-@pytest.fixture
-def small_budget(monkeypatch):
-    """The automatic budget at a scale a test affords: a few optimiser steps instead of ~2,000 (the same rule,
-    the same code path)."""
-    from tsrsa.training import budget
-
-    monkeypatch.setattr(budget, "TARGET_STEPS", 4)
-    monkeypatch.setattr(budget, "MIN_EPOCHS", 1)
-    monkeypatch.setattr(budget, "MAX_EPOCHS", 2)
-    monkeypatch.setattr(budget, "EPOCH_STEPS", 2)
-
-
 def seasonal(n: int, period: int, seed: int, freq: str, start: str = "2000-01-01", level: float = 100.0) -> pd.Series:
     rng = np.random.default_rng(seed)
     t = np.arange(n)
@@ -142,7 +130,7 @@ def test_a_folder_saved_before_plans_were_kept_loads_with_what_its_fit_decided(s
     import hashlib
     import json
 
-    from tsrsa.forecasters.persistence import config_checksum
+    from tsrsa.estimator.persistence import config_checksum
 
     df, h = regime("short")
     model = tsrsa.RSAForecaster(h=h, random_state=0).fit(df)

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from test_default_path import STATISTICAL, small_budget, walk_the_command_line, walk_the_default_path  # noqa: F401
+from test_default_path import STATISTICAL, walk_the_command_line, walk_the_default_path
 
 #: statsmodels' seasonal ARIMA order search (27 candidate orders a series, twice: the fit and the
 #: cross-validation's) takes 20-50 s on the panel and on the long series here: those two cases run with
@@ -20,12 +20,12 @@ CASES = [pytest.param(cls, name, marks=[SLOW] if cls == "ARIMAForecaster" and na
 
 @pytest.mark.parametrize("cls, name", CASES, ids=[f"{p.values[0].removesuffix('Forecaster')}-{p.values[1]}"
                                                   for p in CASES])
-def test_the_default_path(small_budget, tmp_path, cls, name):  # noqa: F811
+def test_the_default_path(small_budget, tmp_path, cls, name):
     cv, h = walk_the_default_path(tmp_path, cls, name)
     assert set(cv["step"]) == set(range(1, h + 1)) and cv["yhat"].notna().all()
 
 
 @pytest.mark.parametrize("cls", STATISTICAL)
-def test_the_command_line_fits_and_predicts_at_the_defaults(small_budget, tmp_path, capsys, cls):  # noqa: F811
+def test_the_command_line_fits_and_predicts_at_the_defaults(small_budget, tmp_path, capsys, cls):
     forecast, h = walk_the_command_line(tmp_path, capsys, cls)
     assert len(forecast) == h and forecast["yhat"].notna().all()

@@ -8,7 +8,7 @@ import torch
 
 import tsrsa
 from tsrsa.convert import to_recurrent
-from tsrsa.forecasters.ensembles import member_weights
+from tsrsa.estimator.ensembles import member_weights
 from tsrsa.nn.ensemble import MemberMean, members_of
 
 

@@ -45,7 +45,7 @@ from hypothesis import strategies as st
 
 import tsrsa
 from tsrsa import ARIMAForecaster, DLinearForecaster, ETSForecaster, SeasonalNaiveForecaster, ThetaForecaster
-from tsrsa.forecasters.persistence import CONFIG_CHECKSUM, config_checksum
+from tsrsa.estimator.persistence import CONFIG_CHECKSUM, config_checksum
 
 from conftest import make_panel
 

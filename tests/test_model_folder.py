@@ -12,7 +12,7 @@ import torch
 
 import tsrsa
 from tsrsa import SeasonalNaiveForecaster, TransformerForecaster
-from tsrsa.forecasters import model_folder
+from tsrsa.estimator import model_folder
 
 from conftest import make_panel
 

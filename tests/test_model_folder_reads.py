@@ -18,8 +18,8 @@ import pytest
 
 import tsrsa
 from tsrsa import SeasonalNaiveForecaster
-from tsrsa.forecasters.model_folder import CONFIG_LIMIT
-from tsrsa.forecasters.persistence import CONFIG_CHECKSUM, config_checksum
+from tsrsa.estimator.model_folder import CONFIG_LIMIT
+from tsrsa.estimator.persistence import CONFIG_CHECKSUM, config_checksum
 
 from conftest import make_panel
 

@@ -240,7 +240,7 @@ def test_a_fixed_window_forecaster_takes_readout_tokens_and_keeps_them_when_save
 def test_readout_tokens_auto_reads_one_horizon_of_tokens_only_when_the_windows_are_few(monkeypatch):
     from sklearn.exceptions import NotFittedError
 
-    import tsrsa.forecasters.plan as plan
+    import tsrsa.estimator.plan as plan
     from tsrsa import RSAForecaster, TransformerForecaster
 
     from conftest import make_panel

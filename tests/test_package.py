@@ -58,7 +58,8 @@ def test_demo_runs_end_to_end(tmp_path, capsys):
 
 
 def test_a_renamed_public_name_warns_and_names_its_new_spelling():
-    from tsrsa.forecasters import stream_state, streaming
+    from tsrsa.estimator import stream_state
+    from tsrsa.forecasters import streaming
 
     with pytest.warns(DeprecationWarning, match="use tsrsa.forecasters.stream_state.StreamState"):
         assert streaming.StreamMemory is stream_state.StreamState

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tsrsa import DLinearForecaster, RSAForecaster, SeasonalNaiveForecaster
-from tsrsa.forecasters.params import suggest_names
+from tsrsa.estimator.params import suggest_names
 
 
 def hint(cls, name, value) -> str:

@@ -14,7 +14,7 @@ import torch
 
 import tsrsa
 from tsrsa import LSTMForecaster, SeasonalNaiveForecaster, TransformerForecaster
-from tsrsa.forecasters.persistence import CONFIG_CHECKSUM, FORMAT_VERSION, config_checksum
+from tsrsa.estimator.persistence import CONFIG_CHECKSUM, FORMAT_VERSION, config_checksum
 
 from conftest import make_panel
 

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 import tsrsa
-from tsrsa.forecasters import plan as plan_module
-from tsrsa.forecasters.plan import FitPlan
+from tsrsa.estimator import plan as plan_module
+from tsrsa.estimator.plan import FitPlan
 
 ROOT = Path(__file__).resolve().parents[1]
 QUICK = dict(max_epochs=2, random_state=0)

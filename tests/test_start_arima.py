@@ -8,13 +8,13 @@ import pandas as pd
 import pytest
 
 import tsrsa
-from tsrsa.forecasters import start_maps
-from tsrsa.forecasters.arima_model import ArimaSpec
-from tsrsa.forecasters.start import fit_start, start_estimates
-from tsrsa.forecasters.start_arima import (
+from tsrsa.init.heads import Estimates
+from tsrsa.start import maps as start_maps
+from tsrsa.start.arima import (
     arima_polynomials, arima_start, arima_window_map, css_forecast, fit_arima_css, kept_arima_fit,
 )
-from tsrsa.init.heads import Estimates
+from tsrsa.start.fit import fit_start, start_estimates
+from tsrsa.statistical.arima_model import ArimaSpec
 
 SMALL = dict(d_model=16, d_ff=32, random_state=0)
 
@@ -111,7 +111,7 @@ def test_a_series_shorter_than_two_seasons_is_fitted_without_its_season():
 
 
 def test_a_refit_takes_the_kept_arima_fits(monkeypatch):
-    from tsrsa.forecasters import start_arima
+    from tsrsa.start import arima as start_arima
 
     calls = []
     original = start_arima.fit_arima_css
@@ -151,7 +151,7 @@ def test_auto_chooses_among_its_candidates_by_validation_error():
     assert "arima_mse" not in two.record and two.record["ar_mse"] == three.record["ar_mse"]
 
 
-def test_auto_weighs_the_arima_on_a_short_series_at_the_automatic_budget_only():
+def test_auto_weighs_the_arima_on_a_short_series_at_the_automatic_budget_only(small_budget):
     short = pd.Series(ma_heavy(240, 6), index=pd.date_range("2020-01-01", periods=240, freq="D"))
     model = tsrsa.DLinearForecaster(h=6, input_size=24, random_state=0).fit(short)  # max_epochs="auto"
     assert "arima_mse" in model.start_ and model.n_train_windows_ < 2000

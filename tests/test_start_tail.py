@@ -17,12 +17,12 @@ import pandas as pd
 import pytest
 
 import tsrsa
-from tsrsa.forecasters.batched_least_squares import least_squares
-from tsrsa.forecasters.differencing import differencing, kpss_pvalue, seasonal_strength
-from tsrsa.forecasters.ets_model import EtsForm, candidate_forms, smoothed
-from tsrsa.forecasters.start import fit_start, forget_kept_fits
-from tsrsa.forecasters.start_ets import ets_matrices, fit_ets, fit_ets_batch, profile_residuals
-from tsrsa.forecasters.start_maps import AR_TAIL_STEPS, TAIL_SEASONS, TAIL_STEPS, tail_length
+from tsrsa.start.batched_least_squares import least_squares
+from tsrsa.start.differencing import differencing, kpss_pvalue, seasonal_strength
+from tsrsa.start.ets import ets_matrices, fit_ets, fit_ets_batch, profile_residuals
+from tsrsa.start.fit import fit_start, forget_kept_fits
+from tsrsa.start.maps import AR_TAIL_STEPS, TAIL_SEASONS, TAIL_STEPS, tail_length
+from tsrsa.statistical.ets_model import EtsForm, candidate_forms, smoothed
 
 
 def ar2_drift(n: int, seed: int = 0) -> np.ndarray:
@@ -98,7 +98,7 @@ def test_the_start_imports_neither_statsmodels_nor_scipy():
     code = """
 import sys, json
 import numpy as np
-from tsrsa.forecasters.start import fit_start
+from tsrsa.start.fit import fit_start
 t = np.arange(300)
 y = 0.01 * t + np.sin(2 * np.pi * t / 12) + np.random.default_rng(0).standard_normal(300) * 0.2
 start = fit_start("auto", [y[:-24]], 24, 12, 12, [y[-24:]], ("ar", "ets", "arima"))

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import tsrsa
-from tsrsa.forecasters.plan import SHORT_START_WEIGHT as AUTO_START_WEIGHT, SHORT_WINDOWS as AUTO_WINDOWS
+from tsrsa.estimator.plan import SHORT_START_WEIGHT as AUTO_START_WEIGHT, SHORT_WINDOWS as AUTO_WINDOWS
 from tsrsa.nn import zero_outputs
 
 
@@ -60,7 +60,7 @@ def test_auto_weighs_the_start_on_a_short_series_at_the_automatic_budget_only():
 
 
 def test_auto_on_many_windows_keeps_the_network(monkeypatch):
-    monkeypatch.setattr("tsrsa.forecasters.plan.SHORT_WINDOWS", 50)  # what a long series would have
+    monkeypatch.setattr("tsrsa.estimator.plan.SHORT_WINDOWS", 50)  # what a long series would have
     model = tsrsa.DLinearForecaster(h=6, input_size=24, val_size=12, random_state=0, num_threads=1,
                                     ensemble_size=1).fit(frame(160))
     assert model.n_train_windows_ >= 50 and model.start_["start_weight"] == 0.0

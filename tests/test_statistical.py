@@ -229,7 +229,7 @@ def test_auto_ets_picks_the_form_of_lowest_aic():
 
 
 def test_auto_arima_picks_the_order_of_lowest_aic():
-    from tsrsa.forecasters.arima_model import ArimaSpec, differences
+    from tsrsa.statistical.arima_model import ArimaSpec, differences
 
     e = np.random.default_rng(3).standard_normal(120)
     y = np.zeros(120)

@@ -11,10 +11,10 @@ import torch
 from statsmodels.tsa.ar_model import AutoReg
 
 import tsrsa
-from tsrsa.forecasters.ets_model import EtsForm, candidate_forms, fit_lowest_aic, forecast_states, smoothed
-from tsrsa.forecasters.start import ar_start, ets_map, ets_matrices, window_start
 from tsrsa.init.heads import MAX_RADIUS
 from tsrsa.nn.start import LinearStart, attach_start, zero_outputs
+from tsrsa.start.fit import ar_start, ets_map, ets_matrices, window_start
+from tsrsa.statistical.ets_model import EtsForm, candidate_forms, fit_lowest_aic, forecast_states, smoothed
 
 NEURAL = [tsrsa.RSAForecaster, tsrsa.TransformerForecaster, tsrsa.LSTMForecaster, tsrsa.DLinearForecaster]
 SMALL = {tsrsa.RSAForecaster: dict(d_model=16, d_ff=32), tsrsa.TransformerForecaster: dict(d_model=16, d_ff=32),
@@ -248,7 +248,7 @@ def test_rem_heads_start_from_the_ets_fit():
 
 
 def test_rem_heads_start_from_the_ar_roots():
-    from tsrsa.forecasters.start import start_estimates
+    from tsrsa.start.fit import start_estimates
     from tsrsa.init.heads import Estimates
 
     record = {"model": "ar", "coefficients": [1.5, -0.9], "d": 1}
@@ -269,7 +269,7 @@ def test_rem_init_start_needs_a_start():
 def test_order_selection_is_statsmodels_ar_select_order():
     from statsmodels.tsa.ar_model import ar_select_order
 
-    from tsrsa.forecasters.start import aic_by_order, lag_rows
+    from tsrsa.start.fit import aic_by_order, lag_rows
 
     for y in (ar2(600, 5), seasonal(300, 6), np.diff(drifting(400, 7))):
         chosen = ar_select_order(y, maxlag=20, ic="aic", trend="c").ar_lags
@@ -282,7 +282,7 @@ def test_order_selection_is_statsmodels_ar_select_order():
 
 
 def test_validation_keeps_the_start_when_no_epoch_beats_it():
-    from tsrsa.forecasters.start import ar_forecasts
+    from tsrsa.start.fit import ar_forecasts
 
     y = ar2(400)
     started = tsrsa.DLinearForecaster(h=6, input_size=24, start="ar", val_size=60, learning_rate=5.0, max_epochs=3,
@@ -300,7 +300,7 @@ def test_validation_keeps_the_start_when_no_epoch_beats_it():
 
 
 def test_ets_start_leaves_constant_series_out_and_refuses_when_all_are():
-    from tsrsa.forecasters.start import ets_start
+    from tsrsa.start.fit import ets_start
 
     varied = seasonal(120)
     start = ets_start([np.full(120, 3.0), varied], 36, 6, 12)
@@ -319,7 +319,7 @@ def validation_mse(start, y: np.ndarray, fit_length: int, h: int) -> float:
 
 @pytest.mark.parametrize("y", [ar2(300), seasonal(240) + 0.05 * np.arange(240)], ids=["ar2", "trend-season"])
 def test_auto_keeps_the_start_of_lower_validation_error(y):
-    from tsrsa.forecasters.start import fit_start
+    from tsrsa.start.fit import fit_start
 
     fit_length, h, L = len(y) - 36, 6, 36
     auto = fit_start("auto", [y[:fit_length]], L, h, 12, [y[fit_length:]])
@@ -332,7 +332,7 @@ def test_auto_keeps_the_start_of_lower_validation_error(y):
 
 
 def test_auto_picks_the_autoregression_for_an_ar_cycle():
-    from tsrsa.forecasters.start import fit_start
+    from tsrsa.start.fit import fit_start
 
     y = ar2(600, seed=5)
     assert fit_start("auto", [y[:540]], 48, 12, 1, [y[540:]]).record["model"] == "ar"
@@ -352,8 +352,8 @@ def test_auto_in_a_forecaster_scores_the_validation_windows_or_the_training_ends
 
 
 def test_a_refit_on_the_same_data_takes_the_kept_ets_fits(monkeypatch):
-    import tsrsa.forecasters.start as start
-    import tsrsa.forecasters.start_ets as start_ets
+    import tsrsa.start.fit as start
+    import tsrsa.start.ets as start_ets
 
     calls = []
     original = start_ets.fit_ets_batch

@@ -30,7 +30,7 @@ def parallel_forecast(model, frame, *, id_col="unique_id", target_col="y") -> np
     """What a fitted streaming model should forecast after each series of ``frame``, from the network's
     parallel form over the whole series (``forward_tokens`` from a fresh state), not from a stream:
     the values scaled as the model scales them, the last complete token's forecast read past the steps
-    waiting in a partial patch (tsrsa.forecasters.stream_state's docstring), in the data's units.
+    waiting in a partial patch (tsrsa.estimator.stream_state's docstring), in the data's units.
     Returns (n_series, h), the series in the model's order."""
     net, memory = model.network_.eval(), model.memory_
     P, h = net.patch_len, int(model.h)

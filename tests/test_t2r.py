@@ -11,8 +11,8 @@ import torch
 
 import tsrsa
 from tsrsa.convert import to_recurrent
-from tsrsa.nn.rsa import RSAAttention
 from tsrsa.nn.linear_attention import LinearState, causal_linear_attention, linear_attention_loop
+from tsrsa.nn.rsa import RSAAttention
 from tsrsa.nn.softmax import SoftmaxAttention, alibi_slopes
 from tsrsa.nn.t2r import FLOOR, T2RAttention, t2r_bidirectional, t2r_chunked, t2r_loop
 
@@ -238,7 +238,7 @@ def test_a_converted_streaming_model_streams_as_its_parallel_form_saves_and_load
 
 
 def test_a_model_outside_the_streaming_configuration_converts_with_a_warning(monkeypatch):
-    import tsrsa.forecasters.plan as plan
+    import tsrsa.estimator.plan as plan
 
     df = series()
     fixed = tsrsa.TransformerForecaster(**SMALL).fit(df)

@@ -2,15 +2,14 @@
 
 The public names below load on first use, so ``import tsrsa`` stays cheap: torch, the
 forecasters and the optional dependencies are imported only when something needs them.
+``dir(tsrsa)`` lists exactly the public names (``__all__``).
 """
-from __future__ import annotations
-
-import importlib
-import logging
+import importlib as _importlib
+import logging as _logging
 
 from tsrsa._version import __version__
 
-logging.getLogger("tsrsa").addHandler(logging.NullHandler())
+_logging.getLogger("tsrsa").addHandler(_logging.NullHandler())
 
 # public name -> module that defines it
 _LAZY = {
@@ -22,7 +21,7 @@ _LAZY = {
     "ETSForecaster": "tsrsa.forecasters.ets",
     "ARIMAForecaster": "tsrsa.forecasters.arima",
     "ThetaForecaster": "tsrsa.forecasters.theta",
-    "load": "tsrsa.forecasters.persistence",
+    "load": "tsrsa.forecasters",
     "evaluate": "tsrsa.metrics",
     "tune": "tsrsa.tuning",
     "TuneResult": "tsrsa.tuning",
@@ -35,9 +34,9 @@ __all__ = ["__version__", *sorted(_LAZY), *sorted(_SUBMODULES)]
 
 def __getattr__(name: str):
     if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
+        value = getattr(_importlib.import_module(_LAZY[name]), name)
     elif name in _SUBMODULES:
-        value = importlib.import_module(f"tsrsa.{name}")
+        value = _importlib.import_module(f"tsrsa.{name}")
     else:
         raise AttributeError(f"module 'tsrsa' has no attribute {name!r}")
     globals()[name] = value
@@ -45,4 +44,5 @@ def __getattr__(name: str):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(__all__))
+    """The public names only: not the helpers of this module, nor the sub-packages imported along the way."""
+    return sorted(__all__)

@@ -26,9 +26,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from tsrsa.forecasters.base import BaseForecaster
-from tsrsa.forecasters.crossval import cross_validate_panel
-from tsrsa.forecasters.params import check_int
+from tsrsa.estimator.base import BaseForecaster
+from tsrsa.estimator.crossval import cross_validate_panel
+from tsrsa.estimator.params import check_int
 from tsrsa.metrics import METRICS, evaluate
 
 #: heartbeat settings of database storages given as a URL (seconds)

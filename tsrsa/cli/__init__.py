@@ -200,7 +200,7 @@ def _run_fit(args) -> int:
     valid = cls.param_names()
     unknown = [k for k in params if k not in valid]
     if unknown:
-        from tsrsa.forecasters.params import suggest_names
+        from tsrsa.estimator.params import suggest_names
 
         hint = suggest_names(unknown[0], valid, value=params[unknown[0]], defaults=cls.param_defaults())
         if hint.startswith("did you mean"):

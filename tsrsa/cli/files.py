@@ -91,7 +91,7 @@ def _shown(items: list, limit: int = 8) -> str:
 def check_output_folder(path: Path, overwrite: bool) -> None:
     """Refuse an --output folder the model may not be saved in (before a fit spends any time): a
     file, a folder that holds anything but a saved tsrsa model, or a saved model without --overwrite."""
-    from tsrsa.forecasters.model_folder import check_destination
+    from tsrsa.estimator.model_folder import check_destination
 
     path = Path(path)
     if path.exists() and not path.is_dir():

@@ -5,9 +5,9 @@ import numbers
 
 import numpy as np
 
-from tsrsa.forecasters.arima_model import SHORT_SEASON, fit_arima_series
-from tsrsa.forecasters.estimator import store_init_args
-from tsrsa.forecasters.statistical import StatisticalForecaster, statistical_doc
+from tsrsa.estimator.protocol import store_init_args
+from tsrsa.estimator.statistical import StatisticalForecaster, statistical_doc
+from tsrsa.statistical.arima_model import SHORT_SEASON, fit_arima_series
 
 
 def check_orders(name: str, value, allow_none: bool = False) -> None:
@@ -32,7 +32,7 @@ class ARIMAForecaster(StatisticalForecaster):
     searched one. The model has a constant when d + D = 0. The parameters are fitted by maximum likelihood
     on the differenced series; the state is the Kalman filter of the model on the series, which
     ``update(df)`` continues over the new observations, parameters fixed (no refit). ``params_`` lists each
-    series' orders and parameters; see :mod:`tsrsa.forecasters.arima_model`.
+    series' orders and parameters; see :mod:`tsrsa.statistical.arima_model`.
 
     Parameters
     ----------

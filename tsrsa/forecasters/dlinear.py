@@ -1,11 +1,11 @@
 """DLinearForecaster: the linear reference of the long-horizon benchmark."""
 from __future__ import annotations
 
-from tsrsa.forecasters.common_params import COMMON_PARAMS_DOC
-from tsrsa.forecasters.estimator import store_init_args
-from tsrsa.forecasters.neural import NeuralForecaster
-from tsrsa.forecasters.params import check_int
-from tsrsa.forecasters.spaces import training_space
+from tsrsa.estimator.common_params import COMMON_PARAMS_DOC
+from tsrsa.estimator.neural import NeuralForecaster
+from tsrsa.estimator.params import check_int
+from tsrsa.estimator.protocol import store_init_args
+from tsrsa.estimator.spaces import training_space
 from tsrsa.nn.dlinear import DLinearConfig, DLinearNetwork
 
 

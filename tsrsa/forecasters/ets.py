@@ -4,10 +4,10 @@ from __future__ import annotations
 import numpy as np
 
 from tsrsa.data.validation import format_id
-from tsrsa.forecasters.estimator import store_init_args
-from tsrsa.forecasters.ets_model import candidate_forms, fit_lowest_aic
-from tsrsa.forecasters.params import check_choice
-from tsrsa.forecasters.statistical import StatisticalForecaster, statistical_doc
+from tsrsa.estimator.params import check_choice
+from tsrsa.estimator.protocol import store_init_args
+from tsrsa.estimator.statistical import StatisticalForecaster, statistical_doc
+from tsrsa.statistical.ets_model import candidate_forms, fit_lowest_aic
 
 
 class ETSForecaster(StatisticalForecaster):
@@ -20,7 +20,7 @@ class ETSForecaster(StatisticalForecaster):
     season longer than 24 steps takes statsmodels' heuristic initial states instead; see
     ``initialization``). ``params_`` lists each series' form and parameters. ``update(df)`` runs the
     fitted smoothing recursions over the new observations, parameters fixed (no refit); see
-    :mod:`tsrsa.forecasters.ets_model`.
+    :mod:`tsrsa.statistical.ets_model`.
 
     Parameters
     ----------

@@ -1,11 +1,11 @@
 """LSTMForecaster: the recurrent baseline."""
 from __future__ import annotations
 
-from tsrsa.forecasters.common_params import COMMON_PARAMS_DOC
-from tsrsa.forecasters.estimator import store_init_args
-from tsrsa.forecasters.neural import NeuralForecaster
-from tsrsa.forecasters.params import check_int, check_sequence_model
-from tsrsa.forecasters.spaces import sequence_space
+from tsrsa.estimator.common_params import COMMON_PARAMS_DOC
+from tsrsa.estimator.neural import NeuralForecaster
+from tsrsa.estimator.params import check_int, check_sequence_model
+from tsrsa.estimator.protocol import store_init_args
+from tsrsa.estimator.spaces import sequence_space
 from tsrsa.nn.lstm import LSTMConfig, LSTMNetwork
 
 

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from tsrsa.forecasters.base import BaseForecaster
-from tsrsa.forecasters.estimator import store_init_args
-from tsrsa.forecasters.params import check_int
-from tsrsa.forecasters.window_state import WindowState
+from tsrsa.estimator.base import BaseForecaster
+from tsrsa.estimator.params import check_int
+from tsrsa.estimator.protocol import store_init_args
+from tsrsa.estimator.window_state import WindowState
 
 
 class SeasonalNaiveForecaster(BaseForecaster):
@@ -23,7 +23,7 @@ class SeasonalNaiveForecaster(BaseForecaster):
     conformal_windows : int, optional
         Hold out the last ``conformal_windows`` horizons of every series to calibrate conformal
         prediction intervals, ``predict(level=[80, 95])`` (one extra fit; see
-        :mod:`tsrsa.forecasters.conformal`). None: no intervals.
+        :mod:`tsrsa.estimator.conformal`). None: no intervals.
     fill : {"ffill", "interpolate", "zero"} or None, default None
         How to fill missing timestamps and NaN values; None makes them errors.
     freq : str or int, optional

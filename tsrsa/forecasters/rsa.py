@@ -6,11 +6,10 @@ import math
 import numpy as np
 import pandas as pd
 
-from tsrsa.forecasters.common_params import COMMON_PARAMS_DOC
-from tsrsa.forecasters.estimator import specialised_init
-from tsrsa.forecasters.params import check_bool, check_choice, check_float, check_int
-from tsrsa.forecasters.plan import SINGLE_SERIES_GATE  # noqa: F401 (its old home)
-from tsrsa.forecasters.start import start_estimates
+from tsrsa.estimator.common_params import COMMON_PARAMS_DOC
+from tsrsa.estimator.params import check_bool, check_choice, check_float, check_int
+from tsrsa.estimator.plan import SINGLE_SERIES_GATE  # noqa: F401 (its old home)
+from tsrsa.estimator.protocol import specialised_init
 from tsrsa.forecasters.transformer import TransformerForecaster
 from tsrsa.nn.ensemble import members_of
 from tsrsa.nn.patches import n_tokens
@@ -18,6 +17,7 @@ from tsrsa.nn.rem import REM_MASKS, fold_angle
 from tsrsa.nn.rsa import GATES, RSAAttention
 from tsrsa.nn.rsa_heads import plan_heads
 from tsrsa.nn.t2r import check_feature_size
+from tsrsa.start.fit import start_estimates
 from tsrsa.training.budget import AUTO
 
 REM_INITS = ("data", "start", "paper")
@@ -32,7 +32,7 @@ KIND_OPTIONS = tuple(name for name in RSAAttention.option_defaults() if name not
 #: where the estimator's defaults differ from the layer's, and why: one dilated regular head fills the
 #: four default heads (1 regular, 1 cyclic pair, 1 dilated: a seasonal memory); the dilation comes from
 #: the data's seasonal periods at fit (a layer built without data takes its own default, 2); the gate's
-#: start follows the data (the fit plan's rule, :mod:`tsrsa.forecasters.plan`)
+#: start follows the data (the fit plan's rule, :mod:`tsrsa.estimator.plan`)
 ESTIMATOR_DEFAULTS = {"n_dilated_regular": 1, "dilations": None, "gate_init": AUTO}
 #: RSAForecaster's own parameters and their defaults, after TransformerForecaster's ``readout_tokens``: the
 #: kind's options with the layer's defaults but for ``ESTIMATOR_DEFAULTS``, and the data start after ``gate_init``
@@ -96,7 +96,7 @@ class RSAForecaster(TransformerForecaster):
         what. "start": the same, from the fit of the statistical start (``start``): the roots of
         its autoregression (a first difference adds a unit root), or, for exponential smoothing,
         lam = 1 - alpha per step and the season of its seasonal form, decaying by 1 - gamma from
-        one season to the next (:func:`tsrsa.forecasters.start.start_estimates`). "paper": the
+        one season to the next (:func:`tsrsa.start.fit.start_estimates`). "paper": the
         paper's initialisation (eta spread over +-[1, 2], nu over [1, 2], theta = pi/4). A dict sets
         values for every layer: keys "lambda", "gamma", "theta" (a number or one per regular head /
         cyclic parameter, per token) and "gate" (mu).
@@ -189,7 +189,7 @@ class RSAForecaster(TransformerForecaster):
         return {**options, **self._allocation(), "gate_init": self._gate_logit()}
 
     def _gate_logit(self) -> float:
-        """``gate_init`` resolved: the fit plan's (:mod:`tsrsa.forecasters.plan`; a loaded model's as its fit
+        """``gate_init`` resolved: the fit plan's (:mod:`tsrsa.estimator.plan`; a loaded model's as its fit
         decided), the number given, or for "auto" without a fit (the integrations build networks so) the
         layer's own start."""
         plan = vars(self).get("plan_")
@@ -341,7 +341,7 @@ class RSAForecaster(TransformerForecaster):
         member : int, default 0
             Of an ensemble (``ensemble_size > 1``), the network drawn.
         """
-        from tsrsa.forecasters.plotting import matplotlib_classes
+        from tsrsa.estimator.plotting import matplotlib_classes
 
         network = self._member(member)
         Figure, FigureCanvasAgg = matplotlib_classes()

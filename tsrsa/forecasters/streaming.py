@@ -1,8 +1,8 @@
-"""Deprecated: the streaming state lives in :mod:`tsrsa.forecasters.stream_state`.
+"""Deprecated: the streaming state lives in :mod:`tsrsa.estimator.stream_state`.
 
 The names this module held resolve to their new spelling with a ``DeprecationWarning`` that names it;
 the functions that took an estimator first are methods of
-:class:`~tsrsa.forecasters.stream_state.StreamState` now.
+:class:`~tsrsa.estimator.stream_state.StreamState` now.
 """
 from __future__ import annotations
 
@@ -22,13 +22,13 @@ METHODS = {"streamed_memory": "StreamState.from_fit / StreamState.for_frame",
 
 def __getattr__(name: str):
     if name in RENAMED:
-        from tsrsa.forecasters import stream_state
+        from tsrsa.estimator import stream_state
 
         new = RENAMED[name]
-        warnings.warn(f"tsrsa.forecasters.streaming.{name} is deprecated; use "
-                      f"tsrsa.forecasters.stream_state.{new}", DeprecationWarning, stacklevel=2)
+        warnings.warn(f"tsrsa.forecasters.streaming.{name} is deprecated; use tsrsa.forecasters.stream_state.{new}'s "
+                      f"new home, tsrsa.estimator.stream_state.{new}", DeprecationWarning, stacklevel=2)
         return getattr(stream_state, new)
     if name in METHODS:
         raise AttributeError(f"tsrsa.forecasters.streaming.{name} is gone: its work is "
-                             f"tsrsa.forecasters.stream_state.{METHODS[name]} (a method given the model)")
+                             f"tsrsa.estimator.stream_state.{METHODS[name]} (a method given the model)")
     raise AttributeError(f"module 'tsrsa.forecasters.streaming' has no attribute {name!r}")

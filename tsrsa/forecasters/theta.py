@@ -1,10 +1,10 @@
 """ThetaForecaster: the Theta method per series, statsmodels' ThetaModel."""
 from __future__ import annotations
 
-from tsrsa.forecasters.estimator import store_init_args
-from tsrsa.forecasters.params import check_bool, check_float
-from tsrsa.forecasters.statistical import StatisticalForecaster, statistical_doc
-from tsrsa.forecasters.theta_model import fit_theta
+from tsrsa.estimator.params import check_bool, check_float
+from tsrsa.estimator.protocol import store_init_args
+from tsrsa.estimator.statistical import StatisticalForecaster, statistical_doc
+from tsrsa.statistical.theta_model import fit_theta
 
 
 class ThetaForecaster(StatisticalForecaster):
@@ -16,7 +16,7 @@ class ThetaForecaster(StatisticalForecaster):
     finds seasonal at lag m is adjusted by a classical decomposition first (multiplicative for a positive
     series) and the forecast re-seasonalised. ``update(df)`` adjusts and smooths the new observations with
     the fitted parameters (no refit); ``params_`` lists each series' slope ``b0``, ``alpha`` and seasonal
-    indices; see :mod:`tsrsa.forecasters.theta_model`.
+    indices; see :mod:`tsrsa.statistical.theta_model`.
 
     Parameters
     ----------

@@ -6,16 +6,16 @@ import numbers
 import numpy as np
 import torch
 
-from tsrsa.forecasters.common_params import COMMON_PARAMS_DOC
-from tsrsa.forecasters.estimator import store_init_args
-from tsrsa.forecasters.neural import NeuralForecaster
-from tsrsa.forecasters.params import check_bool, check_choice, check_int, check_sequence_model
-from tsrsa.forecasters.spaces import sequence_space
-from tsrsa.forecasters.stream_state import StreamState
-from tsrsa.forecasters.window_state import WindowState
-from tsrsa.nn.patches import n_tokens
+from tsrsa.estimator.common_params import COMMON_PARAMS_DOC
+from tsrsa.estimator.neural import NeuralForecaster
+from tsrsa.estimator.params import check_bool, check_choice, check_int, check_sequence_model
+from tsrsa.estimator.protocol import store_init_args
+from tsrsa.estimator.spaces import sequence_space
+from tsrsa.estimator.stream_state import StreamState
+from tsrsa.estimator.window_state import WindowState
 from tsrsa.nn.backbone import BackboneConfig, build_transformer
 from tsrsa.nn.ensemble import members_of
+from tsrsa.nn.patches import n_tokens
 from tsrsa.nn.registry import build_attention, get_attention
 
 
@@ -69,7 +69,7 @@ class TransformerForecaster(NeuralForecaster):
         How many of the latest token vectors the head reads to forecast. None: the window's token
         count ``input_size / patch_len``; 1: the latest token alone (a head of ``d_model`` inputs
         instead of ``d_model`` times the tokens). "auto": all of them, except in a fit on fewer
-        than 2,000 training windows (``tsrsa.forecasters.plan.SHORT_WINDOWS``: a series of up to
+        than 2,000 training windows (``tsrsa.estimator.plan.SHORT_WINDOWS``: a series of up to
         about two thousand steps), where the head reads the latest ``ceil(h / patch_len)`` tokens, as many steps as it
         forecasts: a head of all the tokens has more weights than a few hundred windows can fit
         (docs/benchmark_configuration.md, "The library's defaults"); the streaming configuration and
@@ -209,7 +209,7 @@ class TransformerForecaster(NeuralForecaster):
         return None if plan is None else plan.readout_tokens
 
     def short_readout(self, few_windows: bool) -> int | None:
-        """The tokens ``readout_tokens="auto"`` reads (the rule is :mod:`tsrsa.forecasters.plan`'s): on few
+        """The tokens ``readout_tokens="auto"`` reads (the rule is :mod:`tsrsa.estimator.plan`'s): on few
         training windows the latest ceil(h / patch_len) tokens, else (None) every token, as also with
         ``known_future="tokens"``, in the streaming configuration, or when those are all the window's tokens."""
         if not few_windows or self.known_future == "tokens" or self.stream:

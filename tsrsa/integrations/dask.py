@@ -89,10 +89,10 @@ def backtest(model, df, *, n_windows: int = 3, step_size: int | None = None, lev
     0         y   4       3     1  2.5   2.0
     1         y   5       4     1  3.5   3.0
     """
-    from tsrsa.forecasters.base import quiet
-    from tsrsa.forecasters.conformal import check_levels, frame_scale, require_calibration
-    from tsrsa.forecasters.crossval import cutoff_positions
-    from tsrsa.forecasters.params import check_int
+    from tsrsa.estimator.base import quiet
+    from tsrsa.estimator.conformal import check_levels, frame_scale, require_calibration
+    from tsrsa.estimator.crossval import cutoff_positions
+    from tsrsa.estimator.params import check_int
 
     model.check_is_fitted()
     check_int("n_windows", n_windows)
@@ -173,7 +173,7 @@ def backtest_partitions(model_path, df, *, n_windows: int = 3, step_size: int | 
     """:func:`backtest` of a saved model over partitions of series; arguments as
     :func:`predict_partitions` and :func:`backtest`. Returns the rows of ``backtest(tsrsa.load(model_path),
     df, ...)``: pandas for a pandas ``df``, else a lazy dask frame."""
-    from tsrsa.forecasters.params import check_int
+    from tsrsa.estimator.params import check_int
 
     check_int("n_windows", n_windows)
     check_int("step_size", step_size, allow_none=True)
@@ -193,8 +193,8 @@ def cross_validate_partitions(model_path, df, *, n_windows: int = 3, step_size: 
     :func:`predict_partitions` and ``cross_validate``.
     """
     from tsrsa.forecasters.naive import SeasonalNaiveForecaster
-    from tsrsa.forecasters.params import check_int
-    from tsrsa.forecasters.statistical import StatisticalForecaster
+    from tsrsa.estimator.params import check_int
+    from tsrsa.estimator.statistical import StatisticalForecaster
 
     check_int("n_windows", n_windows)
     check_int("step_size", step_size, allow_none=True)
@@ -211,7 +211,7 @@ def cross_validate_partitions(model_path, df, *, n_windows: int = 3, step_size: 
 # ---------------------------------------------------------------------- on a worker
 def _cached_model(path: str):
     """``tsrsa.load(path)``, read once per worker process while the folder is unchanged."""
-    from tsrsa.forecasters.persistence import load
+    from tsrsa.forecasters import load
 
     stamp = max((entry.stat().st_mtime_ns for entry in os.scandir(path)), default=0)
     key = (path, stamp)
@@ -274,7 +274,7 @@ def _mapped(method: str, model_path, df, options: dict, future_df, client, n_par
         import dask.dataframe as dd
     except ImportError as error:
         raise ImportError(f"the partition maps run on Dask: {INSTALL_HINT}") from error
-    from tsrsa.forecasters.params import check_int
+    from tsrsa.estimator.params import check_int
 
     path = _checked_path(model_path)
     model = _cached_model(path)  # refuses a folder that is no saved model, here and not on a worker

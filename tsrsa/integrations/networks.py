@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from tsrsa.forecasters.params import check_int
+from tsrsa.estimator.params import check_int
 from tsrsa.forecasters.rsa import RSAForecaster
 from tsrsa.forecasters.transformer import TransformerForecaster
 from tsrsa.nn.backbone import ForecastingTransformer

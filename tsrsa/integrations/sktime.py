@@ -74,9 +74,9 @@ except ImportError as err:  # pragma: no cover - the extra is part of the dev in
         f"tsrsa.integrations.sktime needs sktime ({err}); install it with: pip install 'tsrsa[sktime]'"
     ) from err
 
-from tsrsa.forecasters.base import BaseForecaster as TsrsaBaseForecaster
-from tsrsa.forecasters.conformal import interval_columns
-from tsrsa.forecasters.params import quantile_column
+from tsrsa.estimator.base import BaseForecaster as TsrsaBaseForecaster
+from tsrsa.estimator.conformal import interval_columns
+from tsrsa.estimator.params import quantile_column
 from tsrsa.integrations.sktime_frames import (
     SeriesTable, TimeAxis, conformal_level, covariate_columns, declares_covariates, select, trained,
 )

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from tsrsa.forecasters.params import quantile_column
+from tsrsa.estimator.params import quantile_column
 
 
 # ---------------------------------------------------------------------- time

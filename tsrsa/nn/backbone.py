@@ -12,12 +12,13 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from tsrsa.nn.blocks import BackboneConfig, EncoderBlock, FeedForward, init_linear, merged_groups
-from tsrsa.nn.patches import PatchEmbedding
+from tsrsa.nn.blocks import BackboneConfig, EncoderBlock, FeedForward, merged_groups
 from tsrsa.nn.covariates import CovariateInput, covariate_shape, has_covariates, split_inputs
+from tsrsa.nn.patches import PatchEmbedding
 from tsrsa.nn.revin import instance_norm
 from tsrsa.nn.start import horizon_layers, start_groups
 from tsrsa.nn.streaming import StreamingTransformer
+from tsrsa.nn.weight_init import init_linear
 
 __all__ = ["BackboneConfig", "EncoderBlock", "FeedForward", "FlattenHead", "ForecastingTransformer", "PatchEmbedding",
            "build_transformer"]

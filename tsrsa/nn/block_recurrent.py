@@ -62,11 +62,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from tsrsa.nn.blocks import init_linear
+from tsrsa.nn.attention import Attention, KindOps, register_attention
 from tsrsa.nn.multihead import check_width, merge_heads, split_heads
-from tsrsa.nn.registry import Attention, KindOps, register_attention
 from tsrsa.nn.softmax import register_alibi
 from tsrsa.nn.state import LayerState
+from tsrsa.nn.weight_init import init_linear
 
 __all__ = ["GATES", "BlockRecurrentAttention", "BlockRecurrentState", "StateGate", "block_recurrent_parallel",
            "block_recurrent_stream"]

@@ -16,6 +16,7 @@ from torch import nn
 from tsrsa.nn.patches import n_tokens
 from tsrsa.nn.registry import build_attention
 from tsrsa.nn.state import LayerState
+from tsrsa.nn.weight_init import init_linear
 
 
 @dataclass
@@ -41,14 +42,6 @@ class BackboneConfig:
     @property
     def n_tokens(self) -> int:
         return n_tokens(self.input_size, self.patch_len)
-
-
-def init_linear(*linears: nn.Linear) -> None:
-    """N(0, 0.02) weights and zero biases (GPT-2's start)."""
-    for linear in linears:
-        nn.init.normal_(linear.weight, mean=0.0, std=0.02)
-        if linear.bias is not None:
-            nn.init.zeros_(linear.bias)
 
 
 def merged_groups(blocks) -> dict[str, list[nn.Parameter]]:

@@ -39,12 +39,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from tsrsa.nn.attention import KindOps, register_attention
 from tsrsa.nn.feature_maps import check_feature_map, feature_map, feature_size, sum_normalise
 from tsrsa.nn.linear_attention import (
     EPS, LinearState, accumulation_dtype, causal_linear_attention, check_backend, check_chunk_size, fla_applies,
 )
 from tsrsa.nn.multihead import MultiHeadAttention
-from tsrsa.nn.registry import KindOps, register_attention
 from tsrsa.nn.state import LayerState
 
 __all__ = ["FastWeightAttention", "FastWeightState", "UPDATES", "delta_rule_chunked", "delta_rule_loop", "sum_rule"]

@@ -32,9 +32,9 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from tsrsa.nn.attention import KindOps, register_attention
 from tsrsa.nn.feature_maps import elu_plus_one
 from tsrsa.nn.multihead import MultiHeadAttention
-from tsrsa.nn.registry import KindOps, register_attention
 from tsrsa.nn.state import LayerState
 
 __all__ = ["BACKENDS", "EPS", "LinearAttention", "LinearState", "accumulation_dtype", "causal_linear_attention",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from tsrsa.nn.registry import Attention
+from tsrsa.nn.attention import Attention
 
 
 def split_heads(x: torch.Tensor, n_heads: int) -> torch.Tensor:

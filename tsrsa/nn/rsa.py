@@ -36,15 +36,15 @@ from typing import Callable
 import torch
 from torch import nn
 
+from tsrsa.nn.attention import KindOps, register_attention
 from tsrsa.nn.kv_cache import BoundedCacheState, CacheSpec, KeyValueState
 from tsrsa.nn.linear_attention import LinearState
 from tsrsa.nn.multihead import MultiHeadAttention
-from tsrsa.nn.registry import KindOps, register_attention
 from tsrsa.nn.rem import (REM_MASKS, RemHeads, kind_codes, lattice_matrices, padded_lattice, rem_lattice,
                           rem_matrices, rem_parallel)
 from tsrsa.nn.rem_fold import FoldedLattice, fold_lattice, folded_rem
-from tsrsa.nn.rsa_ops import RSAState, gate_mix, rsa_parallel, rsa_recurrent
 from tsrsa.nn.rsa_heads import head_selections, plan_heads
+from tsrsa.nn.rsa_ops import RSAState, gate_mix, rsa_parallel, rsa_recurrent
 from tsrsa.nn.softmax import (GatedWeights, few_keys, register_alibi, softmax_parallel, softmax_recurrent,
                               softmax_weights)
 from tsrsa.nn.t2r import T2RFeatureMap, check_feature_size, t2r_bidirectional, t2r_chunked, t2r_stream

@@ -22,9 +22,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from tsrsa.nn.attention import KindOps, register_attention
 from tsrsa.nn.kv_cache import BoundedCacheState, CacheSpec, KeyValueState, bounded_attend
 from tsrsa.nn.multihead import MultiHeadAttention
-from tsrsa.nn.registry import KindOps, register_attention
 
 __all__ = ["GatedWeights", "SMALL_SOFTMAX_KEYS", "SmallSoftmax", "SoftmaxAttention", "alibi_slopes",
            "position_bias", "softmax_attention", "softmax_parallel", "softmax_recurrent", "softmax_weights"]

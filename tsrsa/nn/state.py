@@ -25,7 +25,6 @@ from typing import Callable
 
 import torch
 
-from tsrsa.nn.registry import attention_kinds, get_attention
 
 __all__ = ["LayerState", "State", "layer_states", "nested_state", "saved_as"]
 
@@ -188,6 +187,9 @@ class LayerState(State):
     ``LayerState.from_tensors`` (on this base) builds the right class from a flat dict."""
 
     _classes: list[type] = []
+    #: functions that import more modules defining layer states, run when a flat dict matches no class
+    #: defined so far (:mod:`tsrsa.nn.registry` adds one that loads every built-in kind)
+    loaders: list[Callable[[], None]] = []
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -221,8 +223,8 @@ class LayerState(State):
         names = set(tensors)
         found = LayerState.classes_holding(names)
         if not found:  # a kind not imported yet: load every registered kind (each defines its state) and look again
-            for kind in attention_kinds():
-                get_attention(kind)
+            for load in LayerState.loaders:
+                load()
             found = LayerState.classes_holding(names)
         if len(found) != 1:
             what = "no layer state" if not found else f"several layer states ({[c.__name__ for c in found]})"

@@ -32,11 +32,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from tsrsa.nn.blocks import BackboneConfig, EncoderBlock, init_linear, merged_groups
+from tsrsa.nn.blocks import BackboneConfig, EncoderBlock, merged_groups
 from tsrsa.nn.covariates import CovariateBatch, CovariateInput, covariate_shape, has_covariates, split_inputs
 from tsrsa.nn.distributions import shifts
 from tsrsa.nn.running_norm import RunningNorm
 from tsrsa.nn.state import State, layer_states, saved_as
+from tsrsa.nn.weight_init import init_linear
 
 __all__ = ["CarriedBatch", "StreamingState", "StreamingTransformer"]
 

@@ -42,12 +42,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from tsrsa.nn.attention import KindOps, register_attention
 from tsrsa.nn.linear_attention import (
     LinearState, accumulation_dtype, causal_linear_attention, check_chunk_size, decayed_linear_attention,
     linear_attention, linear_attention_loop,
 )
 from tsrsa.nn.multihead import MultiHeadAttention
-from tsrsa.nn.registry import KindOps, register_attention
 from tsrsa.nn.softmax import register_alibi
 
 __all__ = ["DEFAULT_FEATURE_SIZE", "FLOOR", "T2RAttention", "T2RFeatureMap", "check_feature_size", "t2r_bidirectional",

@@ -1,0 +1,454 @@
+"""Neural forecasters: scaling, windows, training and batched prediction around a network.
+
+A neural forecaster class adds its architecture arguments to the common ones and names its
+network through two hooks:
+
+- ``network_config()``: a dataclass describing the network (stored with a saved model);
+- ``build_network(config)``: the ``nn.Module`` for that config.
+
+The arguments they share are documented once, in :mod:`tsrsa.estimator.common_params`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import numbers
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from tsrsa.data.covariate_encoding import CovariateEncoder
+from tsrsa.data.scalers import check_scaled, series_statistics
+from tsrsa.data.windows import ConsecutiveWindows, WindowSource
+from tsrsa.estimator.base import BaseForecaster, quiet
+from tsrsa.estimator.ensembles import Ensembles, ensembled, member_weights, saved_members
+from tsrsa.estimator.fine_tuning import FineTuning, fitted_config, kept_statistics
+from tsrsa.estimator.outputs import DEFAULT_QUANTILES, HeadOutputs  # noqa: F401 (DEFAULT_QUANTILES: its old home)
+from tsrsa.estimator.params import check_choice, check_float, check_int
+from tsrsa.estimator.plan import (
+    MIN_TRAINING_WINDOWS, DataSummary, FitPlan, default_input_size, recovered_plan, resolve_plan,
+)
+from tsrsa.estimator.plan_ahead import plan_ahead
+from tsrsa.estimator.sharded import agree_with_rank0, check_shardable, window_counts
+from tsrsa.estimator.started import StatisticalStart
+from tsrsa.estimator.window_state import SCALED_FIX, encoded
+from tsrsa.nn.covariates import CovariateBatch
+from tsrsa.nn.losses import make_loss
+from tsrsa.training import (
+    SINGLE, CarriedLoader, TrainingConfig, WindowLoader, check_precision, resolve_seed, seeded,
+    torch_threads, train_network,
+)
+from tsrsa.training.budget import check_budget
+from tsrsa.training.checkpoint import Checkpoint, check_checkpointing, epoch_hook, fingerprint
+from tsrsa.training.devices import autocast, check_accelerator, check_compile
+from tsrsa.training.distributed import (
+    TrainingJob, check_strategy, join_process_group, plan_placement, rank_seed, spawn_training,
+)
+from tsrsa.training.loop import check_lr_schedule
+from tsrsa.training.shards import ShardLoader
+
+
+class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, BaseForecaster):
+    """Base of the neural forecasters (see the module docstring)."""
+
+    stochastic = True
+    reads_scaled = True
+    takes_covariates = True
+    saves_weights = True
+
+    # ------------------------------------------------------------------ hooks
+    def network_config(self):
+        raise NotImplementedError
+
+    @staticmethod
+    def build_network(config) -> torch.nn.Module:
+        raise NotImplementedError
+
+    def _check_architecture(self) -> None:
+        """Subclasses validate their own architecture arguments here."""
+
+    def _prepare_fit(self, panel, fit_lengths) -> None:
+        """Subclasses may learn from the training parts what shapes their network (before it
+        is built), e.g. dilations from seasonal periods."""
+
+    def _initialise_network(self, network: torch.nn.Module, panel, fit_lengths) -> None:
+        """Subclasses may set initial weights from the training data (training parts only)."""
+
+    def _covariate_norm(self) -> str:
+        """``covariate_norm`` resolved: the state type's default ("window"; "fit" when streaming)."""
+        return self.covariate_norm if self.covariate_norm is not None else self.state_type().covariate_norm
+
+    def _covariate_layout(self) -> dict:
+        """The network's covariate layout (``tsrsa.nn.covariates``) from the fitted encoding."""
+        window = self.covariates_.numeric_channels() if self._covariate_norm() == "window" else []
+        return {**self.covariates_.shape(), "window_norm": window}
+
+    def _group_options(self) -> dict | None:
+        """Optimiser options of the network's named parameter groups (see TrainingConfig.group_options)."""
+        return None
+
+    # ------------------------------------------------------------------ derived settings
+    @property
+    def resolved_input_size(self) -> int:
+        """``input_size``; by default, the look-back the fit chose (``input_size_``, from
+        :func:`tsrsa.estimator.plan.default_input_size`), before a fit two horizons and at least one patch."""
+        if self.input_size is not None:
+            return int(self.input_size)
+        fitted = vars(self).get("input_size_")
+        return int(fitted) if fitted is not None else max(2 * int(self.h), self.patch_steps())
+
+    def patch_steps(self) -> int:
+        """Steps of one input token (``patch_len``; 1 for a network without patches)."""
+        patch = getattr(self, "patch_len", 1)
+        return patch if isinstance(patch, numbers.Integral) else 1
+
+    def input_size_for(self, shortest: int) -> int:
+        """The look-back of a fit whose shortest training part has ``shortest`` steps."""
+        if self.input_size is not None:
+            return int(self.input_size)
+        return default_input_size(int(self.h), self.patch_steps(), shortest)[0]
+
+    def check_params(self) -> None:
+        super().check_params()
+        check_int("input_size", self.input_size, allow_none=True)
+        self._check_outputs()  # loss, quantiles, scaler
+        check_budget("max_epochs", self.max_epochs, allow_none=False)
+        check_int("batch_size", self.batch_size)
+        check_budget("batches_per_epoch", self.batches_per_epoch, allow_none=True)
+        check_int("inference_batch_size", self.inference_batch_size)
+        check_float("learning_rate", self.learning_rate, strict=True)
+        check_float("weight_decay", self.weight_decay)
+        check_lr_schedule(self.lr_schedule)
+        check_budget("early_stopping_patience", self.early_stopping_patience, allow_none=True)
+        check_int("val_size", self.val_size, minimum=0)
+        if 0 < self.val_size < self.h:
+            raise ValueError(
+                f"val_size={self.val_size} must be 0 (no validation) or at least h={self.h}, so "
+                f"that a validation window's targets fit in the held-out steps"
+            )
+        check_accelerator(self.accelerator, self.devices)
+        check_strategy(self.strategy)
+        check_precision(self.precision)
+        check_compile(self.compile)
+        check_int("num_threads", self.num_threads, allow_none=True)
+        resolve_seed(self.random_state)
+        check_int("verbose", self.verbose, minimum=0)
+        check_checkpointing(self.checkpoint_dir, self.callbacks, self.devices)
+        self.declared_covariates()
+        check_choice("covariate_norm", self.covariate_norm, ("window", "fit"), allow_none=True)
+        self._check_start()
+        self._check_ensemble()
+        self._check_architecture()
+
+    def required_length(self, panel) -> tuple[int, str]:
+        h, v = int(self.h), int(self.val_size)
+        if self.input_size is not None:
+            L = int(self.input_size)
+            return L + h + v, f"input_size={L} + h={h} + val_size={v}"
+        _, least, _ = default_input_size(h, self.patch_steps(), int(panel.lengths.min()) - v)
+        extra = MIN_TRAINING_WINDOWS - 1
+        return least + h + v + extra, (f"input_size=None: a look-back of at least {least} + h={h} + val_size={v} + "
+                                       f"{extra} more steps for {MIN_TRAINING_WINDOWS} training windows")
+
+    def _training_config(self) -> TrainingConfig:
+        return TrainingConfig(
+            max_epochs=self.max_epochs_, batch_size=self.batch_size, batches_per_epoch=self.batches_per_epoch_,
+            learning_rate=self.learning_rate, weight_decay=self.weight_decay, lr_schedule=self.lr_schedule,
+            early_stopping_patience=self.early_stopping_patience_, precision=check_precision(self.precision),
+            compile=self.compile,
+            verbose=self.verbose, description=type(self).__name__, group_options=self._optimiser_groups(),
+            checkpoint=getattr(self, "_checkpoint", None), validate_start=getattr(self, "start_", None) is not None,
+            start_margin=float(self.start_margin),
+        )
+
+    # ------------------------------------------------------------------ fit
+    def fit_from(self, df, weights: dict, *, new=()):
+        """Fit on ``df`` starting from given network weights instead of a fresh initialisation; returns self.
+
+        ``weights`` is a state dict of a network built for the same settings (``network_.state_dict()``
+        of a fitted model): every weight of the new network is taken from it, except those whose name
+        contains one of the strings in ``new`` (layers the new network adds, which keep their
+        initialisation). ``tsrsa.convert.to_recurrent`` finetunes a converted model this way.
+        """
+        self.check_params()
+        return self.fit_panel(self.to_panel(df), warm_start=(weights, tuple(new)))
+
+    def plan(self, df) -> FitPlan:
+        """The fit plan a ``fit(df)`` would follow (:mod:`tsrsa.estimator.plan`), before any training: the
+        budget in steps, the networks, the statistical starts it would fit and every other automatic value
+        with its reason, and ``estimated_seconds``, the training's rough wall time here (a few optimiser
+        steps of the network timed, times the plan's steps; a statistical start costs at most a fifth
+        more). Nothing of this model changes; ``str`` of its ``describe()`` is what ``verbose=1`` prints.
+        """
+        return plan_ahead(self, df)
+
+    def _fit(self, panel, *, epoch_callback=None, warm_start=None, fitted_from=None) -> None:
+        """Train on ``panel``; ``epoch_callback(record)`` sees every epoch's record (the tuner's pruning; of
+        an ensemble, its first member's); ``warm_start``: (weights, new) of ``fit_from``; ``fitted_from``:
+        the fitted model a ``fine_tune`` continues, whose network configuration, covariate encoding and
+        statistics of known ids are kept."""
+        v = int(self.val_size)
+        fit_lengths = panel.lengths - v
+        if fitted_from is not None:
+            self.input_size_ = fitted_from.resolved_input_size
+        elif panel.share is not None:  # one rank's share: every rank takes the same look-back, two horizons
+            self.input_size_ = self.input_size_for(2 ** 62)
+        else:  # what the windows read
+            self.input_size_ = self.input_size_for(int(fit_lengths.min()))
+        loc, scale = series_statistics(panel.values, panel.offsets, fit_lengths, self.scaler)
+        if fitted_from is not None:
+            loc, scale = kept_statistics(fitted_from, panel, loc, scale)
+        scaled = check_scaled(panel, loc, scale, statistics="the statistics of its training part",
+                              fix=SCALED_FIX)  # (N,) float32, built once
+        placement = plan_placement(self.strategy, self.accelerator, self.devices)
+        state = self.state_type()
+        train = state.training_windows(self, scaled, panel.offsets, fit_lengths)  # lazy: index arithmetic
+        val = state.validation_windows(self, scaled, panel.offsets, fit_lengths) if v else None
+        spec, rows = self.declared_covariates(), None
+        self.covariates_ = None
+        if spec.active:  # encoded once; windows gather their rows as they gather the target's
+            self.covariates_ = fitted_from.covariates_ if fitted_from is not None else CovariateEncoder.fit(
+                spec, panel, fit_lengths)
+            rows = encoded(self, panel)
+            source = WindowSource(rows.time, self.covariates_.future_from, rows.static_num, rows.static_cat)
+            for windows in (train, val):
+                if windows is not None:
+                    windows.covariates = source
+        carried = isinstance(train, ConsecutiveWindows)  # reads every window of each series in order
+        seed, rank = resolve_seed(self.random_state), SINGLE
+        if placement.mode == "join":  # one rank of a torchrun launch: every rank uses rank 0's seed
+            rank, seed = join_process_group(placement.device, seed)
+        sharded = panel.share is not None and rank.world_size > 1  # this rank holds only its share
+        n_train, n_val = len(train), 0 if val is None else len(val)
+        if sharded:
+            check_shardable(self)
+            n_train, n_val = window_counts(n_train, n_val, rank)
+        summary = DataSummary.of(panel, fit_lengths, n_train, n_val, spec.active)
+        plan = resolve_plan(self, summary, placement=placement, carried=carried, fitted_from=fitted_from)
+        self.plan_ = plan  # every automatic value, decided once: what follows reads the plan
+        self.max_epochs_, self.batches_per_epoch_ = plan.epochs, plan.batches_per_epoch
+        self.early_stopping_patience_ = plan.patience
+        self.n_train_windows_ = n_train
+        self.ensemble_size_ = plan.members
+        if self.verbose >= 1 and rank.rank == 0:
+            print(f"{type(self).__name__} fit plan\n{plan.describe()}", file=sys.stderr)
+        self._checkpoint = None if self.checkpoint_dir is None else Checkpoint(
+            Path(self.checkpoint_dir), fingerprint(type(self).__name__, self.get_params(), panel.values, panel.offsets))
+        if fitted_from is None:
+            before = dict(vars(self))
+            with quiet(self.verbose), torch_threads(plan.threads):  # the start's BLAS on the plan's threads too
+                self._fit_start(scaled, panel.offsets, fit_lengths, panel.lengths, panel.freq)
+                self._prepare_fit(panel, fit_lengths)
+            self.plan_ = dataclasses.replace(self.plan_, start=(self.start_ or {}).get("model"))
+            config = self.network_config()
+            if self.covariates_ is not None:
+                config = dataclasses.replace(config, covariates=self._covariate_layout())
+            if sharded:  # what is estimated once for the panel: rank 0's estimate on every rank
+                config = agree_with_rank0(self, before, config, rank)
+        else:
+            config = fitted_config(fitted_from)
+            self.start_ = getattr(fitted_from, "start_", None)
+        networks, histories, epochs, edges = [], [], [], []
+        with quiet(self.verbose), torch_threads(plan.threads):
+            for k in range(self.ensemble_size_):  # member k: the network of a fit seeded seed + k
+                with seeded(seed + k, placement.device) as rng:
+                    network = self._assemble(config)
+                    if fitted_from is None:
+                        self._initialise_network(network, panel, fit_lengths)
+                        if self.start_ is not None:
+                            self._started(network)
+                    if warm_start is not None:
+                        load_weights(network, member_weights(warm_start[0], k), warm_start[1])
+                    loss_fn = make_loss(self.loss, self._quantile_levels())
+                    networks.append(network)
+                    if self.ensemble_size_ > 1 and self.start_ is not None:  # each member's own edge, if tested
+                        self.start_ = {key: value for key, value in self.start_.items() if key != "edge"}
+                    try:
+                        histories.append(self._train(network, loss_fn, train, val, placement, seed + k, rng, rank,
+                                                     epoch_callback if k == 0 else None,  # a tuner prunes on one
+                                                     (n_train, n_val) if sharded else None,
+                                                     k if self.ensemble_size_ > 1 else None))
+                    except FloatingPointError as error:  # the network holds the best weights so far
+                        histories.append(error.training_result.history)
+                        self._members_built()
+                        self._set_fitted(panel, *ensembled(self, networks, histories), loc, scale, rows)
+                        raise
+                    epochs.append(self.best_epoch_)
+                    edges.append((self.start_ or {}).get("edge"))
+        self._members_built(networks if fitted_from is None else ())  # a fine-tune keeps its source's blend
+        if len(networks) > 1:  # each member's epoch and edge over the start
+            self.best_epoch_ = epochs
+            if any(edge is not None for edge in edges):
+                self.start_ = {**self.start_, "edge": edges}
+        self._set_fitted(panel, *ensembled(self, networks, histories), loc, scale, rows)
+
+    def _train(self, network, loss_fn, train, val, placement, seed, rng, rank, epoch_callback=None,
+               totals=None, member=None) -> list[dict]:
+        """Train ``network`` in place (here, or in spawned workers); returns the history. ``totals``:
+        the training and validation windows of all ranks when this rank holds only its share; ``member``:
+        the ensemble's member it is, named in the records the callbacks see.
+
+        Spawned workers cannot call back into this process: their epochs are replayed to the
+        ``callbacks`` and ``epoch_callback`` once training ends.
+        """
+        config = self._training_config()
+        carried = isinstance(train, ConsecutiveWindows)
+        if self.checkpoint_dir is not None and placement.mode != "single":
+            raise ValueError("checkpoint_dir trains in one process on one device: leave devices unset (or 1) and "
+                             "strategy 'auto' or 'single_device' with checkpoints")
+        if carried and placement.mode != "single":
+            raise ValueError("this model trains with the state carried from window to window, in one process on "
+                             "one device: use devices=1 (or leave devices unset) with strategy 'auto' or "
+                             "'single_device'")
+        if placement.mode == "spawn":
+            threads = self.num_threads or max(1, torch.get_num_threads() // placement.world_size)
+            job = TrainingJob(network, loss_fn, train, val, int(self.batch_size), int(self.inference_batch_size),
+                              config, seed, placement.devices, threads, int(self.verbose))
+            try:
+                state, result = spawn_training(job)
+            except FloatingPointError as error:
+                network.load_state_dict(error.state_dict)
+                network.to(placement.device)
+                raise
+            network.load_state_dict(state)
+            network.to(placement.device)
+            hook = epoch_hook(self.callbacks, epoch_callback, member)
+            for record in result.history if hook is not None else ():
+                hook(dict(record))
+            self._trained(result)
+            return result.history
+        device = placement.device
+        network.to(device)
+        loss_fn.to(device)
+        if rank.world_size > 1:  # each rank its own dropout stream; windows still shuffled alike
+            torch.manual_seed(rank_seed(seed, rank.rank))
+            if rank.rank > 0:
+                config = dataclasses.replace(config, verbose=0)  # one progress bar, rank 0's
+        if carried:
+            train_loader = CarriedLoader(train, shuffle=True, device=device, rank=rank)
+            val_loader = CarriedLoader(val, shuffle=False, device=device, rank=rank) if val is not None else None
+        elif totals is not None:  # each rank its own windows (tsrsa.training.shards)
+            train_loader = ShardLoader(train, self.batch_size, shuffle=True, device=device, rank=rank,
+                                       total_windows=totals[0], max_batches=config.batches_per_epoch)
+            val_loader = None if val is None else ShardLoader(
+                val, self.inference_batch_size, shuffle=False, device=device, rank=rank, total_windows=totals[1])
+        else:
+            train_loader = WindowLoader(train, self.batch_size, shuffle=True, device=device, rank=rank,
+                                        max_batches=config.batches_per_epoch)
+            val_loader = None
+            if val is not None:
+                val_loader = WindowLoader(val, self.inference_batch_size, shuffle=False, device=device, rank=rank,
+                                          drop_uneven=False)
+        try:
+            result = train_network(network, loss_fn, train_loader, val_loader, config, device=device, rng=rng,
+                                   rank=rank, on_epoch_end=epoch_hook(self.callbacks, epoch_callback, member))
+            self._trained(result)
+            return result.history
+        finally:
+            if carried:
+                network.forget_carried()
+
+    def _trained(self, result) -> None:
+        """What a finished training run leaves: the epoch whose weights the network holds (0: the starting
+        weights, a statistical start, were kept) and, where the margin was tested, the network's edge
+        over the start (``start_["edge"]``, in standard errors)."""
+        self.best_epoch_ = result.best_epoch
+        if getattr(self, "start_", None) is not None and result.start_edge is not None:
+            self.start_ = {**self.start_, "edge": round(float(result.start_edge), 4)}
+
+    def _set_fitted(self, panel, network, history, loc, scale, covariates=None) -> None:
+        self.network_ = network.eval()
+        members = ["member"] if any("member" in record for record in history) else []  # an ensemble's
+        self.fit_history_ = pd.DataFrame(
+            history, columns=["epoch", "train_loss", "val_loss", "learning_rate", "seconds", *members]
+        )
+        self.freq_ = panel.freq
+        with quiet(self.verbose):
+            self.memory_ = self.state_type().from_fit(self, panel, loc, scale, covariates)
+
+    # ------------------------------------------------------------------ predict
+    def _network_forecast(self, tails: np.ndarray, loc: np.ndarray, scale: np.ndarray, covariates=None) -> np.ndarray:
+        """The head's outputs (n, H, Q) in the data's units (a point or quantile head)."""
+        return self._network_outputs(tails, loc, scale, covariates) * scale[:, None, None] + loc[:, None, None]
+
+    @torch.no_grad()
+    def _network_outputs(self, tails: np.ndarray, loc: np.ndarray, scale: np.ndarray, covariates=None) -> np.ndarray:
+        """The head's outputs (n, H, Q) in the units of the series scaled by ``loc``/``scale`` (n,), from
+        windows (n, L) (and their :class:`~tsrsa.data.memory.WindowCovariates`), in bounded batches."""
+        network = self.network_.eval()
+        device = next(network.parameters()).device
+        L, n = self.resolved_input_size, len(tails)
+        out = np.empty((n, int(self.h), network.config.n_outputs), dtype=np.float64)
+        with torch_threads(self.plan_.threads):
+            for start in range(0, n, self.inference_batch_size):
+                stop = min(start + self.inference_batch_size, n)
+                x = (tails[start:stop, -L:] - loc[start:stop, None]) / scale[start:stop, None]  # (B, L)
+                x = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32)).to(device)
+                if covariates is not None:
+                    x = covariate_batch(x, covariates, slice(start, stop), L, device)
+                with autocast(device, self.precision):
+                    y = network(x).float().cpu().numpy()  # (B, H, Q)
+                out[start:stop] = y
+        return out
+
+    def forecast_windows(self, tails, loc, scale, h: int, covariates=None) -> dict[str, np.ndarray]:
+        return self.output_columns(self._network_outputs(tails, loc, scale, covariates)[:, :h, :], loc, scale)
+
+    # ------------------------------------------------------------------ saving
+    def fitted_files(self):
+        state, arrays, _ = super().fitted_files()
+        state["network"] = dataclasses.asdict(self.network_.config)
+        state["fit_history"] = self.fit_history_.to_dict(orient="list")
+        state["start"] = self.start_
+        state["best_epoch"] = self.best_epoch_
+        state["plan"] = self.plan_.to_json()
+        return state, arrays, self.network_.state_dict()
+
+    def adopt_plan(self, state: dict) -> None:
+        """``plan_`` from a saved model's state, before anything is rebuilt from it: the plan its fit kept, or
+        for a model saved before plans were kept, the values that version's fit resolved
+        (:func:`tsrsa.estimator.plan.recovered_plan`)."""
+        self.plan_ = FitPlan.from_json(state["plan"]) if "plan" in state else recovered_plan(self, state)
+        if self.plan_.input_size is not None:
+            self.input_size_ = self.plan_.input_size
+
+    def restore_fitted(self, state, arrays, weights, device) -> None:
+        super().restore_fitted(state, arrays, weights, device)
+        config = type(self.network_config())(**state["network"])
+        self.start_ = state.get("start")  # saved before starts existed: none
+        self.ensemble_size_ = saved_members(weights)
+        if self.plan_.recovered:  # a folder saved before plans were kept: its members are in its weights
+            self.plan_ = dataclasses.replace(self.plan_, members=self.ensemble_size_)
+        network, _ = ensembled(self, [self._assemble(config) for _ in range(self.ensemble_size_)])
+        network.load_state_dict(weights)
+        self.network_ = network.to(device).eval()
+        self.fit_history_ = pd.DataFrame(state["fit_history"])
+        self.best_epoch_ = state.get("best_epoch")  # saved before it was kept: None
+
+
+def covariate_batch(x: torch.Tensor, covariates, rows: slice, input_size: int, device) -> CovariateBatch:
+    """The network input of windows ``x`` (B, L) and rows ``rows`` of their ``WindowCovariates``."""
+    def tensor(array, dtype=np.float32):
+        if array is None or array.shape[-1] == 0:
+            return None
+        return torch.from_numpy(np.ascontiguousarray(array[rows], dtype=dtype)).to(device)
+
+    past = covariates.past[:, -input_size:] if covariates.past.shape[-1] else covariates.past
+    return CovariateBatch(x, tensor(past), tensor(covariates.future), tensor(covariates.static_num),
+                          tensor(covariates.static_cat, np.int64))
+
+
+def load_weights(network: torch.nn.Module, donor: dict, new: tuple[str, ...] = ()) -> None:
+    """Load ``donor`` into ``network``: every weight but those whose name contains one of ``new``
+    (layers the network adds, which keep their initialisation); ValueError when they do not fit."""
+    expected = network.state_dict()
+    missing = [k for k in expected if k not in donor and not any(tag in k for tag in new)]
+    extra = [k for k in donor if k not in expected]
+    shapes = [k for k in donor if k in expected and donor[k].shape != expected[k].shape]
+    if missing or extra or shapes:
+        raise ValueError(
+            f"the given weights do not fit this network (missing {missing[:3]}, unexpected {extra[:3]}, "
+            f"other shapes {shapes[:3]}): was the original built for other data?")
+    network.load_state_dict(donor, strict=False)

@@ -1,0 +1,180 @@
+"""What the statistical forecasters share: one statsmodels model fitted per series, and its state.
+
+:class:`StatisticalForecaster` is the estimator contract of :class:`~tsrsa.estimator.base.
+BaseForecaster` for local models (:class:`~tsrsa.forecasters.ets.ETSForecaster`,
+:class:`~tsrsa.forecasters.arima.ARIMAForecaster`, :class:`~tsrsa.forecasters.theta.ThetaForecaster`):
+``fit`` fits one model per series, in turn; its fitted state is a
+:class:`~tsrsa.estimator.statistical_state.StatisticalState` (``state_type()``), which runs each
+model's filter over new observations with the fitted parameters (``update``, ``predict(df=...)``,
+``forecast_cutoffs``) and saves parameters and states as JSON and arrays. A subclass names its
+parameters and implements ``minimum_length(m)`` and ``fit_series(panel, i)``.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from tsrsa.data.validation import format_id
+from tsrsa.estimator.base import BaseForecaster
+from tsrsa.estimator.params import check_int
+from tsrsa.estimator.statistical_state import StatisticalState, statsmodels_calls
+
+
+#: the first arguments every statistical forecaster shares, documented once (each docstring's ``{series}`` mark)
+STATISTICAL_SERIES_DOC = """
+    h : int
+        Forecast horizon (steps).
+    season_length : int, optional
+        Season m in steps. None takes the first natural period of the frequency (24 hourly, 7 daily, 12
+        monthly, 4 quarterly), or 1 (no season) where there is none, as for integer time.
+"""
+#: the arguments every statistical forecaster shares, documented once (each docstring's ``{common}`` mark)
+STATISTICAL_PARAMS_DOC = """
+    conformal_windows : int, optional
+        Hold out the last ``conformal_windows`` horizons of every series to calibrate conformal
+        prediction intervals, ``predict(level=[80, 95])`` (one extra fit per series). None: no intervals.
+    fill : {"ffill", "interpolate", "zero"} or None, default None
+        How to fill missing timestamps and NaN values; None makes them errors.
+    freq : str or int, optional
+        pandas offset alias or integer step; inferred when None.
+    verbose : int, default 0
+        0 hides statsmodels' warnings (convergence); 1 lets them through.
+    id_col, time_col, target_col : str, default "unique_id", "ds", "y"
+        Column names of long frames, in and out.
+"""
+
+
+def statistical_doc(doc: str) -> str:
+    """A statistical forecaster's docstring with its ``{series}`` and ``{common}`` marks filled."""
+    return doc.replace("{series}", STATISTICAL_SERIES_DOC.strip("\n").lstrip()).replace(
+        "{common}", STATISTICAL_PARAMS_DOC.strip("\n").lstrip())
+
+
+#: magnitudes past which statsmodels' likelihoods leave float64 (squares overflow or underflow)
+LARGEST, SMALLEST_SPREAD = 1e100, 1e-100
+
+
+def failure_hint(y: np.ndarray) -> str:
+    """What to do about a series statsmodels could not fit: rescale values of extreme magnitude, else check it."""
+    top, spread = float(np.abs(y).max(initial=0.0)), float(np.ptp(y)) if len(y) else 0.0
+    if top > LARGEST:
+        return (f"its values reach {top:.3g}, beyond what statsmodels' likelihood computes in float64 (their "
+                f"squares overflow): divide the series by a power of ten, e.g. {10.0 ** int(np.log10(top)):.0e}, and "
+                f"multiply the forecasts back")
+    if 0 < spread < SMALLEST_SPREAD:
+        return (f"its values vary by {spread:.3g} only, below what statsmodels' likelihood resolves in float64: "
+                f"multiply the series by a power of ten, e.g. {10.0 ** -int(np.log10(spread)):.0e}, and divide the "
+                f"forecasts back")
+    return "check the series (too short for its season, a few values far from the rest?), or give a simpler form"
+
+
+class StatisticalForecaster(BaseForecaster):
+    """A statsmodels model per series (module docstring)."""
+
+    #: the kind of model of every series (``SeriesFit.form["kind"]``)
+    kind = ""
+
+    def state_type(self) -> type:
+        """The class of the fitted state: per-series models and their filter states."""
+        return StatisticalState
+
+    # ------------------------------------------------------------------ hooks of a subclass
+    def minimum_length(self, m: int) -> tuple[int, str]:
+        """The observations a series needs with a season of ``m`` steps, and why."""
+        raise NotImplementedError
+
+    def fit_series(self, panel, i: int):
+        """The fitted :class:`~tsrsa.statistical.series_fit.SeriesFit` of series ``i`` of ``panel``
+        (``fit``, and a series new at ``update(new_ids="add")`` or ``predict(df=...)``)."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ the contract
+    def check_params(self) -> None:
+        super().check_params()
+        check_int("season_length", self.season_length, allow_none=True)
+        check_int("verbose", self.verbose, minimum=0)
+
+    def resolved_season(self, freq) -> int:
+        """The season in steps: ``season_length``, else the first natural period of the frequency (24
+        hourly, 7 daily, 12 monthly, 4 quarterly, ...), else 1 (integer time, yearly data)."""
+        if self.season_length is not None:
+            return int(self.season_length)
+        periods = freq.natural_periods() if freq.is_datetime else []
+        return int(periods[0]) if periods else 1
+
+    def required_length(self, panel) -> tuple[int, str]:
+        return self.minimum_length(self.resolved_season(panel.freq))
+
+    def _fit(self, panel, **fit_options) -> None:
+        self.season_length_ = self.resolved_season(panel.freq)
+        need, _ = self.minimum_length(self.season_length_)
+        with statsmodels_calls(self):
+            fits = [self.fit_series(panel, i) for i in range(panel.n_series)]
+        self.memory_ = StatisticalState.from_fits(panel, fits, need)
+
+    def failed(self, panel, i: int, error: Exception) -> ValueError:
+        """The ValueError for a series whose model statsmodels could not fit, with the likely cause."""
+        return ValueError(f"series {format_id(panel.ids[i])}: {type(self).__name__} could not fit it ({error}); "
+                          f"{failure_hint(panel.series(i))}")
+
+    def forecast_windows(self, tails, loc, scale, h: int, covariates=None, *, series=None) -> dict[str, np.ndarray]:
+        """Forecasts ``{"yhat": (n, h)}`` from input windows ``tails`` (n, T) with the fitted parameters.
+
+        Each window is read as a series of its own: its model's initial state is set from the window as
+        statsmodels sets it when a model meets new data (ETS: statsmodels' heuristic initial states; ARIMA:
+        SARIMAX's initialisation, which follows from the parameters; Theta: smoothing from the first
+        value), the fitted parameters run its filter over the window, and the forecast follows. A model
+        whose terms depend on the position in the season (ARIMA's Fourier regressors, Theta's seasonal
+        adjustment) cannot place a bare window and refuses it; ``predict(df=...)`` and ``cross_validate``,
+        which know the timestamps, serve those. ``loc`` and ``scale`` are not read (the models read raw
+        values).
+
+        Parameters
+        ----------
+        tails : array (n, T)
+            The windows, T at least the length a series needs (``memory_.tails.shape[1]``).
+        loc, scale : array (n,)
+            Not read.
+        h : int
+        covariates : None
+            Statistical models take no covariates.
+        series : array (n,) of int, optional
+            The row in ``memory_.ids`` of the series whose parameters read each window; may be left out
+            for a model of one series.
+        """
+        self.check_is_fitted()
+        if covariates is not None:
+            raise ValueError(f"{type(self).__name__} takes no covariates; call forecast_windows without them")
+        tails = np.asarray(tails, dtype=np.float64)
+        memory = self.memory_
+        if tails.ndim != 2 or tails.shape[1] < memory.tails.shape[1]:
+            raise ValueError(f"forecast_windows needs windows (n, T) of at least {memory.tails.shape[1]} values, "
+                             f"got shape {tails.shape}")
+        if series is None:
+            if memory.n_series != 1:
+                raise ValueError(f"this {type(self).__name__} holds {memory.n_series} series, each with its own "
+                                 f"parameters: pass series= (n,), the row in memory_.ids of each window's series")
+            rows = np.zeros(len(tails), dtype=np.int64)
+        else:
+            rows = np.asarray(series)
+            if rows.shape != (len(tails),) or not np.issubdtype(rows.dtype, np.integer) \
+                    or (rows < 0).any() or (rows >= memory.n_series).any():
+                raise ValueError(f"series must hold one row of memory_.ids (0 to {memory.n_series - 1}) for each of "
+                                 f"the {len(tails)} windows")
+        with statsmodels_calls(self):
+            return {"yhat": memory.window_forecasts(rows, tails, int(h))}
+
+    @property
+    def params_(self) -> pd.DataFrame:
+        """One row per series: its id, the chosen form (``model``), the AIC of its fit and its fitted
+        parameters under statsmodels' names (NaN where the form of a series has no such parameter)."""
+        self.check_is_fitted()
+        return self.memory_.describe(self.id_col)
+
+    def restore_fitted(self, state, arrays, weights, device) -> None:
+        super().restore_fitted(state, arrays, weights, device)
+        self.season_length_ = self.resolved_season(self.freq_)
+        kinds = {fit.form["kind"] for fit in self.memory_.fits}
+        if kinds - {self.kind}:
+            raise ValueError(f"the saved models are of kind {sorted(kinds)}, not a {type(self).__name__}'s "
+                             f"{self.kind!r}")

@@ -1,0 +1,355 @@
+"""ARIMA of one series: statsmodels' SARIMAX, the automatic choice of its orders, and its state.
+
+- The orders (:func:`fit_arima`): d and D as auto.arima picks them (KPSS; STL seasonal strength
+  above 0.64), then the lowest AIC over (p, q) in {0,1,2}^2 x (P, Q) in {(0,0), (1,0), (0,1)}; a
+  season above :data:`SHORT_SEASON` enters instead as K in :data:`FOURIER_K` Fourier pairs (K by the
+  AIC of a least-squares harmonic fit) with ARMA errors. A constant when d + D = 0. Orders given by
+  the user replace the searched ones (:func:`arima_specs`).
+- The fit: maximum likelihood on the differenced series (``simple_differencing=True``: the same
+  parameters, a faster fit), the scale concentrated out.
+- The state: the Kalman filter of the model on the undifferenced series (``simple_differencing=
+  False``, statsmodels' default initialisation) with the fitted parameters, i.e. the predicted state
+  mean and covariance after the last observation, saved as ``[a, P.ravel()]``. New observations
+  continue the filter from it (:func:`run`: what statsmodels' ``append(refit=False)`` gives, in
+  O(new steps)); forecasts filter ``h`` missing values from it; :func:`origin_forecasts` reads
+  forecasts from many origins off one filter pass.
+
+statsmodels is imported inside the functions that need it.
+"""
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from tsrsa.statistical.series_fit import SeriesFit
+
+#: seasons up to this are seasonal ARIMA terms; longer ones are Fourier regressors
+SHORT_SEASON = 24
+FOURIER_K = (2, 4, 6)
+
+
+@dataclass(frozen=True)
+class ArimaSpec:
+    """One SARIMAX form: orders, trend, and optional Fourier regressors."""
+
+    order: tuple[int, int, int]
+    seasonal_order: tuple[int, int, int, int] = (0, 0, 0, 0)
+    trend: str = "n"
+    fourier: tuple[int, int] | None = None  # (period, K): K sine/cosine pairs as regressors
+
+    def exog(self, n: int, start: int = 0) -> np.ndarray | None:
+        """(n, 2K) the Fourier regressors of steps start..start+n-1, or None without them."""
+        if not self.fourier:
+            return None
+        period, K = self.fourier
+        t = (start + np.arange(n))[:, None] * np.arange(1, K + 1)[None, :] * (2 * np.pi / period)  # (n, K)
+        return np.concatenate([np.sin(t), np.cos(t)], axis=1)  # (n, 2K)
+
+    def model(self, y: np.ndarray, *, simple_differencing: bool = False, start: int = 0,
+              concentrate_scale: bool = True):
+        """statsmodels' SARIMAX of this form on ``y`` (steps ``start``... of the series; the scale
+        concentrated out, or the last parameter)."""
+        from statsmodels.tsa.statespace.sarimax import SARIMAX
+
+        return SARIMAX(y, exog=self.exog(len(y), start), order=self.order, seasonal_order=self.seasonal_order,
+                       trend=self.trend, simple_differencing=simple_differencing, concentrate_scale=concentrate_scale)
+
+    def fit(self, y: np.ndarray):
+        """Maximum likelihood on ``y`` (on the differenced series: the same parameters, a faster fit)."""
+        with warnings.catch_warnings(action="ignore"):
+            return self.model(y, simple_differencing=True).fit(disp=False, cov_type="none")
+
+    def forecasts(self, params, y_all: np.ndarray, origins, h: int) -> np.ndarray:
+        """(len(origins), h) forecasts from ``origins`` of the model with ``params`` fixed,
+        filtered over ``y_all``."""
+        with warnings.catch_warnings(action="ignore"):
+            return origin_forecasts(self.model(y_all).filter(np.asarray(params)), origins, h)
+
+    @property
+    def name(self) -> str:
+        """ARIMA(1,1,1)(0,1,1)[12], with its Fourier pairs and constant."""
+        p, d, q = self.order
+        P, D, Q, m = self.seasonal_order
+        out = f"ARIMA({p},{d},{q})" + (f"({P},{D},{Q})[{m}]" if m else "")
+        if self.fourier:
+            out += f" + {self.fourier[1]} Fourier pairs of period {self.fourier[0]}"
+        return out + (" with constant" if self.trend == "c" else "")
+
+    def describe(self) -> dict:
+        return dataclasses.asdict(self)
+
+    def to_json(self) -> dict:
+        return {"kind": "arima", "order": list(self.order), "seasonal_order": list(self.seasonal_order),
+                "trend": self.trend, "fourier": list(self.fourier) if self.fourier else None}
+
+    @classmethod
+    def from_json(cls, form: dict) -> "ArimaSpec":
+        order, seasonal, fourier = tuple(form["order"]), tuple(form["seasonal_order"]), form["fourier"]
+        numbers = [*order, *seasonal, *(fourier or ())]
+        if (len(order) != 3 or len(seasonal) != 4 or form["trend"] not in ("n", "c")
+                or any(isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in numbers)
+                or (fourier is not None and len(fourier) != 2)):
+            raise ValueError(f"{form!r} is not an ARIMA form")
+        return cls(order, seasonal, form["trend"], tuple(fourier) if fourier else None)
+
+
+def origin_forecasts(results, origins, h: int) -> np.ndarray:
+    """Forecasts from many origins of a linear Gaussian state-space model filtered once.
+
+    Parameters
+    ----------
+    results : statsmodels MLEResults
+        The model filtered over the whole series (design and transition matrices constant in
+        time; intercepts may vary: regressors).
+    origins : array (n,) of int
+        First target position of each forecast.
+    h : int
+
+    Returns
+    -------
+    numpy.ndarray
+        (n, h): from origin t, E[y_{t..t+h-1} | y_{<t}], from the predicted state at t.
+    """
+    fr = results.filter_results
+    origins = np.asarray(origins)
+    for name in ("design", "transition"):
+        matrix = getattr(fr, name)
+        if not np.allclose(matrix, matrix[..., :1]):
+            raise ValueError(f"origin_forecasts needs a constant {name} matrix")
+    if origins.max() + h > fr.nobs:
+        raise ValueError("the last origin's targets run past the filtered series")
+    Z, T = fr.design[0, :, 0], fr.transition[:, :, 0]  # (k,), (k, k)
+    d = np.broadcast_to(fr.obs_intercept[0], (fr.nobs,))  # (nobs,) regressors' part, or a constant
+    c = np.broadcast_to(fr.state_intercept, (len(Z), fr.nobs))  # (k, nobs)
+    a = fr.predicted_state[:, origins]  # (k, n) state at each origin given y_<t
+    out = np.empty((len(origins), h))
+    for j in range(h):
+        out[:, j] = Z @ a + d[origins + j]
+        a = T @ a + c[:, origins + j]
+    return out
+
+
+def named_params(res) -> dict:
+    """``{parameter name: value}`` of a statsmodels fit, rounded to 6 decimals."""
+    return {str(k): round(float(v), 6) for k, v in zip(res.model.param_names, np.asarray(res.params))}
+
+
+# ---------------------------------------------------------------------- choosing the orders
+def seasonal_differences(y: np.ndarray, m: int | None) -> int:
+    """D = 1 when STL's seasonal strength of period m exceeds 0.64 (auto.arima's rule); 0 without m."""
+    if not m:
+        return 0
+    from statsmodels.tsa.seasonal import STL
+
+    with warnings.catch_warnings(action="ignore"):
+        fit = STL(y, period=m).fit()
+    spread = np.var(fit.resid + fit.seasonal)
+    if spread <= 0:  # nothing but the trend: no season to difference away (0 / 0 would read as strength 1)
+        return 0
+    return int(1 - np.var(fit.resid) / spread > 0.64)
+
+
+def differences(z: np.ndarray) -> int:
+    """d = 1 when KPSS rejects level stationarity (5 %) of ``z``, else 0 (a constant ``z`` is stationary:
+    KPSS has no variance to test it with)."""
+    from statsmodels.tsa.stattools import kpss
+
+    if np.ptp(z) == 0:
+        return 0
+    with warnings.catch_warnings(action="ignore"):
+        return int(kpss(z, regression="c", nlags="auto")[1] < 0.05)
+
+
+def differencing(y: np.ndarray, m: int | None) -> tuple[int, int]:
+    """(d, D) as auto.arima chooses them: D by :func:`seasonal_differences`, then d by
+    :func:`differences` of the (seasonally differenced) series."""
+    D = seasonal_differences(y, m)
+    return differences(y[m:] - y[:-m] if D else y), D
+
+
+def fourier_pairs(y: np.ndarray, m: int) -> int:
+    """K in :data:`FOURIER_K` of lowest AIC of the least-squares fit of y on a constant and K pairs
+    of period m."""
+    import statsmodels.api as sm
+
+    aic = {K: sm.OLS(y, sm.add_constant(ArimaSpec((0, 0, 0), fourier=(m, K)).exog(len(y)))).fit().aic
+           for K in FOURIER_K}
+    return min(aic, key=aic.get)
+
+
+def arima_grid(m: int | None, d: int, D: int, K: int = 0) -> list[ArimaSpec]:
+    """(p, q) in {0,1,2}^2 with d and D given; a season m <= 24 adds (P, Q) in {(0,0), (1,0), (0,1)},
+    a longer one K Fourier pairs of period m as regressors. A constant when d + D = 0."""
+    trend, pq = ("c" if d + D == 0 else "n"), [(p, q) for p in range(3) for q in range(3)]
+    if m and m <= SHORT_SEASON:
+        return [ArimaSpec((p, d, q), (P, D, Q, m), trend) for p, q in pq for P, Q in ((0, 0), (1, 0), (0, 1))]
+    return [ArimaSpec((p, d, q), trend=trend, fourier=(m, K) if m else None) for p, q in pq]
+
+
+def arima_specs(y: np.ndarray, m: int | None, order, seasonal_order) -> list[ArimaSpec]:
+    """The forms to compare when ``order`` ((p, d, q) or "auto") or ``seasonal_order`` ((P, D, Q) or
+    "auto") is given: the searched part as in :func:`arima_grid`, the given part as it is."""
+    long_season = bool(m and m > SHORT_SEASON)
+    if seasonal_order == "auto":
+        D = 0 if long_season else seasonal_differences(y, m)
+        seasonal = [(P, D, Q, m) for P, Q in ((0, 0), (1, 0), (0, 1))] if m and not long_season else [(0, 0, 0, 0)]
+        fourier = (m, fourier_pairs(y, m)) if long_season else None
+    else:
+        P, D, Q = seasonal_order
+        seasonal, fourier = [(P, D, Q, m if (m and P + D + Q) else 0)], None
+    if order == "auto":
+        d = differences(y[m:] - y[:-m] if D else y)
+        orders = [(p, d, q) for p in range(3) for q in range(3)]
+    else:
+        orders, d = [tuple(order)], order[1]
+    trend = "c" if d + D == 0 else "n"
+    return [ArimaSpec(o, s, trend, fourier) for o in orders for s in seasonal]
+
+
+def lowest_aic(y: np.ndarray, grid: list[ArimaSpec]):
+    """(spec, results) of lowest AIC among ``grid`` fitted to ``y`` (forms that fail are skipped)."""
+    best, best_spec = None, None
+    for spec in grid:
+        try:
+            res = spec.fit(y)
+        except (np.linalg.LinAlgError, ValueError):
+            continue
+        if np.isfinite(res.aic) and (best is None or res.aic < best.aic):
+            best, best_spec = res, spec
+    if best is None:
+        raise RuntimeError("no ARIMA of the grid could be fitted")
+    return best_spec, best
+
+
+def fit_arima(y: np.ndarray, m: int | None) -> tuple[ArimaSpec, np.ndarray, dict]:
+    """The ARIMA of lowest AIC over :func:`arima_grid`.
+
+    d and D come from :func:`differencing`; a season above :data:`SHORT_SEASON` is carried by
+    :func:`fourier_pairs` regressors, not differenced.
+
+    Returns
+    -------
+    spec : ArimaSpec
+    params : numpy.ndarray
+        Its maximum-likelihood parameters.
+    record : dict
+        The form, its AIC, how it was chosen and its named parameters.
+    """
+    long_season = bool(m and m > SHORT_SEASON)
+    d, D = differencing(y, None if long_season else m)
+    grid = arima_grid(m, d, D, fourier_pairs(y, m) if long_season else 0)
+    spec, best = lowest_aic(y, grid)
+    return spec, best.params, {**spec.describe(), "aic": round(float(best.aic), 3),
+                               "selection": f"lowest AIC of {len(grid)}", "params": named_params(best)}
+
+
+def fit_arima_series(y: np.ndarray, m: int | None, order="auto", seasonal_order="auto") -> SeriesFit:
+    """The fitted ARIMA of ``y`` with its filter state: :func:`fit_arima` when both orders are "auto",
+    else the lowest AIC over :func:`arima_specs`; a constant series, or one that repeats its season of
+    ``m`` steps exactly, gets :func:`exact_fit`."""
+    exact = exact_fit(y, m)
+    if exact is not None:
+        return exact
+    if order == "auto" and seasonal_order == "auto":
+        spec, params, record = fit_arima(y, m)
+        aic = record["aic"]
+    else:
+        spec, best = lowest_aic(y, arima_specs(y, m, order, seasonal_order))
+        params, aic = best.params, float(best.aic)
+    names = [str(name) for name in spec.model(y).param_names]
+    params = np.asarray(params, dtype=np.float64)
+    fit = SeriesFit({**spec.to_json(), "param_names": names}, params, np.empty(0), np.empty(0), 0, float(aic))
+    return replay(fit, y)
+
+
+def exact_fit(y: np.ndarray, m: int | None) -> SeriesFit | None:
+    """The model of a series without noise, whatever the orders asked, or None for any other series: a
+    constant gets ARIMA(0,0,0) with the constant as its intercept (its forecast is the constant); a series
+    whose seasonal differences of ``m`` steps are all zero, ARIMA(0,0,0)(0,1,0)[m] (its forecast repeats
+    the last season).
+
+    Such a series has no variance left to estimate: every form's likelihood is unbounded (statsmodels'
+    KPSS test cannot even choose d, and the fits come out with NaN or meaningless AICs, or none at all),
+    and every order that fits the data exactly forecasts the same. R's ``auto.arima`` gives a constant
+    series the same model (its ``is.constant`` case). The AIC is NaN; new observations run through the
+    model with its parameters fixed, as for any fit."""
+    y = np.asarray(y, dtype=np.float64)
+    if len(y) and np.ptp(y) == 0:
+        spec, params = ArimaSpec((0, 0, 0), trend="c"), np.array([float(y[0])])
+    elif m and m > 1 and len(y) > m and not np.any(y[m:] - y[:-m]):
+        spec, params = ArimaSpec((0, 0, 0), (0, 1, 0, int(m))), np.empty(0)
+    else:
+        return None
+    names = [str(name) for name in spec.model(y).param_names]  # the scale is concentrated out
+    fit = SeriesFit({**spec.to_json(), "param_names": names}, params, np.empty(0), np.empty(0), 0, np.nan)
+    return replay(fit, y)
+
+
+# ---------------------------------------------------------------------- the family functions
+def filtered(fit: SeriesFit, y: np.ndarray, start: int, state: np.ndarray | None = None):
+    """The model of ``fit`` filtered over ``y`` (steps ``start``...) with its parameters, from ``state``
+    (``[a, P.ravel()]``) or from statsmodels' initialisation.
+
+    The filter runs with the scale fixed at 1, as statsmodels runs a model whose scale is concentrated
+    out (the same gains and means), so that its covariances come out in those units as they are."""
+    mod = ArimaSpec.from_json(fit.form).model(y, start=start, concentrate_scale=False)
+    if state is not None:
+        from statsmodels.tsa.statespace.initialization import Initialization
+
+        k = mod.k_states
+        mod.ssm.initialization = Initialization(k, "known", constant=state[:k], stationary_cov=state[k:].reshape(k, k))
+    return mod.filter(np.append(fit.params, 1.0))
+
+
+def end_state(res) -> np.ndarray:
+    """``[a, P.ravel()]``: the predicted state mean and covariance after the last observation, the
+    covariance in units of the concentrated scale, as the filter runs (statsmodels' results of a model
+    with the scale concentrated out report it times the scale estimated on the data filtered, and
+    ``extend`` starts from that, so it departs from ``append``)."""
+    return np.concatenate([res.predicted_state[:, -1], res.predicted_state_cov[:, :, -1].ravel()])
+
+
+def run(fit: SeriesFit, y: np.ndarray) -> SeriesFit:
+    return fit.moved(end_state(filtered(fit, y, fit.nobs, fit.state)), fit.nobs + len(y))
+
+
+def replay(fit: SeriesFit, y: np.ndarray) -> SeriesFit:
+    return fit.moved(end_state(filtered(fit, y, 0)), len(y))
+
+
+def restart(fit: SeriesFit, y: np.ndarray, start: int | None) -> SeriesFit:
+    """statsmodels' initialisation (it depends on the parameters alone); Fourier regressors need ``start``."""
+    if start is None and fit.form["fourier"]:
+        raise ValueError(f"{ArimaSpec.from_json(fit.form).name} reads the position of each step in its season: "
+                         f"forecasting from a window needs the series' timestamps; use predict(df=...) or "
+                         f"cross_validate")
+    start = 0 if start is None else start
+    return fit.moved(end_state(filtered(fit, y, start)), start + len(y))
+
+
+def forecast(fit: SeriesFit, h: int) -> np.ndarray:
+    return filtered(fit, np.full(h, np.nan), fit.nobs, fit.state).filter_results.forecasts[0].copy()
+
+
+def forecasts_at(fit: SeriesFit, y: np.ndarray, cutoffs: np.ndarray, h: int) -> np.ndarray:
+    padded = np.concatenate([y, np.full(h, np.nan)])  # forecasts from the last position too
+    return origin_forecasts(filtered(fit, padded, 0), np.asarray(cutoffs) + 1, h)
+
+
+def first_bad(fit: SeriesFit, y: np.ndarray) -> int:
+    return -1
+
+
+def describe(fit: SeriesFit) -> tuple[str, dict]:
+    return ArimaSpec.from_json(fit.form).name, dict(zip(fit.form["param_names"], fit.params.tolist()))
+
+
+def check(fit: SeriesFit) -> None:
+    ArimaSpec.from_json(fit.form)
+    k = int(round((np.sqrt(1 + 4 * len(fit.state)) - 1) / 2))
+    if (len(fit.params) != len(fit.form["param_names"]) or k < 1 or len(fit.state) != k + k * k
+            or len(fit.initial) != 0):
+        raise ValueError("the saved arrays of an ARIMA have the wrong sizes")
