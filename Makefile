@@ -10,7 +10,7 @@ STAMP := $(VENV)/.tsrsa-installed
 # torch thread (tests/conftest.py); PYTEST_WORKERS=0 runs it in this one process.
 PYTEST_WORKERS ?= auto
 
-.PHONY: demo test notebooks install clean
+.PHONY: demo test test-processes notebooks install clean
 
 install: $(STAMP)
 
@@ -28,8 +28,13 @@ demo: $(STAMP)
 notebooks: $(STAMP)
 	$(BIN)/python benchmarks/notebook_times.py
 
+# The suite without the tests that start other processes or servers (under three minutes on two cores);
+# test-processes runs those (notebook kernels, PostgreSQL, Dask workers, DDP ranks); CI runs both.
 test: $(STAMP)
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile -m "not processes" $(PYTEST_ARGS)
+
+test-processes: $(STAMP)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile -m processes $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) demo_output .pytest_cache .hypothesis

@@ -81,7 +81,7 @@ def cv_speed_row(data, h: int, n_windows: int, num_threads: int | None, repeats:
 
     v = h + n_windows - 1  # as many validation windows per channel as cutoffs
     model = TransformerForecaster(h=h, input_size=data.input_size, max_epochs=1, val_size=v,
-                                  num_threads=num_threads, random_state=0, accelerator="cpu")
+                                  trainer={"num_threads": num_threads, "accelerator": "cpu"}, random_state=0)
     frame = fit_frame(data, 0, data.borders.val_end)
     model.fit(frame)
 

@@ -62,7 +62,7 @@ def measure(kind: str, history: int, cache: tuple[int, str] | None = None) -> di
 
     options = {"cache_size": cache[0], "cache_policy": cache[1]} if cache else None
     model = TransformerForecaster(h=24, input_size=96, patch_len=4, attention=kind, attention_options=options,
-                                  stream=True, max_epochs=1, num_threads=1, random_state=0).fit(series(0, 400))
+                                  stream=True, max_epochs=1, trainer={"num_threads": 1}, random_state=0).fit(series(0, 400))
     model.update(series(400, history - 400))
     states = [g.state for g in model.memory_.groups]
     state_mb = sum(nbytes(s.tensors().values()) for s in states) / 2**20  # complex: 8 bytes per number

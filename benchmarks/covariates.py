@@ -125,7 +125,7 @@ def run_calendar(frame: pd.DataFrame, train_end: int, val_end: int, model: str, 
 
     cls = getattr(tsrsa, f"{model}Forecaster")
     estimator = cls(h=h, input_size=input_size, val_size=val_end - train_end, random_state=seed,
-                    num_threads=num_threads, **CALENDAR_SETTINGS[setting], **(overrides or {}))
+                    trainer={"num_threads": num_threads}, **CALENDAR_SETTINGS[setting], **(overrides or {}))
     began = time.perf_counter()
     estimator.fit(frame.iloc[:val_end])
     seconds = time.perf_counter() - began

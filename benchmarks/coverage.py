@@ -103,7 +103,7 @@ def run(dataset: str, h: int, names, k: int, seed: int, nf_python: str | None = 
     base = {"date": dt.date.today().isoformat(), "dataset": dataset, "horizon": h, "seed": seed, "conformal_windows": k}
     for name in names:
         model = MODELS[name](h=h, input_size=data.input_size, val_size=v, conformal_windows=k, random_state=seed,
-                             num_threads=1)
+                             trainer={"num_threads": 1})
         start = time.perf_counter()
         model.fit(frame)
         seconds = time.perf_counter() - start

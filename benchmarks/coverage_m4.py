@@ -139,11 +139,13 @@ def fit_rsa_m4(val, test, run: str, seed: int, k: int, num_threads: int) -> tupl
     (params, fit s, predict s, point (S, h), {level: (lower, upper)}, residuals per step)."""
     from tsrsa.benchmarking.m4_global import forecast_matrix, forecaster_class
     from tsrsa.estimator.conformal import interval_columns
+    from tsrsa.estimator.trainer import flat_params
 
     f = val.frequency
     conformal = run == "RSA-conformal"
     params = {"h": f.h, "input_size": f.input_size, "freq": 1, "val_size": f.h, "random_state": seed,
-              "num_threads": num_threads, **M4_RUNS[run], **({"conformal_windows": k} if conformal else {})}
+              "trainer": {"num_threads": num_threads}, **M4_RUNS[run],
+              **({"conformal_windows": k} if conformal else {})}
     model = forecaster_class("RSA")(**params)
     need = model.input_size + model.h + model.val_size + (k * f.h if conformal else 0)
     frame = val.frame()
@@ -161,8 +163,9 @@ def fit_rsa_m4(val, test, run: str, seed: int, k: int, num_threads: int) -> tupl
         paths = model.sample(SAMPLES, df=test.frame(), random_state=seed)
         by_series = {sid: g["yhat"].to_numpy() for sid, g in paths.groupby("unique_id", sort=False)}
         samples = np.stack([by_series[sid].reshape(SAMPLES, -1)[:, : f.h].T for sid in test.ids])  # (S, h, n)
-    return (model.get_params(), fit_seconds, predict_seconds, forecast_matrix(out, test.ids, f.h), bounds,
-            residuals, samples)
+    # the trainer's options one by one, as the rows made before 0.15 name them
+    return (flat_params(model.get_params()), fit_seconds, predict_seconds, forecast_matrix(out, test.ids, f.h),
+            bounds, residuals, samples)
 
 
 def fit_nhits_m4(val, test, run: str, seed: int, k: int, num_threads: int, nf_python: str) -> tuple:
@@ -229,6 +232,7 @@ def run_short(cell, k: int, seed: int) -> dict:
     """The row of one short-series cell: RSA with ``conformal_windows=k``, every stride-1 test window."""
     from tsrsa.benchmarking.short_series import build_forecaster, window_forecasts
     from tsrsa.estimator.conformal import interval_columns, residuals_needed
+    from tsrsa.estimator.trainer import flat_params
 
     model = build_forecaster("RSA", cell, seed, {"conformal_windows": k})
     z, n = cell.z, cell.n
@@ -242,7 +246,7 @@ def run_short(cell, k: int, seed: int) -> dict:
     levels = tuple(float(v) for v in LEVELS if residuals_needed(v) <= len(calibration.residuals))
     raw = calibration.intervals(yhat, np.full(len(origins), calibration.scale[0]), levels) if levels else {}
     bounds = {int(v): tuple(raw[c] for c in interval_columns(v)) for v in levels}
-    explicit = {key: v for key, v in model.get_params().items() if key != "verbose"}
+    explicit = {key: v for key, v in flat_params(model.get_params()).items() if key != "verbose"}
     return {"dataset": f"{cell.dataset} n={n}", "run": "short-series", "model": "RSA", "seed": seed, "k": k,
             "residuals_per_step": len(calibration.residuals),
             **summary(y, yhat, bounds, np.ones(len(origins)), wql=False),

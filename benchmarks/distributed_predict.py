@@ -46,9 +46,10 @@ COLUMNS = ("date", "machine", "model", "n_series", "steps", "fit_series", "mode"
            "n_partitions", "repeats", "seconds", "series_per_second", "rows", "equal", "load_average", "command",
            "params")
 MODELS = {
-    "DLinear": lambda: tsrsa.DLinearForecaster(h=8, input_size=32, max_epochs=1, random_state=0, num_threads=1),
+    "DLinear": lambda: tsrsa.DLinearForecaster(h=8, input_size=32, max_epochs=1, random_state=0,
+                                                 trainer={"num_threads": 1}),
     "RSA": lambda: tsrsa.RSAForecaster(h=8, input_size=32, d_model=16, n_heads=4, n_layers=1, d_ff=32,
-                                       max_epochs=1, random_state=0, num_threads=1),
+                                       max_epochs=1, random_state=0, trainer={"num_threads": 1}),
 }
 
 

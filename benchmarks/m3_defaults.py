@@ -6,7 +6,8 @@
     python benchmarks/m3_defaults.py --summary [--reference defaults-0.13.0]
 
 The protocol (sample, origins, scores) is ``tsrsa/benchmarking/m3_sample.py``. The networks get only
-``h``, ``random_state`` (the seed) and ``num_threads=1``, the statistical models ``h`` and the season;
+``h``, ``random_state`` (the seed) and ``num_threads=1`` (in ``trainer`` from tsrsa 0.15 on, named on its own
+in the rows for every release: ``tsrsa.benchmarking.compat``), the statistical models ``h`` and the season;
 ``-p name=value`` adds a parameter (a JSON value, else a string) to every selected model that takes
 it, and ``--variant`` names the configuration in the rows. Rows already in ``--output`` (same variant,
 model, series, origin and seed) are skipped, so a stopped run resumes.

@@ -32,6 +32,7 @@ from tsrsa.benchmarking.protocol import fit_frame, load_protocol_data, prepare, 
 from tsrsa.benchmarking.results import append_rows, machine_description, replace_section  # noqa: E402
 from tsrsa.benchmarking.runner import best_epoch  # noqa: E402
 from tsrsa.benchmarking.scoring import window_views  # noqa: E402
+from tsrsa.estimator.trainer import flat_params  # noqa: E402
 
 CSV = HERE / "results" / "paper_setting.csv"
 MODELS = {"Transformer": tsrsa.TransformerForecaster, "RSA": tsrsa.RSAForecaster}
@@ -58,7 +59,7 @@ def scores(model, data, h: int) -> tuple[float, float]:
 def run(data, h: int, name: str, seed: int) -> dict:
     v = validation_size(data, h)
     frame = fit_frame(data, 0, data.borders.train_end + v)
-    model = MODELS[name](h=h, val_size=v, random_state=seed, num_threads=1, **SETTING)
+    model = MODELS[name](h=h, val_size=v, random_state=seed, trainer={"num_threads": 1}, **SETTING)
     began = time.perf_counter()
     model.fit(frame)
     seconds = time.perf_counter() - began
@@ -66,7 +67,7 @@ def run(data, h: int, name: str, seed: int) -> dict:
     return {"date": dt.date.today().isoformat(), "horizon": h, "model": name, "seed": seed, "mse": round(mse, 6),
             "mae": round(mae, 6), "best_epoch": best_epoch(model), "fit_seconds": round(seconds, 1),
             "machine": machine_description() + ", 1 thread",
-            "params": json.dumps(model.get_params(), sort_keys=True, default=str)}
+            "params": json.dumps(flat_params(model.get_params()), sort_keys=True, default=str)}  # as before 0.15
 
 
 def section(table: pd.DataFrame) -> str:

@@ -32,12 +32,14 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 import tsrsa  # noqa: E402
+from tsrsa.benchmarking.compat import trainer_kwargs  # noqa: E402
 from tsrsa.benchmarking.defaults_screen import ADDED, CHOICES, SHORT_FITS, spelt_auto  # noqa: E402
 from tsrsa.benchmarking.m4 import FREQUENCIES, load_split  # noqa: E402
 from tsrsa.benchmarking.naive2 import naive2  # noqa: E402
 from tsrsa.benchmarking.results import (  # noqa: E402
     latest_rows, machine_description, read_run_log, replace_section, rows_footer,
 )
+from tsrsa.estimator.trainer import flat_params  # noqa: E402
 from tsrsa.metrics import mase, smape  # noqa: E402
 from tsrsa.start.fit import spread  # noqa: E402
 
@@ -85,11 +87,13 @@ def forecast_one(model: str, history: np.ndarray, freq, seed: int, params: dict)
     else:
         protocol = {"input_size": freq.input_size, "val_size": freq.h, "random_state": seed, "num_threads": 1,
                     "accelerator": "cpu", "freq": 1}
-        estimator = getattr(tsrsa, NEURAL[model])(h=freq.h, **{**protocol, **params})
+        cls = getattr(tsrsa, NEURAL[model])
+        estimator = cls(h=freq.h, **trainer_kwargs(cls, {**protocol, **params}))  # threads, device: trainer
     began = time.perf_counter()
     estimator.fit(frame)
     seconds = time.perf_counter() - began
-    explicit = {k: v for k, v in estimator.get_params().items() if k not in ("verbose", "callbacks")}
+    # the trainer's options one by one, as the rows made before 0.15 name them
+    explicit = {k: v for k, v in flat_params(estimator.get_params()).items() if k not in ("verbose", "callbacks")}
     return estimator.predict()["yhat"].to_numpy(dtype=np.float64), seconds, explicit
 
 

@@ -66,7 +66,7 @@ def series(name: str) -> tuple[pd.DataFrame, int]:
 
 def model(kind: str, h: int, seed: int):
     cls = tsrsa.RSAForecaster if kind == "RSA" else tsrsa.TransformerForecaster
-    return cls(h=h, val_size=h, random_state=seed, num_threads=1)
+    return cls(h=h, val_size=h, random_state=seed, trainer={"num_threads": 1})
 
 
 def timed_fit(kind: str, df: pd.DataFrame, h: int, seed: int) -> dict:

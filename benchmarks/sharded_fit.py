@@ -45,6 +45,8 @@ from tsrsa.data import write_shards  # noqa: E402
 RESULTS = HERE / "results" / "sharded_fit.csv"
 COLUMNS = ("date", "machine", "mode", "rank", "world_size", "n_series", "steps", "files", "series_held",
            "peak_mb", "start_mb", "data_mb", "best_val_loss", "fit_seconds", "load_average", "command", "params")
+#: the DLinear's parameters as the rows record them: the trainer's options (accelerator, num_threads) by their own
+#: names, as before 0.15; each rank passes those in ``trainer`` (``tsrsa.benchmarking.compat.trainer_kwargs``)
 PARAMS = dict(h=8, input_size=24, val_size=8, max_epochs=2, batches_per_epoch=200, batch_size=256,
               random_state=0, accelerator="cpu", num_threads=1)
 MODES = {"one process": (1, "frame"), "2 ranks reading the whole frame": (2, "frame"),
@@ -56,12 +58,13 @@ def peak_mb():  # this process's high-water mark (VmHWM: unlike ru_maxrss, not c
     with open("/proc/self/status") as fh:
         return next(int(line.split()[1]) for line in fh if line.startswith("VmHWM:")) / 1024
 import pandas as pd, torch, tsrsa
+from tsrsa.benchmarking.compat import trainer_kwargs  # PARAMS name the trainer's options one by one
 from tsrsa.data import ParquetShards
 start = peak_mb()
 folder, source, params = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 clock = time.perf_counter()
 data = ParquetShards.open(folder) if source == "shards" else pd.read_parquet(folder)
-model = tsrsa.DLinearForecaster(**params).fit(data)
+model = tsrsa.DLinearForecaster(**trainer_kwargs(tsrsa.DLinearForecaster, params)).fit(data)
 seconds = time.perf_counter() - clock
 rank = torch.distributed.get_rank() if torch.distributed.is_initialized() else 0
 print(json.dumps({"rank": rank, "series_held": len(model.memory_.ids), "peak_mb": peak_mb(), "start_mb": start,

@@ -259,7 +259,7 @@ def one_fit(regime: str, start: str, epochs, code: str, reference: str) -> dict:
 
     spec = REGIMES[regime]
     frame = regime_frame(regime)
-    options = dict(h=spec["h"], random_state=0, num_threads=1)
+    options = dict(h=spec["h"], random_state=0, trainer={"num_threads": 1})
     if epochs != "auto":
         options["max_epochs"] = int(epochs)
     if start == "none":

@@ -31,6 +31,17 @@ import torch  # noqa: E402
 import tsrsa  # noqa: E402
 from tsrsa.benchmarking.results import machine_description  # noqa: E402
 
+try:
+    from tsrsa.benchmarking.compat import trainer_kwargs
+except ImportError:  # a release before 0.15 imported: the helper of this checkout, by path
+    import importlib.util
+
+    _spec = importlib.util.spec_from_file_location("tsrsa_benchmarking_compat",
+                                                   HERE.parent / "tsrsa" / "benchmarking" / "compat.py")
+    _compat = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(_compat)
+    trainer_kwargs = _compat.trainer_kwargs
+
 RESULTS = HERE / "results"
 
 
@@ -66,7 +77,7 @@ def spin(seconds: float) -> None:
 
 def one_fit(model_name: str, data, params: dict, threads: int | None) -> float:
     cls = getattr(tsrsa, f"{model_name}Forecaster")
-    model = cls(**params, random_state=0, num_threads=threads)
+    model = cls(**params, random_state=0, **trainer_kwargs(cls, {"num_threads": threads}))  # trainer= from 0.15
     start = time.perf_counter()
     model.fit(data)
     return time.perf_counter() - start

@@ -52,7 +52,8 @@ def imports(args) -> pd.DataFrame:
 
 # ---------------------------------------------------------------------- memory
 MEMORY_PARAMS = dict(h=H, input_size=INPUT, patch_len=24, d_model=8, n_heads=1, n_layers=1, d_ff=8,
-                     max_epochs=1, batch_size=1024, val_size=H, num_threads=1, random_state=0, accelerator="cpu")
+                     max_epochs=1, batch_size=1024, val_size=H, random_state=0,
+                     trainer={"num_threads": 1, "accelerator": "cpu"})
 
 
 def memory_probe(n_series: int, length: int) -> dict:

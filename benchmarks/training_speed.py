@@ -43,7 +43,7 @@ def ours_epoch(name: str, y: np.ndarray, accelerator: str, seed: int, **params) 
 
     series = pd.Series(y, index=pd.RangeIndex(len(y)), name="OT")
     model = getattr(tsrsa, OURS[name])(h=H, input_size=INPUT, batch_size=BATCH, max_epochs=1,
-                                       accelerator=accelerator, random_state=seed, **params)
+                                       trainer={"accelerator": accelerator}, random_state=seed, **params)
     model.fit(series)
     return float(model.fit_history_["seconds"].iloc[0]), sum(p.numel() for p in model.network_.parameters())
 

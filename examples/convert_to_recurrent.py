@@ -17,7 +17,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from tsrsa import TransformerForecaster
+from tsrsa import Trainer, TransformerForecaster
 from tsrsa.convert import to_recurrent
 
 BUDGETS = {
@@ -63,7 +63,8 @@ def main(argv=None) -> dict:
     args = parser.parse_args(argv)
     h, y = 24, series(24 * 7 * 10)
     train, test = y.iloc[:-24 * 7], y.iloc[-24 * 7:]
-    common = dict(h=h, input_size=96, stream=True, val_size=2 * h, random_state=0, num_threads=args.num_threads)
+    common = dict(h=h, input_size=96, stream=True, val_size=2 * h, random_state=0,
+                  trainer=Trainer(num_threads=args.num_threads))
     softmax = TransformerForecaster(**common, **BUDGETS[args.budget]).fit(train)
     recurrent = to_recurrent(softmax, train, feature_size=32)  # the original stays as it is
     print(f"original: best validation loss {softmax.fit_history_['val_loss'].min():.4f}; converted after "

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tsrsa import TransformerForecaster
+from tsrsa import Trainer, TransformerForecaster
 
 
 def demo_panel(n_series: int = 8, length: int = 2000) -> pd.DataFrame:
@@ -74,7 +74,7 @@ def main(argv=None):
         df = load_data(args.data_dir)
         params = dict(h=96, input_size=96)
     model = TransformerForecaster(**params, batch_size=args.batch_size, max_epochs=args.max_epochs,
-                                  accelerator=args.accelerator, devices=args.devices, random_state=0)
+                                  trainer=Trainer(accelerator=args.accelerator, devices=args.devices), random_state=0)
     began = time.perf_counter()
     model.fit(df)
     seconds = time.perf_counter() - began

@@ -4,8 +4,8 @@
     python examples/gpu_training.py --budget small     # a seconds-long smoke run
 
 Where torch sees no CUDA device the script says so and exits with status 0: install a CUDA build
-of torch first (README, "Install"). ``accelerator="gpu"`` puts the network and every batch on
-the GPU; ``precision="bf16-mixed"`` runs the forward pass in bfloat16 under autocast while the
+of torch first (README, "Install"). ``trainer=Trainer(accelerator="gpu")`` puts the network and every
+batch on the GPU; the trainer's ``precision="bf16-mixed"`` runs the forward pass in bfloat16 under autocast while the
 weights and the optimiser stay in float32 (no loss scaling needed; "16-mixed" is float16 with a
 gradient scaler, for GPUs without bf16). The saved model loads on the CPU. For several GPUs see
 examples/data_parallel.py.
@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 import tsrsa
-from tsrsa import RSAForecaster
+from tsrsa import RSAForecaster, Trainer
 
 
 def synthetic_panel(n_series: int, length: int) -> pd.DataFrame:
@@ -62,7 +62,7 @@ def main(argv=None):
     small = args.budget == "small"
     df = load_data(small, args.data_dir)
     shape = dict(h=24, input_size=96, d_model=32, max_epochs=2) if small else dict(h=96, input_size=96, max_epochs=10)
-    model = RSAForecaster(**shape, batch_size=256, accelerator="gpu", precision=precision, random_state=0)
+    model = RSAForecaster(**shape, batch_size=256, trainer=Trainer(accelerator="gpu", precision=precision), random_state=0)
 
     began = time.perf_counter()
     model.fit(df)

@@ -18,7 +18,7 @@ import pandas as pd
 import torch
 
 import tsrsa
-from tsrsa import RSAForecaster
+from tsrsa import RSAForecaster, Trainer
 from tsrsa.nn import linear_rnn_to_rem, rem_matrix
 
 
@@ -93,7 +93,7 @@ def main(argv=None) -> dict:
 
     train = tsrsa.datasets.load("co2").iloc[:-104]
     model = RSAForecaster(h=52, input_size=208, patch_len=4, fill="interpolate", random_state=0,
-                          num_threads=args.num_threads, **network)
+                          trainer=Trainer(num_threads=args.num_threads), **network)
     model.fit(train)
     print("which head started from which estimate (dilation in weeks):")
     print(model.init_report_.drop(columns=["note"]).to_string(index=False), "\n")

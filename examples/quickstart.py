@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 import tsrsa
-from tsrsa import RSAForecaster, SeasonalNaiveForecaster
+from tsrsa import RSAForecaster, SeasonalNaiveForecaster, Trainer
 
 H = 104  # two years of weeks
 
@@ -44,7 +44,7 @@ def main(argv=None) -> dict:
 
     # 2. fit and predict; fill="interpolate" fills the missing weeks
     model = RSAForecaster(h=H, input_size=2 * H, patch_len=8, fill="interpolate", random_state=0,
-                          num_threads=args.num_threads, **network(args.budget))
+                          trainer=Trainer(num_threads=args.num_threads), **network(args.budget))
     forecast = model.fit(train).predict()
     naive = SeasonalNaiveForecaster(h=H, fill="interpolate").fit(train).predict()
     scores = pd.concat({"RSA": score(forecast, test), "SeasonalNaive": score(naive, test)}).droplevel(1)

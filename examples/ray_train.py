@@ -44,7 +44,7 @@ def forecaster_params(args) -> dict:
     """The TransformerForecaster's parameters for the parsed command line."""
     network = TINY if args.tiny else dict(h=24, input_size=96, random_state=0)
     return {**network, "batch_size": args.batch_size, "max_epochs": args.max_epochs,
-            "accelerator": args.accelerator, "num_threads": args.num_threads}
+            "trainer": {"accelerator": args.accelerator, "num_threads": args.num_threads}}
 
 
 def train_loop_per_worker(config: dict) -> None:
@@ -56,7 +56,8 @@ def train_loop_per_worker(config: dict) -> None:
     from tsrsa.training.distributed import plan_placement
 
     model = TransformerForecaster(**config["params"])
-    placement = plan_placement(model.strategy, model.accelerator, model.devices)  # what fit will do: "join"
+    trainer = model.resolved_trainer
+    placement = plan_placement(trainer.strategy, trainer.accelerator, trainer.devices)  # what fit will do: "join"
     began = time.perf_counter()
     model.fit(config["frame"])
     seconds = time.perf_counter() - began

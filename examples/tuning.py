@@ -17,7 +17,7 @@ from pathlib import Path
 from optuna.distributions import FloatDistribution
 
 import tsrsa
-from tsrsa import RSAForecaster
+from tsrsa import RSAForecaster, Trainer
 
 H = 52
 
@@ -37,7 +37,7 @@ def main(argv=None):
     train, test = df.iloc[:-H], df.iloc[-H:]
     network = dict(n_layers=1, d_ff=32, max_epochs=1) if small else dict(max_epochs=15, early_stopping_patience=3)
     model = RSAForecaster(h=H, input_size=3 * H, fill="interpolate", val_size=H, random_state=0,
-                          num_threads=args.num_threads, **network)
+                          trainer=Trainer(num_threads=args.num_threads), **network)
     space = {
         "d_model": [16, 32] if small else [32, 64, 128],
         "patch_len": [4, 8, 13],

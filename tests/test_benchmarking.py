@@ -307,6 +307,7 @@ def test_cli_smoke_on_a_tiny_synthetic_file(tmp_path):
     assert "### national_illness, input 12" in (out / "RESULTS.md").read_text()
 
 
+@pytest.mark.processes
 def test_jobs_run_side_by_side_and_give_the_rows_of_a_sequential_run(tmp_path):
     import json
 
@@ -361,3 +362,22 @@ def test_best_epoch_is_the_epoch_whose_weights_were_kept():
     assert best_epoch(model([0.9, 0.5, 0.7, 0.8])) == 2  # lowest validation loss
     assert best_epoch(model([np.nan] * 4)) == 4  # no validation: the last weights are kept
     assert best_epoch(SimpleNamespace()) is None  # a model that does not train
+
+
+def test_trainer_kwargs_spells_the_trainer_as_the_class_takes_it():
+    import tsrsa
+    from tsrsa.benchmarking.compat import TRAINER_OPTIONS, trainer_kwargs
+    from tsrsa.estimator.trainer import FIELDS
+
+    assert TRAINER_OPTIONS == FIELDS  # the helper imports no tsrsa (it runs beside earlier releases): kept in step
+
+    class Before015:  # a neural forecaster of tsrsa 0.14: the options are its own arguments
+        def __init__(self, h, num_threads=None, verbose=0):
+            pass
+
+    flat = {"h": 3, "num_threads": 1, "verbose": 0}
+    assert trainer_kwargs(Before015, flat) == flat
+    assert trainer_kwargs(tsrsa.DLinearForecaster, flat) == {"h": 3, "trainer": {"num_threads": 1, "verbose": 0}}
+    assert trainer_kwargs(tsrsa.DLinearForecaster, {"num_threads": 1, "trainer": tsrsa.Trainer(verbose=1)}) == \
+        {"trainer": tsrsa.Trainer(num_threads=1, verbose=1)}
+    assert trainer_kwargs(tsrsa.ETSForecaster, {"h": 3, "verbose": 1}) == {"h": 3, "verbose": 1}  # its own verbose

@@ -161,7 +161,7 @@ def test_verbose_one_shows_steps_epochs_windows_and_losses_and_zero_shows_nothin
 
     df = make_panel(n_series=2, length=60)
     tsrsa.DLinearForecaster(h=4, input_size=8, batch_size=8, max_epochs=2, val_size=4, random_state=0,
-                            verbose=1).fit(df)
+                            trainer={"verbose": 1}).fit(df)
     err = capsys.readouterr().err
     windows = 2 * (60 - 4 - 8 - 4 + 1)
     steps = 2 * -(-windows // 8)

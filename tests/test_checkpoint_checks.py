@@ -16,6 +16,7 @@ import pytest
 import torch
 
 import tsrsa
+from tsrsa import Trainer
 from tsrsa.training.checkpoint import FILE, Checkpoint
 
 from conftest import make_panel
@@ -39,7 +40,7 @@ def saved(tmp_path_factory):
     df = make_panel(n_series=3, length=80)
     folder = tmp_path_factory.mktemp("saved")
     with pytest.raises(Stop):
-        tsrsa.DLinearForecaster(**OPTIONS, checkpoint_dir=folder, callbacks=[stop_after_first]).fit(df)
+        tsrsa.DLinearForecaster(**OPTIONS, trainer=Trainer(checkpoint_dir=folder, callbacks=[stop_after_first])).fit(df)
     state = torch.load(saved_payload(folder / FILE), weights_only=True)
     return tsrsa.DLinearForecaster(**OPTIONS).fit(df), df, state
 
@@ -63,11 +64,11 @@ def write(folder, state: dict, *, plain: bool = False) -> bytes:
 
 
 def refused(saved, folder, match: str):
-    """Fit a copy of the fitted model with ``checkpoint_dir=folder``: it must refuse with ``match``
+    """Fit a copy of the fitted model with the trainer's ``checkpoint_dir=folder``: it must refuse with ``match``
     and leave the model, the file, the frame and the random states as they were."""
     fitted, df, _ = saved
     model = copy.deepcopy(fitted)
-    model.set_params(checkpoint_dir=str(folder))
+    model.set_params(trainer=Trainer(checkpoint_dir=str(folder)))
     frame, before = df.copy(), fitted.predict()
     file = (folder / FILE).read_bytes() if (folder / FILE).exists() else None
     rng_torch, rng_numpy = torch.get_rng_state(), np.random.get_state()
@@ -131,7 +132,7 @@ def test_an_unwritable_folder_is_refused_before_the_first_epoch(saved, tmp_path)
     (tmp_path / "file").write_text("x")
     seen = []
     model = copy.deepcopy(fitted)
-    model.set_params(checkpoint_dir=str(tmp_path / "file" / "ckpt"), callbacks=[seen.append])
+    model.set_params(trainer={"checkpoint_dir": str(tmp_path / "file" / "ckpt"), "callbacks": [seen.append]})
     with pytest.raises(ValueError, match=r"checkpoint_dir '.*ckpt' cannot be written .*give a folder this process "
                                          r"can write"):
         model.fit(df)
@@ -147,7 +148,7 @@ def test_a_read_only_folder_is_refused_before_the_first_epoch(saved, tmp_path):
     folder.chmod(0o555)
     seen = []
     try:
-        model = tsrsa.DLinearForecaster(**OPTIONS, checkpoint_dir=folder, callbacks=[seen.append])
+        model = tsrsa.DLinearForecaster(**OPTIONS, trainer=Trainer(checkpoint_dir=folder, callbacks=[seen.append]))
         with pytest.raises(ValueError, match="cannot be written"):
             model.fit(df)
     finally:

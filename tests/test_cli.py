@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 # ---------------------------------------------------------------------- help and packaging
+@pytest.mark.processes
 def test_python_m_tsrsa_help_names_the_three_commands_and_import_stays_light():
     done = subprocess.run([sys.executable, "-m", "tsrsa", "--help"], capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 0, done.stderr

@@ -47,7 +47,7 @@ def network(tmp_path_factory, panel) -> str:
     """DLinear fitted with conformal intervals, saved."""
     path = tmp_path_factory.mktemp("models") / "dlinear"
     model = tsrsa.DLinearForecaster(h=H, input_size=12, max_epochs=1, random_state=0, conformal_windows=2,
-                                    num_threads=1)
+                                    trainer={"num_threads": 1})
     model.fit(panel).save(path)
     return str(path)
 
@@ -65,6 +65,7 @@ def as_single(result: pd.DataFrame, like: pd.DataFrame) -> pd.DataFrame:
     return ordered.astype({like.columns[0]: like[like.columns[0]].dtype})
 
 
+@pytest.mark.processes
 def test_predict_over_two_workers_equals_one_process(client, network, panel):
     before = panel.copy()
     single = tsrsa.load(network).predict(3, df=panel, level=[80])
@@ -79,10 +80,11 @@ def test_predict_over_two_workers_equals_one_process(client, network, panel):
     pd.testing.assert_frame_equal(one, tsrsa.load(network).predict(df=panel))
 
 
+@pytest.mark.processes
 def test_known_future_covariates_reach_each_partition(client, panel, tmp_path):
     rng = np.random.default_rng(0)
     history = panel.assign(promo=rng.integers(0, 2, len(panel)).astype(float))
-    model = tsrsa.DLinearForecaster(h=H, input_size=12, max_epochs=1, random_state=0, num_threads=1,
+    model = tsrsa.DLinearForecaster(h=H, input_size=12, max_epochs=1, random_state=0, trainer={"num_threads": 1},
                                     future_covariates=["promo"]).fit(history)
     model.save(tmp_path / "promo")
     future = model.make_future_frame().assign(promo=1.0)
@@ -96,6 +98,7 @@ def test_known_future_covariates_reach_each_partition(client, panel, tmp_path):
         predict_partitions(tmp_path / "promo", history, future_df=dd.from_pandas(future, npartitions=1))
 
 
+@pytest.mark.processes
 def test_backtest_over_the_cluster_equals_one_process_and_its_last_window_is_predict(client, network, panel):
     model = tsrsa.load(network)
     single = backtest(model, panel, n_windows=3, step_size=2, level=[80])
@@ -113,6 +116,7 @@ def test_backtest_over_the_cluster_equals_one_process_and_its_last_window_is_pre
     pd.testing.assert_series_equal(last["y"], actual["y"].reset_index(drop=True))
 
 
+@pytest.mark.processes
 def test_a_dask_frame_gives_a_lazy_frame_of_the_same_rows(client, network, panel, tmp_path):
     single = tsrsa.load(network).predict(df=panel, level=[80])
     groups = [panel[panel["unique_id"].isin(ids)] for ids in (["s0", "s1", "s10"], ["s2", "s3"])]
@@ -129,6 +133,7 @@ def test_a_dask_frame_gives_a_lazy_frame_of_the_same_rows(client, network, panel
     pd.testing.assert_frame_equal(as_single(from_files.compute(), single), single)
 
 
+@pytest.mark.processes
 def test_cross_validate_of_a_per_series_model_equals_one_process(client, naive, network, panel):
     single = tsrsa.load(naive).cross_validate(panel, n_windows=3, step_size=2)
     spread = cross_validate_partitions(naive, panel, n_windows=3, step_size=2, client=client, n_partitions=4)
@@ -138,6 +143,7 @@ def test_cross_validate_of_a_per_series_model_equals_one_process(client, naive, 
         cross_validate_partitions(network, panel, client=client)
 
 
+@pytest.mark.processes
 def test_update_then_predict_equals_predict_on_the_recent_history(client, network, panel):
     """The module's advice in place of a mapped update, for a fixed-window network."""
     new = make_panel(n_series=12, length=68, seed=1).groupby("unique_id").tail(8)  # 8 steps after the fit's end
@@ -148,6 +154,7 @@ def test_update_then_predict_equals_predict_on_the_recent_history(client, networ
     assert not np.allclose(spread["yhat"], tsrsa.load(network).predict()["yhat"])
 
 
+@pytest.mark.processes
 def test_bad_arguments_are_refused_with_the_fix(client, network, naive, panel, tmp_path):
     with pytest.raises(ValueError, match="not a directory holding a saved tsrsa model.*model.save"):
         predict_partitions(tmp_path / "nothing", panel, client=client)
@@ -172,6 +179,7 @@ def test_bad_arguments_are_refused_with_the_fix(client, network, naive, panel, t
         predict_partitions(network, split).compute()
 
 
+@pytest.mark.processes
 def test_the_benchmark_times_both_ways_and_finds_the_same_forecasts(client, tmp_path):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
     try:

@@ -115,6 +115,7 @@ def test_wrong_data_dir_type():
         datasets.load("ETTh1", data_dir=3)
 
 
+@pytest.mark.processes
 def test_import_is_light():
     code = (
         "import sys, tsrsa.datasets; "

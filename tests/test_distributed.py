@@ -101,6 +101,7 @@ def test_a_world_of_one_device_takes_the_data_parallel_path_when_asked(no_torchr
     assert (joined.mode, joined.world_size) == ("join", 1)
 
 
+@pytest.mark.processes
 def test_ddp_spawn_on_one_device_trains_through_ddp_and_takes_the_steps_of_a_plain_fit(no_torchrun, monkeypatch):
     import torch.nn.parallel
 
@@ -119,7 +120,7 @@ def test_ddp_spawn_on_one_device_trains_through_ddp_and_takes_the_steps_of_a_pla
         monkeypatch.setenv(name, str(value))
     monkeypatch.setattr(torch.nn.parallel.DistributedDataParallel, "__init__", spy)
     try:
-        joined = TransformerForecaster(**PARAMS, strategy="ddp", start_margin=1e-9).fit(df)
+        joined = TransformerForecaster(**with_trainer(strategy="ddp"), start_margin=1e-9).fit(df)
         assert torch.distributed.get_backend() == "gloo" and torch.distributed.get_world_size() == 1
     finally:
         if torch.distributed.is_initialized():
@@ -128,7 +129,7 @@ def test_ddp_spawn_on_one_device_trains_through_ddp_and_takes_the_steps_of_a_pla
     for name in TORCHRUN_ENV:
         monkeypatch.delenv(name)
     seen = []  # the worker cannot call back: its epochs are replayed to the callbacks
-    spawned = TransformerForecaster(**PARAMS, strategy="ddp_spawn", callbacks=[seen.append],  # in a worker
+    spawned = TransformerForecaster(**with_trainer(strategy="ddp_spawn", callbacks=[seen.append]),  # in a worker
                                     start_margin=1e-9).fit(df)
     assert seen == spawned.fit_history_.to_dict(orient="records")
     # a margin this small decides as none does, and the worker's edge over the start comes back
@@ -154,7 +155,7 @@ def test_an_ensemble_joined_as_one_rank_trains_each_member_through_ddp_as_a_plai
     monkeypatch.setattr(torch.nn.parallel.DistributedDataParallel, "__init__",
                         lambda self, *a, **k: (wrapped.append(1), original(self, *a, **k))[1])
     try:
-        joined = TransformerForecaster(**PARAMS, strategy="ddp", ensemble_size=2).fit(df)
+        joined = TransformerForecaster(**with_trainer(strategy="ddp"), ensemble_size=2).fit(df)
     finally:
         if torch.distributed.is_initialized():
             torch.distributed.destroy_process_group()
@@ -194,14 +195,20 @@ import sys, torch
 sys.path.insert(0, {tests!r})
 from conftest import make_panel
 from tsrsa import TransformerForecaster
-model = TransformerForecaster(**{params!r}, strategy="ddp").fit(make_panel(length=48))
+model = TransformerForecaster(**{params!r}).fit(make_panel(length=48))
 torch.save({{"state": model.network_.state_dict(), "val": model.fit_history_["val_loss"].tolist()}},
            "rank%s.pt" % torch.distributed.get_rank())
 """
 
 # dropout off, so that the only difference is who computes which part of each batch
 PARAMS = dict(h=4, input_size=8, patch_len=2, d_model=8, n_heads=2, n_layers=1, d_ff=16, dropout=0.0,
-              max_epochs=2, batch_size=16, val_size=4, accelerator="cpu", num_threads=1, random_state=3)
+              max_epochs=2, batch_size=16, val_size=4, trainer={"accelerator": "cpu", "num_threads": 1},
+              random_state=3)
+
+
+def with_trainer(**options) -> dict:
+    """PARAMS with more trainer options (``strategy="ddp"``)."""
+    return {**PARAMS, "trainer": {**PARAMS["trainer"], **options}}
 
 
 @pytest.mark.skipif(not os.environ.get("TSRSA_SLOW_TESTS"), reason=(
@@ -212,7 +219,7 @@ def test_two_processes_take_the_steps_of_one(tmp_path, no_torchrun):
     weights of a one-process fit on the same global batches (3 series x 33 windows, batch 16:
     2 epochs x 7 steps, the last of 3 windows split 1/2)."""
     script = tmp_path / "rank.py"
-    script.write_text(RANK_SCRIPT.format(tests=os.path.dirname(__file__), params=PARAMS))
+    script.write_text(RANK_SCRIPT.format(tests=os.path.dirname(__file__), params=with_trainer(strategy="ddp")))
     finish = launch_ranks(script, tmp_path)
     single = TransformerForecaster(**PARAMS).fit(make_panel(length=48))  # meanwhile, here
     finish(timeout=120)
@@ -223,6 +230,7 @@ def test_two_processes_take_the_steps_of_one(tmp_path, no_torchrun):
     np.testing.assert_allclose(ranks[0]["val"], single.fit_history_["val_loss"], rtol=1e-5)
 
 
+@pytest.mark.processes
 def test_example_spawns_two_cpu_workers(tmp_path):
     """examples/data_parallel.py on 2 CPU processes (fit spawns them; one thread each, launched
     as a subprocess with a timeout): after its optimisation steps (one epoch of 3 series x 49
@@ -239,12 +247,13 @@ def test_example_spawns_two_cpu_workers(tmp_path):
     assert run.returncode == 0, run.stdout + run.stderr
     assert "fit in" in run.stdout
     spawned = tsrsa.load(tmp_path / "model")
-    assert spawned.devices == 2
+    assert spawned.resolved_trainer.devices == 2
     sys.path.insert(0, os.path.dirname(example))
     try:
         from data_parallel import demo_panel
     finally:
         sys.path.pop(0)
-    single = TransformerForecaster(**{**spawned.get_params(), "devices": None, "num_threads": 1}).fit(demo_panel(3, 60))
+    options = {**spawned.get_params()["trainer"], "devices": None, "num_threads": 1}
+    single = TransformerForecaster(**{**spawned.get_params(), "trainer": options}).fit(demo_panel(3, 60))
     for name, value in single.network_.state_dict().items():
         torch.testing.assert_close(spawned.network_.state_dict()[name], value, rtol=0, atol=1e-5)

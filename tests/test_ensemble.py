@@ -18,7 +18,7 @@ def frame(n: int = 160, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame({"unique_id": "a", "ds": pd.date_range("2020-01-01", periods=n, freq="h"), "y": y})
 
 
-SMALL = {"h": 6, "input_size": 24, "max_epochs": 3, "val_size": 12, "num_threads": 1}
+SMALL = {"h": 6, "input_size": 24, "max_epochs": 3, "val_size": 12, "trainer": {"num_threads": 1}}
 RSA_SMALL = {**SMALL, "d_model": 8, "n_heads": 4, "n_layers": 1, "d_ff": 16}
 
 
@@ -97,23 +97,24 @@ def test_a_bad_ensemble_size_is_refused_by_name(value, error):
 @pytest.mark.parametrize("params, words", [
     ({"stream": True, "start": None}, "stream=True"),
     ({"loss": "normal", "start": None}, "distribution"),
-    ({"checkpoint_dir": "folder"}, "checkpoint_dir"),
+    ({"trainer": {"checkpoint_dir": "folder"}}, "checkpoint_dir"),
 ])
 def test_what_keeps_one_networks_state_refuses_an_ensemble(params, words, tmp_path):
     model = tsrsa.TransformerForecaster(**RSA_SMALL, random_state=0).fit(frame())
     before = model.predict()
-    params = {k: str(tmp_path / v) if k == "checkpoint_dir" else v for k, v in params.items()}
+    params = {k: {"checkpoint_dir": str(tmp_path / v["checkpoint_dir"])} if k == "trainer" else v
+              for k, v in params.items()}
     model.set_params(ensemble_size=2, **params)
     with pytest.raises(ValueError, match=words):
         model.fit(frame(seed=1))
-    model.set_params(ensemble_size=1, stream=False, loss="mae", start="auto", checkpoint_dir=None)
+    model.set_params(ensemble_size=1, stream=False, loss="mae", start="auto", trainer=SMALL["trainer"])
     pd.testing.assert_frame_equal(model.predict(), before)  # the refused fit changed nothing
     assert not (tmp_path / "folder").exists()
 
 
 def test_auto_and_the_default_fit_one_network_and_a_count_fits_that_many():
     short, long = frame(160), frame(2200)  # 119 and 2,159 training windows
-    quick = {"h": 6, "input_size": 24, "val_size": 12, "start": None, "num_threads": 1, "random_state": 0,
+    quick = {"h": 6, "input_size": 24, "val_size": 12, "start": None, "trainer": {"num_threads": 1}, "random_state": 0,
              "early_stopping_patience": 2, "max_epochs": 2}
     assert tsrsa.DLinearForecaster(h=6).ensemble_size == 1
     for size in (1, "auto"):
@@ -124,9 +125,11 @@ def test_auto_and_the_default_fit_one_network_and_a_count_fits_that_many():
 
 def test_the_callbacks_see_each_members_epochs_named_by_member():
     records = []
-    model = tsrsa.DLinearForecaster(**SMALL, start=None, ensemble_size=2, random_state=0, callbacks=[records.append])
+    model = tsrsa.DLinearForecaster(**{**SMALL, "trainer": {"num_threads": 1, "callbacks": [records.append]}},
+                                    start=None, ensemble_size=2, random_state=0)
     model.fit(frame())
     assert [(r["member"], r["epoch"]) for r in records] == [(k, e) for k in (0, 1) for e in (1, 2, 3)]
     single = []
-    tsrsa.DLinearForecaster(**SMALL, start=None, ensemble_size=1, callbacks=[single.append]).fit(frame())
+    tsrsa.DLinearForecaster(**{**SMALL, "trainer": {"num_threads": 1, "callbacks": [single.append]}}, start=None,
+                            ensemble_size=1).fit(frame())
     assert len(single) == 3 and "member" not in single[0]

@@ -323,8 +323,10 @@ BAD_PARAMS = [
     ("freq", "fortnightly", ValueError, "not a pandas offset alias"),
     ("val_size", 2, ValueError, "val_size=2 must be 0"),
     ("season_length", 0, ValueError, "season_length=0 must be >= 1"),
-    ("accelerator", "tpu", ValueError, "accelerator='tpu' is not supported"),
-    ("precision", "8", ValueError, "precision='8' is not supported"),
+    ("trainer", {"accelerator": "tpu"}, ValueError, "accelerator='tpu' is not supported"),
+    ("trainer", {"precision": "8"}, ValueError, "precision='8' is not supported"),
+    ("trainer", {"num_threads": 0}, ValueError, "num_threads=0 must be >= 1"),
+    ("trainer", "cpu", TypeError, "trainer must be None, a tsrsa.Trainer or a dict of its options"),
     ("random_state", -1, ValueError, "random_state=-1"),
     ("lr_schedule", "linear", ValueError, "lr_schedule='linear' is not supported"),
     ("conformal_windows", 0, ValueError, "conformal_windows=0 must be >= 1"),
@@ -375,7 +377,7 @@ def test_verbose_one_shows_one_progress_bar(fitted, capsys):
     model = fitted["model"]
     if not hasattr(model, "network_"):
         pytest.skip("no training loop")
-    clone(model).set_params(verbose=1).fit(fitted["train"])
+    clone(model).set_params(trainer={"verbose": 1}).fit(fitted["train"])
     err = capsys.readouterr().err
     assert type(model).__name__ in err
     assert err.count(f"{type(model).__name__} (") >= 1  # the line names the model, then its windows

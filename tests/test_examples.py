@@ -107,6 +107,6 @@ def test_gpu_example_skips_without_cuda(capsys):
 @pytest.mark.gpu
 def test_gpu_example_on_a_gpu(capsys):
     out = example("gpu_training").main(["--budget", "small"])
-    assert out["model"].precision in ("bf16-mixed", "16-mixed")
+    assert out["model"].resolved_trainer.precision in ("bf16-mixed", "16-mixed")
     assert out["gap"] <= 0.05 * (1 + out["size"])  # the CPU reload forecasts as the GPU did
     assert "CPU reload" in capsys.readouterr().out

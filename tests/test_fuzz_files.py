@@ -261,7 +261,8 @@ def checkpoint_source(tmp_path_factory):
     root = tmp_path_factory.mktemp("checkpoints")
     df = make_panel(n_series=2, length=48)
     with pytest.raises(Stop):
-        tsrsa.DLinearForecaster(**DLINEAR, checkpoint_dir=root / "source", callbacks=[stop_after_first]).fit(df)
+        tsrsa.DLinearForecaster(**DLINEAR, trainer={"checkpoint_dir": root / "source",
+                                                     "callbacks": [stop_after_first]}).fit(df)
     data = (root / "source" / FILE).read_bytes()
     state = torch.load(io.BytesIO(bare(data)), weights_only=True)
     return Source((df, tsrsa.DLinearForecaster(**DLINEAR).fit(df), data, state, root))
@@ -278,7 +279,7 @@ def resumed(source, data: bytes):
     with tempfile.TemporaryDirectory(dir=root) as tmp:
         (Path(tmp) / FILE).write_bytes(data)
         copied = copy.deepcopy(model)
-        copied.set_params(checkpoint_dir=tmp)
+        copied.set_params(trainer={"checkpoint_dir": tmp})
         frame = df.copy()
         fitted = refit(copied, lambda: frame)
         pd.testing.assert_frame_equal(frame, df)

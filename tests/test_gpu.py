@@ -8,6 +8,7 @@ recurrent form) are in tests/test_attention_kinds.py.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import os
 import socket
@@ -20,7 +21,7 @@ import pytest
 import torch
 
 import tsrsa
-from tsrsa import DLinearForecaster, LSTMForecaster, RSAForecaster, TransformerForecaster
+from tsrsa import DLinearForecaster, LSTMForecaster, RSAForecaster, Trainer, TransformerForecaster
 from tsrsa.nn import attention_kinds, get_attention
 
 pytestmark = pytest.mark.gpu
@@ -62,7 +63,7 @@ def _cpu_mae(name: str) -> float:
     df = seasonal_panel()
     test = df.groupby("unique_id").tail(H)
     train = df.drop(test.index)
-    return _mae(MODELS[name](accelerator="cpu", **COMMON).fit(train), train, test)
+    return _mae(MODELS[name](trainer=Trainer(accelerator="cpu"), **COMMON).fit(train), train, test)
 
 
 @pytest.mark.parametrize("precision", ["32", "bf16-mixed", "16-mixed"])
@@ -71,7 +72,7 @@ def test_gpu_fit_matches_cpu_accuracy_and_loads_on_cpu(name, precision, tmp_path
     df = seasonal_panel()
     test = df.groupby("unique_id").tail(H)
     train = df.drop(test.index)
-    gpu = MODELS[name](accelerator="gpu", precision=precision, **COMMON).fit(train)
+    gpu = MODELS[name](trainer=Trainer(accelerator="gpu", precision=precision), **COMMON).fit(train)
     assert next(gpu.network_.parameters()).is_cuda
     mae_cpu, mae_gpu = _cpu_mae(name), _mae(gpu, train, test)
     assert mae_gpu <= 1.25 * mae_cpu + 0.05, (mae_cpu, mae_gpu)  # noise level 0.1, cycle amplitude 1
@@ -96,7 +97,7 @@ def test_gpu_distribution_losses_fit_sample_and_load_on_cpu(name, loss, precisio
         df = df.assign(y=np.random.default_rng(1).poisson(df["y"].clip(lower=0)).astype(float))
         options["scaler"] = None
     make = (functools.partial(RSAForecaster, **PATCHED, stream=True) if name == "RSA-stream" else MODELS[name])
-    gpu = make(accelerator="gpu", precision=precision, loss=loss, quantiles=[0.1, 0.9], max_epochs=3,
+    gpu = make(trainer=Trainer(accelerator="gpu", precision=precision), loss=loss, quantiles=[0.1, 0.9], max_epochs=3,
                batch_size=64, random_state=0, **options).fit(df)
     assert next(gpu.network_.parameters()).is_cuda and np.isfinite(gpu.fit_history_["train_loss"]).all()
     fc = gpu.predict()
@@ -116,8 +117,9 @@ def test_two_gpus_train_like_one(tmp_path):
     """devices=2 spawns two nccl workers (the multi-GPU path of examples/data_parallel.py)."""
     df = seasonal_panel()
     params = dict(h=H, input_size=48, patch_len=4, d_model=32, dropout=0.0, max_epochs=2, batch_size=64,
-                  accelerator="gpu", random_state=0)
-    two = TransformerForecaster(devices=2, **params).fit(df)
+                  random_state=0)
+    two = TransformerForecaster(trainer=Trainer(accelerator="gpu", devices=2), **params).fit(df)
+    params["trainer"] = Trainer(accelerator="gpu")
     one = TransformerForecaster(**params).fit(df)
     for (name, a), b in zip(two.network_.state_dict().items(), one.network_.state_dict().values()):
         torch.testing.assert_close(a, b, rtol=0, atol=1e-4, msg=name)
@@ -129,7 +131,7 @@ def test_a_streaming_model_updates_on_cuda_as_it_recomputes_and_loads_on_the_cpu
     head = full.groupby("unique_id").head(200)
     new = full.drop(head.index).groupby("unique_id").head(23)  # five whole tokens and a partial patch
     model = TransformerForecaster(**PATCHED, attention=kind, stream=True, max_epochs=2, batch_size=64,
-                                  random_state=0, accelerator="gpu").fit(head)
+                                  random_state=0, trainer=Trainer(accelerator="gpu")).fit(head)
     assert next(model.network_.parameters()).is_cuda  # the state is carried on the CPU between calls
     assert all(v.device.type == "cpu" for group in model.memory_.groups for v in group.state.tensors().values())
     updated = copy.deepcopy(model).update(new)
@@ -142,13 +144,19 @@ def test_a_streaming_model_updates_on_cuda_as_it_recomputes_and_loads_on_the_cpu
 
 
 # dropout off, so that the two fits differ only in the code they take
-ONE_GPU = dict(**PATCHED, dropout=0.0, max_epochs=2, batch_size=64, val_size=H, accelerator="gpu", random_state=0)
+ONE_GPU = dict(**PATCHED, dropout=0.0, max_epochs=2, batch_size=64, val_size=H, trainer=Trainer(accelerator="gpu"),
+               random_state=0)
+
+
+def one_gpu(strategy: str) -> dict:
+    """ONE_GPU with the trainer's ``strategy``."""
+    return {**ONE_GPU, "trainer": dataclasses.replace(ONE_GPU["trainer"], strategy=strategy)}
 
 
 def test_ddp_spawn_on_one_gpu_runs_nccl_ddp_and_takes_the_steps_of_a_plain_fit():
     df = seasonal_panel()
     plain = TransformerForecaster(**ONE_GPU).fit(df)
-    spawned = TransformerForecaster(**ONE_GPU, strategy="ddp_spawn").fit(df)  # a worker, nccl, DDP
+    spawned = TransformerForecaster(**one_gpu("ddp_spawn")).fit(df)  # a worker, nccl, DDP
     assert next(spawned.network_.parameters()).is_cuda
     for name, value in plain.network_.state_dict().items():
         torch.testing.assert_close(spawned.network_.state_dict()[name].cpu(), value.cpu(), rtol=0, atol=1e-5, msg=name)
@@ -158,9 +166,9 @@ def test_ddp_spawn_on_one_gpu_runs_nccl_ddp_and_takes_the_steps_of_a_plain_fit()
 TORCHRUN_SCRIPT = """
 import sys, torch
 sys.path.insert(0, {tests!r})
-from test_gpu import ONE_GPU, seasonal_panel
+from test_gpu import one_gpu, seasonal_panel
 from tsrsa import TransformerForecaster
-model = TransformerForecaster(**ONE_GPU, strategy="ddp").fit(seasonal_panel())
+model = TransformerForecaster(**one_gpu("ddp")).fit(seasonal_panel())
 torch.save({{"state": model.network_.state_dict(), "backend": torch.distributed.get_backend(),
             "world": torch.distributed.get_world_size()}}, "rank0.pt")
 """
@@ -187,8 +195,8 @@ def test_a_torchrun_launch_of_one_gpu_joins_with_nccl_and_takes_the_steps_of_a_p
 @pytest.mark.parametrize("name", ["RSA", "Transformer"])
 def test_compiled_training_on_cuda_follows_eager_training(name):
     df = seasonal_panel()
-    params = dict(dropout=0.0, max_epochs=3, batch_size=64, accelerator="gpu", random_state=0)
-    eager = MODELS[name](**params).fit(df)
-    compiled = MODELS[name](**params, compile=True).fit(df)  # inductor: generated kernels
+    params = dict(dropout=0.0, max_epochs=3, batch_size=64, random_state=0)
+    eager = MODELS[name](**params, trainer=Trainer(accelerator="gpu")).fit(df)
+    compiled = MODELS[name](**params, trainer=Trainer(accelerator="gpu", compile=True)).fit(df)  # inductor: generated kernels
     assert type(compiled.network_) is type(eager.network_)
     np.testing.assert_allclose(compiled.predict()["yhat"], eager.predict()["yhat"], rtol=1e-2, atol=1e-2)

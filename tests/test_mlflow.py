@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from tsrsa import DLinearForecaster
+from tsrsa import DLinearForecaster, Trainer
 from tsrsa.integrations.mlflow import MLflowLogger
 
 from conftest import make_panel
@@ -55,8 +55,9 @@ def tracking(store, tmp_path, monkeypatch) -> str:
 
 
 def fitted(logger, **params) -> DLinearForecaster:
-    options = dict(h=4, input_size=16, max_epochs=3, val_size=4, random_state=0, num_threads=1)
-    return DLinearForecaster(**{**options, **params}, callbacks=[logger]).fit(make_panel(n_series=2, length=40))
+    options = dict(h=4, input_size=16, max_epochs=3, val_size=4, random_state=0)
+    trainer = {"num_threads": 1, "callbacks": [logger]}
+    return DLinearForecaster(**{**options, **params}, trainer=trainer).fit(make_panel(n_series=2, length=40))
 
 
 def history(store: str, run_id: str, key: str) -> list[tuple[int, float]]:
@@ -121,7 +122,8 @@ def test_a_fit_without_validation_logs_no_val_loss(tracking):
 
 def test_log_history_and_log_params(tracking):
     logger = MLflowLogger(run_name="afterwards")
-    model = DLinearForecaster(h=4, input_size=16, max_epochs=3, val_size=4, random_state=0, num_threads=1)
+    model = DLinearForecaster(h=4, input_size=16, max_epochs=3, val_size=4, random_state=0,
+                              trainer={"num_threads": 1, "callbacks": [lambda record: None]})
     model.fit(make_panel(n_series=2, length=40))
     logger.log_history(model)
     logger.log_params(model)
@@ -132,13 +134,15 @@ def test_log_history_and_log_params(tracking):
     assert run.data.params["estimator"] == "DLinearForecaster"
     assert run.data.params["h"] == "4" and run.data.params["val_size"] == "4"
     assert "callbacks" not in run.data.params
+    assert run.data.params["trainer"] == "Trainer(num_threads=1)"  # its options, without the callbacks
 
 
 def test_copies_share_the_logger_and_it_pickles(tracking):
     logger = MLflowLogger(run_name="shared")
     assert copy.deepcopy(logger) is logger
-    model = DLinearForecaster(h=4, callbacks=[logger])
-    assert model.clone().callbacks[0] is logger
+    model = DLinearForecaster(h=4, trainer={"callbacks": [logger]})
+    assert model.clone().resolved_trainer.callbacks[0] is logger
+    assert model.clone().set_params(trainer=Trainer(callbacks=[logger])).clone().resolved_trainer.callbacks[0] is logger
     logger({"epoch": 1, "train_loss": 0.5, "val_loss": float("nan"), "learning_rate": 1e-3, "seconds": 0.1})
     again = pickle.loads(pickle.dumps(logger))
     assert again.started_run_id == logger.started_run_id and again is not logger

@@ -95,6 +95,7 @@ def executed(tmp_path_factory):
     return runs, written
 
 
+@pytest.mark.processes
 @pytest.mark.parametrize("name", NAMES)
 def test_notebook_runs_on_the_small_budget(name, executed):
     runs, _ = executed

@@ -20,10 +20,12 @@ def _modules_after(code: str) -> list[str]:
     return out.stdout.split()
 
 
+@pytest.mark.processes
 def test_import_tsrsa_leaves_heavy_modules_out():
     assert _modules_after("import tsrsa") == []
 
 
+@pytest.mark.processes
 def test_importing_a_forecaster_needs_only_torch():
     assert _modules_after("from tsrsa import TransformerForecaster, SeasonalNaiveForecaster") == ["torch"]
 

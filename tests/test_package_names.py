@@ -4,6 +4,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 import tsrsa
 
 
@@ -26,6 +28,7 @@ def test_every_public_name_resolves():
         assert getattr(tsrsa, name) is not None, name
 
 
+@pytest.mark.processes
 def test_import_tsrsa_and_its_forecasters_warns_of_nothing():
     code = "import tsrsa, tsrsa.forecasters, tsrsa.estimator.base, tsrsa.start.fit; tsrsa.load; tsrsa.RSAForecaster"
     out = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True, text=True)

@@ -350,7 +350,8 @@ def test_ids_timestamps_and_dtypes_survive(tmp_path):
 
 @pytest.mark.gpu
 def test_gpu_model_loads_on_cpu(tmp_path):
-    model = LSTMForecaster(h=3, input_size=8, hidden_size=4, max_epochs=1, accelerator="gpu", random_state=0)
+    model = LSTMForecaster(h=3, input_size=8, hidden_size=4, max_epochs=1, trainer={"accelerator": "gpu"},
+                           random_state=0)
     model.fit(make_panel(n_series=2, length=30))
     model.save(tmp_path / "m")
     loaded = tsrsa.load(tmp_path / "m")

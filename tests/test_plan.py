@@ -58,7 +58,7 @@ def test_the_rules_read_the_data_summary_in_one_place():
     assert panel.gate_init == 0.0 and panel.start_candidates == plan_module.START_CANDIDATES
     assert tsrsa.DLinearForecaster(h=6, start=None).plan(monthly()).start_candidates == ()
     assert tsrsa.DLinearForecaster(h=6, loss="normal").plan(monthly()).start_candidates == ()
-    assert tsrsa.DLinearForecaster(h=6, num_threads=2).plan(monthly()).threads == 2
+    assert tsrsa.DLinearForecaster(h=6, trainer={"num_threads": 2}).plan(monthly()).threads == 2
     cpu = tsrsa.DLinearForecaster(h=6).plan(monthly())
     assert cpu.threads == plan_module.CPU_THREADS and cpu.device == "cpu" and cpu.reason("num_threads")
 
@@ -87,7 +87,7 @@ def test_a_saved_plan_that_is_not_one_is_refused_naming_the_file(tmp_path):
 
 
 def test_verbose_prints_the_plan_in_a_few_lines(capsys):
-    tsrsa.DLinearForecaster(h=6, max_epochs=1, verbose=1, random_state=0).fit(monthly())
+    tsrsa.DLinearForecaster(h=6, max_epochs=1, trainer={"verbose": 1}, random_state=0).fit(monthly())
     err = capsys.readouterr().err
     assert "fit plan" in err and "training: 1 network(s)" in err and "start: candidates" in err
     silent = tsrsa.DLinearForecaster(h=6, max_epochs=1, random_state=0)

@@ -300,7 +300,7 @@ def test_rem_learning_rate_steps_the_rem_values_and_gates(rem_learning_rate, ste
     (1, 40, "auto", "auto", -2.0), (1, 2200, "auto", "auto", -2.0), (1, 40, 2, "auto", 0.0),
     (3, 40, "auto", "auto", 0.0), (1, 40, "auto", 1.5, 1.5)])
 def test_the_gate_starts_at_minus_two_on_one_series_at_the_automatic_budget(n_series, length, max_epochs, gate_init,
-                                                                              start):
+                                                                              start, small_budget):
     # rates too small to move any weight: the gates end where they started
     model = RSAForecaster(h=4, input_size=16, d_model=8, n_heads=4, n_layers=1, d_ff=8, start=None, ensemble_size=1,
                           gate_init=gate_init, max_epochs=max_epochs, early_stopping_patience=1, batch_size=4096,

@@ -20,7 +20,7 @@ from tsrsa.data import ParquetShards, write_shards
 from conftest import make_panel
 from test_distributed import TORCHRUN_ENV, launch_ranks
 
-TINY = dict(h=4, input_size=12, max_epochs=2, val_size=4, random_state=0, accelerator="cpu", num_threads=1)
+TINY = dict(h=4, input_size=12, max_epochs=2, val_size=4, random_state=0, trainer={"accelerator": "cpu", "num_threads": 1})
 
 
 @pytest.fixture
@@ -139,10 +139,11 @@ except ValueError as error:
 torch.save(out, "rank%d.pt" % torch.distributed.get_rank())
 """
 
-PARAMS = dict(h=4, input_size=24, max_epochs=12, batch_size=32, val_size=24, learning_rate=3e-3, accelerator="cpu",
-              num_threads=1, random_state=0, start="ar")  # the AR start: a pooled fit that rank 0 sends
+PARAMS = dict(h=4, input_size=24, max_epochs=12, batch_size=32, val_size=24, learning_rate=3e-3,
+              trainer={"accelerator": "cpu", "num_threads": 1}, random_state=0, start="ar")  # the AR start: a pooled fit that rank 0 sends
 
 
+@pytest.mark.processes
 def test_two_ranks_each_read_their_share_and_reach_the_loss_of_the_whole_frame(tmp_path):
     """Two ranks on 8 series x 160 steps in 4 files: each holds only the series of its files, both end
     with the same weights, and the best validation loss (over all ranks' windows) is within 2% of

@@ -93,6 +93,7 @@ def test_a_forecaster_records_the_tail_its_start_read():
     assert model.start_["tail"] == tail_length(48, 24, model.start_["model"])
 
 
+@pytest.mark.processes
 def test_the_start_imports_neither_statsmodels_nor_scipy():
     """A fresh process pays about 2 s to import statsmodels; the start's fitters are numpy's."""
     code = """

@@ -19,7 +19,7 @@ def frame(n: int = 240, seed: int = 0) -> pd.DataFrame:
 
 
 #: a fit that trains away from its start: no validation, so the last epoch's weights are kept
-TRAINED = dict(h=6, input_size=24, val_size=0, max_epochs=3, random_state=0, num_threads=1)
+TRAINED = dict(h=6, input_size=24, val_size=0, max_epochs=3, random_state=0, trainer={"num_threads": 1})
 
 
 def forecasts(model) -> np.ndarray:
@@ -48,20 +48,20 @@ def test_the_forecast_is_the_weighted_mean_of_the_start_and_the_trained_network(
 
 def test_auto_weighs_the_start_on_a_short_series_at_the_automatic_budget_only():
     df = frame(160)
-    short = tsrsa.DLinearForecaster(h=6, input_size=24, val_size=12, random_state=0, num_threads=1,
+    short = tsrsa.DLinearForecaster(h=6, input_size=24, val_size=12, random_state=0, trainer={"num_threads": 1},
                                     ensemble_size=1).fit(df)
     assert short.n_train_windows_ < AUTO_WINDOWS
     assert short.start_["start_weight"] == AUTO_START_WEIGHT
     budget = tsrsa.DLinearForecaster(**TRAINED).fit(df)  # a number of epochs: the network as trained
     assert budget.start_["start_weight"] == 0.0
-    quantile = tsrsa.DLinearForecaster(h=6, input_size=24, val_size=12, random_state=0, num_threads=1,
+    quantile = tsrsa.DLinearForecaster(h=6, input_size=24, val_size=12, random_state=0, trainer={"num_threads": 1},
                                        ensemble_size=1, loss="quantile").fit(df)
     assert quantile.start_["start_weight"] == 0.0  # its levels' spread lives in the correction
 
 
 def test_auto_on_many_windows_keeps_the_network(monkeypatch):
     monkeypatch.setattr("tsrsa.estimator.plan.SHORT_WINDOWS", 50)  # what a long series would have
-    model = tsrsa.DLinearForecaster(h=6, input_size=24, val_size=12, random_state=0, num_threads=1,
+    model = tsrsa.DLinearForecaster(h=6, input_size=24, val_size=12, random_state=0, trainer={"num_threads": 1},
                                     ensemble_size=1).fit(frame(160))
     assert model.n_train_windows_ >= 50 and model.start_["start_weight"] == 0.0
 

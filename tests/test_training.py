@@ -238,8 +238,8 @@ def test_lstm_trains_in_mixed_precision_on_cpu(precision):
 
     from conftest import make_panel
 
-    model = LSTMForecaster(h=4, input_size=8, hidden_size=8, n_layers=1, max_epochs=1, precision=precision,
-                           accelerator="cpu", num_threads=1, random_state=0).fit(make_panel())
+    model = LSTMForecaster(h=4, input_size=8, hidden_size=8, n_layers=1, max_epochs=1, random_state=0,
+                           trainer={"precision": precision, "accelerator": "cpu", "num_threads": 1}).fit(make_panel())
     assert np.isfinite(model.predict()["yhat"]).all()
 
 
@@ -257,11 +257,12 @@ def test_compile_trains_through_torch_compile_and_keeps_a_plain_network(monkeypa
         return original(module, **kwargs)
 
     params = dict(h=4, input_size=8, patch_len=2, d_model=8, n_heads=2, n_layers=1, d_ff=16, dropout=0.0,
-                  max_epochs=2, batch_size=16, accelerator="cpu", num_threads=1, random_state=3)
+                  max_epochs=2, batch_size=16, random_state=3)
     df = make_panel(length=48)
-    plain = TransformerForecaster(**params).fit(df)
+    plain = TransformerForecaster(**params, trainer={"accelerator": "cpu", "num_threads": 1}).fit(df)
     monkeypatch.setattr(torch, "compile", spy)
-    compiled = TransformerForecaster(**params, compile="eager").fit(df)  # dynamo's tracing, no code generation
+    compiled = TransformerForecaster(**params, trainer={"accelerator": "cpu", "num_threads": 1, "compile": "eager"}
+                                     ).fit(df)  # dynamo's tracing, no code generation
     assert calls == [("ForecastingTransformer", {"backend": "eager"})]
     assert type(compiled.network_).__name__ == "ForecastingTransformer"  # predictions run the plain network
     for name, value in plain.network_.state_dict().items():
@@ -278,7 +279,7 @@ def test_compile_is_checked(value, error, match):
 
     from conftest import make_panel
 
-    model = LSTMForecaster(h=4, input_size=8, compile=value)
+    model = LSTMForecaster(h=4, input_size=8, trainer={"compile": value})
     with pytest.raises(error, match=match):
         model.fit(make_panel())
     assert not hasattr(model, "network_")

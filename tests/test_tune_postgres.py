@@ -64,6 +64,7 @@ def numbers_in_server(url: str, study: str) -> list[int]:
     return [number for (number,) in rows]
 
 
+@pytest.mark.processes
 def test_two_worker_processes_record_every_trial_once(postgres_url):
     workers = [worker(postgres_url, "shared", 3) for _ in range(2)]
     assert [w.wait(timeout=120) for w in workers] == [0, 0]
@@ -80,6 +81,7 @@ def read_line(process: subprocess.Popen, timeout: float) -> str:
     return process.stdout.readline() if ready else ""
 
 
+@pytest.mark.processes
 @HEARTBEAT
 def test_a_killed_workers_trial_is_failed_by_heartbeat_and_retried(postgres_url):
     interval = 1  # seconds between beats; a trial is stale after 2 * interval without one
@@ -121,6 +123,7 @@ def seeded_search(storage, study_name: str):
                       study_name=study_name, random_state=0, refit=False)
 
 
+@pytest.mark.processes
 def test_a_seeded_worker_finds_on_postgres_what_it_finds_in_a_journal(postgres_url, tmp_path):
     journal = optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(str(tmp_path / "j.log")))
     on_journal = seeded_search(journal, "seeded").study.trials

@@ -81,6 +81,7 @@ def test_a_study_resumes_across_calls(tmp_path):
     assert len(second.study.trials) == 5
 
 
+@pytest.mark.processes
 def test_two_worker_processes_share_one_study(tmp_path):
     journal = str(tmp_path / "tune.journal")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),

@@ -25,6 +25,7 @@ _LAZY = {
     "evaluate": "tsrsa.metrics",
     "tune": "tsrsa.tuning",
     "TuneResult": "tsrsa.tuning",
+    "Trainer": "tsrsa.estimator.trainer",
 }
 _SUBMODULES = {"convert", "data", "datasets", "forecasters", "init", "integrations", "metrics", "nn", "training",
                "tuning"}

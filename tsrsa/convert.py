@@ -76,6 +76,8 @@ def _converted_params(model, feature_size: int, finetune_epochs, params: dict) -
         new["max_epochs"] = finetune_epochs
     if new.get("readout_tokens") == "auto":  # the reach the original resolved, whatever df's number of windows
         new["readout_tokens"] = model.network_.config.readout_tokens
+    # a trainer option named on its own (num_threads=1, deprecated) changes that option of the original's trainer
+    params = type(model).upgrade_params(params, owner="to_recurrent", current=new.get("trainer"), stacklevel=3)
     unknown = sorted(set(params) - set(new))
     if unknown:
         raise TypeError(f"to_recurrent got parameter(s) {unknown} that {type(model).__name__} does not take")

@@ -241,13 +241,14 @@ def tune(estimator, df, *, n_trials: int | None = 20, timeout: float | None = No
         raise TypeError(f"tune needs a tsrsa forecaster, got {type(estimator).__name__}")
     if metric not in METRICS or metric == "mase":
         raise ValueError(f"metric={metric!r} is not supported; use one of {[m for m in METRICS if m != 'mase']}")
-    if estimator.get_params().get("checkpoint_dir") is not None:
-        raise ValueError("tune fits many trials, each its own model: a checkpoint_dir would be shared by all of them; "
-                         "tune without it (a study resumes through its storage=), and set it on the final fit")
     check_int("n_trials", n_trials, allow_none=True)
     check_int("n_windows", n_windows)
     check_int("n_jobs", n_jobs, minimum=-1)
     estimator.check_params()
+    trainer = getattr(estimator, "resolved_trainer", None)
+    if trainer is not None and trainer.checkpoint_dir is not None:
+        raise ValueError("tune fits many trials, each its own model: a trainer's checkpoint_dir would be shared by all "
+                         "of them; tune without it (a study resumes through its storage=), and set it on the final fit")
     space = _space(estimator, search_space)
     spec = estimator.frame_spec
     panel = estimator.to_panel(df)

@@ -23,8 +23,10 @@ monthly, 4 quarterly; lag 1 when the fit part holds no more than a season) and M
 (|y| + |ŷ|) averaged over the horizon. A model that refuses a fit part (too short for its defaults)
 leaves a row with empty scores and its message in ``error``.
 
-This module imports only numpy, pandas and tsrsa's public forecasters, so that it runs against an
-earlier release of the package too (``benchmarks/m3_defaults.py`` loads it from the checkout then).
+This module imports only numpy, pandas, tsrsa's public forecasters and :mod:`tsrsa.benchmarking.compat`
+(the standard library only; beside an earlier release, the file of this checkout), so that it runs
+against an earlier release of the package too (``benchmarks/m3_defaults.py`` loads it from the checkout
+then).
 """
 from __future__ import annotations
 
@@ -163,7 +165,8 @@ def origin(series: pd.Series, h: int, name: str) -> Origin:
 
 def build(model: str, h: int, subset: str, seed: int | None, params: dict):
     """A fresh estimator: ``h``, the season for SEASONAL models, ``random_state`` and ``num_threads=1`` for
-    the networks, ``params`` over them. Returns (estimator, what was passed)."""
+    the networks (the trainer's option, in ``trainer`` from tsrsa 0.15 on), ``params`` over them. Returns
+    (estimator, what was passed: the trainer's options by their own names, as the rows record them)."""
     import tsrsa.forecasters as forecasters
 
     cls = getattr(forecasters, MODELS[model])
@@ -173,16 +176,38 @@ def build(model: str, h: int, subset: str, seed: int | None, params: dict):
     else:
         passed.update(random_state=seed, num_threads=1)
     passed.update(params)
-    return cls(**passed), passed
+    return cls(**compat().trainer_kwargs(cls, passed)), passed
+
+
+def compat():
+    """:mod:`tsrsa.benchmarking.compat` of the package imported, else the file beside this one (a release
+    before 0.15 imported, this module loaded from the checkout by path)."""
+    try:
+        from tsrsa.benchmarking import compat as module
+    except ImportError:
+        import importlib.util
+        import sys
+
+        name = "m3_harness_compat"
+        if name not in sys.modules:
+            spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("compat.py"))
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            sys.modules[name] = module
+        module = sys.modules[name]
+    return module
 
 
 def accepted(model: str, params: dict) -> dict:
-    """The part of ``params`` that the model's constructor takes."""
+    """The part of ``params`` that the model's constructor takes (a trainer's options by their own names
+    too, where it takes them in ``trainer``)."""
     import inspect
 
     import tsrsa.forecasters as forecasters
 
-    names = inspect.signature(getattr(forecasters, MODELS[model]).__init__).parameters
+    names = set(inspect.signature(getattr(forecasters, MODELS[model]).__init__).parameters)
+    if "trainer" in names:
+        names |= set(compat().TRAINER_OPTIONS)
     return {k: v for k, v in params.items() if k in names}
 
 

@@ -82,9 +82,12 @@ def _extend_header(path: Path, columns: tuple[str, ...]) -> None:
 
 
 def explicit_params(model) -> str:
-    """The constructor arguments a model ran with, as sorted JSON (``verbose`` left out): what a
+    """The constructor arguments a model ran with, as sorted JSON (``verbose`` left out; a trainer's options
+    one by one, as rows before 0.15 name them: :func:`~tsrsa.estimator.trainer.flat_params`): what a
     results row records so that a later change of defaults never relabels it."""
-    params = {k: v for k, v in model.get_params().items() if k != "verbose"}
+    from tsrsa.estimator.trainer import flat_params
+
+    params = {k: v for k, v in flat_params(model.get_params()).items() if k != "verbose"}
     return json.dumps(params, sort_keys=True, default=str)
 
 

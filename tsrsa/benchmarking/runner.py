@@ -5,6 +5,7 @@ import time
 
 import numpy as np
 
+from tsrsa.benchmarking.compat import TRAINER_OPTIONS, trainer_kwargs
 from tsrsa.benchmarking.configs import ModelConfig
 from tsrsa.benchmarking.protocol import ProtocolData, fit_frame, training_start, validation_size
 from tsrsa.benchmarking.results import COLUMNS, explicit_params
@@ -14,18 +15,28 @@ from tsrsa.benchmarking.scoring import score_model
 def build_estimator(config: ModelConfig, data: ProtocolData, h: int, *, seed: int, variant: str = "default",
                     overrides: dict | None = None, val_size: int = 0, num_threads: int | None = None,
                     accelerator: str = "cpu"):
-    """The configured estimator with the protocol's settings (only those it accepts)."""
+    """The configured estimator with the protocol's settings (only those it accepts). The run's threads,
+    accelerator and silence are a neural model's trainer options, named one by one as results rows record
+    them (:func:`tsrsa.estimator.trainer.flat_params`) and passed in its ``trainer``
+    (:func:`tsrsa.benchmarking.compat.trainer_kwargs`)."""
     cls = config.estimator_class()
     params = config.params_for(data.name, variant)
     params.update(overrides or {})
-    accepted = set(cls.param_names())
+    accepted = accepted_params(cls)
     unknown = sorted(set(params) - accepted)
     if unknown:
         raise ValueError(f"{config.path}: {cls.__name__} has no parameters {unknown}")
     harness = {"input_size": data.input_size, "val_size": val_size, "random_state": int(seed),
                "num_threads": num_threads, "accelerator": accelerator, "verbose": 0}
     params.update({k: v for k, v in harness.items() if k in accepted})
-    return cls(h=int(h), **params)
+    return cls(h=int(h), **trainer_kwargs(cls, params))
+
+
+def accepted_params(cls) -> set[str]:
+    """The parameters the harness may give ``cls``: its constructor's, and a trainer's options by their own
+    names where it takes them in ``trainer``."""
+    names = set(cls.param_names())
+    return names | set(TRAINER_OPTIONS) if "trainer" in names else names
 
 
 def device_label(model) -> str:
@@ -39,7 +50,7 @@ def device_label(model) -> str:
     if device.type == "cuda":
         return f"cuda ({torch.cuda.get_device_name(device)})"
     if device.type == "cpu":
-        threads = model.num_threads or torch.get_num_threads()
+        threads = model.resolved_trainer.num_threads or torch.get_num_threads()
         return f"cpu ({threads} thread{'s' if threads != 1 else ''})"
     return device.type
 
@@ -87,7 +98,7 @@ def run_one(config: ModelConfig, data: ProtocolData, h: int, *, seed: int = 0, v
     """
     b = data.borders
     start = training_start(data, h, train_fraction, max_windows)
-    probe = config.estimator_class().param_names()
+    probe = accepted_params(config.estimator_class())
     overrides = {k: v for k, v in (overrides or {}).items() if k in probe}  # e.g. no max_epochs for naive
     v = validation_size(data, h, max_windows) if "val_size" in probe else 0
     model = build_estimator(config, data, h, seed=seed, variant=variant, overrides=overrides, val_size=v,

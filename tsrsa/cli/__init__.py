@@ -191,13 +191,15 @@ def _run_fit(args) -> int:
     for name in ("freq", "fill", "input_size", "max_epochs", "random_state"):
         if getattr(args, name) is not None:
             params[name] = getattr(args, name)
-    if args.verbose and "verbose" in cls.param_names():  # the naive forecaster has nothing to show
+    # a neural model's trainer options (verbose, num_threads, ...) are taken one by one, as -p num_threads=2,
+    # and folded into its trainer; -p trainer={"num_threads": 2} says the same
+    valid = [*cls.param_names(), *cls.old_params]
+    if args.verbose and "verbose" in valid:  # the naive forecaster has nothing to show
         params["verbose"] = 1
     for key, value in args.param:
         if key in _FLAGS:
             raise CommandError(f"--param {key}=... has a flag of its own: use {_FLAGS[key]}")
         params[key] = value
-    valid = cls.param_names()
     unknown = [k for k in params if k not in valid]
     if unknown:
         from tsrsa.estimator.params import suggest_names
@@ -212,7 +214,7 @@ def _run_fit(args) -> int:
         raise CommandError(f"{cls.__name__} has no parameter {unknown[0]!r} ({spelled}); {hint}")
     check_output_folder(args.output, args.overwrite)
     df = read_csv(args.input, id_col=args.id_col, time_col=args.time_col, target_col=args.target_col)
-    model = cls(**params)
+    model = cls(**cls.upgrade_params(params))
     began = time.perf_counter()
     model.fit(df)
     seconds = time.perf_counter() - began
@@ -358,7 +360,7 @@ def _in_flags(message: str, command: str) -> str:
     from tsrsa.cli.messages import as_flags
     from tsrsa.forecasters import FORECASTERS
 
-    return as_flags(message, command, {name for cls in FORECASTERS for name in cls.param_names()})
+    return as_flags(message, command, {name for cls in FORECASTERS for name in (*cls.param_names(), *cls.old_params)})
 
 
 def _status(stop: SystemExit) -> int:

@@ -77,6 +77,12 @@ class BaseForecaster(Conveniences, Estimator):
     #: the conformal calibration of a model fitted with ``conformal_windows`` (None: no intervals)
     conformal_: ConformalCalibration | None = None
 
+    @property
+    def verbosity(self) -> int:
+        """How much the model shows while it works: its ``verbose`` (0, silent, for a model without one; a
+        neural forecaster's is its trainer's)."""
+        return int(getattr(self, "verbose", 0) or 0)
+
     # ------------------------------------------------------------------ hooks
     def check_params(self) -> None:
         """Validate the constructor arguments (``fit`` does this first); ValueError/TypeError naming the fix."""
@@ -245,7 +251,7 @@ class BaseForecaster(Conveniences, Estimator):
         levels = check_levels(level)
         if levels:
             require_calibration(self, "predict").quantiles(levels, h)  # refused before any work
-        with quiet(getattr(self, "verbose", 0)):
+        with quiet(self.verbosity):
             panel = None if df is None else self._predict_panel(df)
             memory = self.memory_ if df is None else self.memory_.for_frame(self, panel)
             columns = memory.forecast(self, h, future_df)
@@ -295,7 +301,7 @@ class BaseForecaster(Conveniences, Estimator):
         rows = encoded(self, panel)
         if rows is not None:
             self.covariates_.check_statics_unchanged(panel, rows, known, memory.static_num, memory.static_cat)
-        with quiet(getattr(self, "verbose", 0)):
+        with quiet(self.verbosity):
             after = memory.advance(self, panel, known)
             calibration = None if self.conformal_ is None else updated_calibration(self, memory, after, panel, known)
         self.memory_, self.conformal_ = after, calibration

@@ -1,8 +1,41 @@
-"""The arguments every neural forecaster shares, documented once.
+"""The arguments every neural forecaster shares, written once: their names and defaults, and their words.
 
-Each forecaster's docstring holds a ``{common}`` mark that this text replaces, so ``help()`` and
-the API pages show the whole argument list while the words live in one place.
+A neural forecaster's signature is ``h, *, input_size=None``, its own arguments (architecture, then
+``patch_len``), then :data:`COMMON_PARAMS` in that order: :func:`neural_init` builds the constructor from
+the two tuples, so that every model takes the shared arguments under the same names, in the same order,
+with the same defaults, without a copy to keep aligned. Each forecaster's docstring holds a ``{common}``
+mark that :data:`COMMON_PARAMS_DOC` replaces, so ``help()`` and the API pages show the whole argument
+list while the words live in one place.
 """
+from tsrsa.estimator.protocol import keyword_init
+
+#: the arguments every neural forecaster takes after its own, in this order, with these defaults
+COMMON_PARAMS = (
+    # the output: loss, levels, scaling, the statistical start, members
+    ("loss", "mae"), ("quantiles", None), ("scaler", "standard"),
+    ("start", "auto"), ("start_learning_rate", 0.0), ("start_margin", 0.0), ("start_weight", "auto"),
+    ("ensemble_size", 1),
+    # the data's grid
+    ("fill", None), ("freq", None),
+    # the optimisation: budget, batches, optimiser, schedule, validation, intervals, seed
+    ("max_epochs", "auto"), ("batch_size", 32), ("batches_per_epoch", "auto"), ("inference_batch_size", 1024),
+    ("learning_rate", 1e-3), ("weight_decay", 1e-4), ("lr_schedule", "onecycle"),
+    ("early_stopping_patience", "auto"), ("val_size", 0), ("conformal_windows", None), ("random_state", None),
+    # where and how it trains: one tsrsa.Trainer (tsrsa.estimator.trainer)
+    ("trainer", None),
+    # covariates
+    ("past_covariates", None), ("future_covariates", None), ("static_covariates", None), ("calendar", None),
+    ("holidays", None), ("unknown_categories", "raise"), ("covariate_norm", None),
+    # the frames' column names
+    ("id_col", "unique_id"), ("time_col", "ds"), ("target_col", "y"),
+)
+
+
+def neural_init(own: tuple[tuple[str, object], ...]):
+    """The constructor of a neural forecaster whose own arguments (after ``input_size``, before the shared
+    ones) are ``own``, (name, default) pairs in order: ``h, *, input_size=None, *own, *COMMON_PARAMS``."""
+    return keyword_init(("h",), (("input_size", None), *own, *COMMON_PARAMS))
+
 
 COMMON_PARAMS_DOC = """
     patch_len : int
@@ -65,7 +98,7 @@ COMMON_PARAMS_DOC = """
         network (:mod:`tsrsa.estimator.plan`). Fitted as ``ensemble_size_``; with several members
         ``best_epoch_`` lists each one's epoch, ``fit_history_`` has a ``member`` column and
         ``start_["edge"]`` lists each one's edge. One network only with ``stream=True``, a
-        distribution loss or ``checkpoint_dir``.
+        distribution loss or a trainer's ``checkpoint_dir``.
     fill : {"ffill", "interpolate", "zero"} or None, default None
         How to fill missing timestamps and NaN values; None makes them errors.
     freq : str or int, optional
@@ -106,48 +139,15 @@ COMMON_PARAMS_DOC = """
         every series, score them with a copy of the model fitted without them, and keep those
         errors, so that ``predict(level=[80, 95])`` adds split-conformal intervals calibrated per
         horizon step (one extra fit; :mod:`tsrsa.estimator.conformal`). None: no intervals.
-    accelerator : {"auto", "cpu", "gpu", "cuda", "mps"}, default "auto"
-        "auto" uses CUDA when present.
-    devices : int or list, optional
-        Device count or indices. More than one trains data-parallel (DDP): ``devices=k`` runs
-        k worker processes on this machine (k CPU processes, or CUDA devices 0..k-1 or the
-        listed ones); each takes its part of every batch of ``batch_size`` windows.
-    strategy : {"auto", "single_device", "ddp", "ddp_spawn"}, default "auto"
-        How a fit runs. "auto": in this process on one device, spawned workers when
-        ``devices`` asks for more ("ddp_spawn"), or, in a script launched by ``torchrun``
-        (several ranks, one or more hosts), as this process's rank ("ddp"). Named
-        explicitly, "ddp_spawn" spawns and "ddp" joins also for a world of one device, through
-        the same DDP code as several. A script that spawns needs the
-        ``if __name__ == "__main__":`` guard. Same seed and world size, same model; see
-        ``examples/data_parallel.py``.
-    precision : {"32", "bf16-mixed", "16-mixed"}, default "32"
-    compile : bool or str, default False
-        Train through ``torch.compile`` (True: its default backend; a string: that backend, such as
-        "eager" or "aot_eager"). The first steps pay the compilation; predictions run the plain
-        network. What it buys on a GPU: ``benchmarks/RESULTS.md``, section "On a GPU".
-    num_threads : int, optional
-        torch CPU threads during fit and predict (restored afterwards).
     random_state : int, optional
         Seed that makes a fit repeatable; the global random state is left untouched.
-    verbose : int, default 0
-        0 is silent; 1 shows one progress line per fit (on standard error): optimiser steps done of
-        the budget, elapsed and estimated time left, the windows an epoch reads, the epoch and the
-        latest training and validation losses.
-    checkpoint_dir : str or path, optional
-        Keep the training run's state in this folder after every epoch
-        (``training_checkpoint.pt``), so that a fit that is interrupted or killed resumes, when
-        the same model is fitted on the same data again, after its last finished epoch, to the
-        weights an uninterrupted fit would reach (``tsrsa.training.checkpoint``). The file goes
-        when the fit ends; one of another fit (other parameters or data) is refused. One process
-        only (not with ``devices > 1``); nothing is written without it.
-    callbacks : list of callables, optional
-        Each called after every epoch with its record (a dict: ``epoch``, ``train_loss``,
-        ``val_loss``, ``learning_rate``, ``seconds``, and ``member`` when ``ensemble_size`` trains
-        several networks, one after another): the hook for experiment trackers (MLflow,
-        Weights & Biases, TensorBoard: log the record; ``tsrsa.integrations.mlflow.MLflowLogger``).
-        An exception raised there ends the fit, leaving the estimator as it was (and, with
-        ``checkpoint_dir``, the epoch saved). With ``devices > 1`` the fit runs in spawned workers,
-        and the epochs' records are replayed to the callbacks when training ends.
+    trainer : Trainer or dict, optional
+        Where and how the network trains: ``tsrsa.Trainer(accelerator=..., devices=..., strategy=...,
+        precision=..., compile=..., num_threads=..., callbacks=..., checkpoint_dir=..., verbose=...)``
+        or a dict of those options (``{"num_threads": 2}``); None: ``Trainer()``, the CPU or CUDA when
+        present, one process, float32, one CPU thread, silent (:class:`tsrsa.Trainer` documents each
+        option). Until tsrsa 0.16 the options are also taken as arguments of their own
+        (``num_threads=2``), with a DeprecationWarning, and folded in here.
     past_covariates : list of str, optional
         Columns of a long frame known up to each series' end (docs/covariates.md). Numeric, or
         categorical (pandas ``category`` or strings: one indicator per category).

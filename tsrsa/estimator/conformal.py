@@ -43,6 +43,7 @@ covariates are read from the update); the update scores only the windows that al
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 from dataclasses import dataclass
@@ -233,8 +234,9 @@ def held_out_errors(model, panel, **fit_options) -> np.ndarray:
     k, h, S = int(model.conformal_windows), int(model.h), panel.n_series
     cutoffs = panel.lengths[:, None] - 1 - h * (k - np.arange(k))[None, :]  # (S, k), cross_validate's at step h
     copy = model.clone().set_params(conformal_windows=None)
-    if copy.get_params().get("checkpoint_dir") is not None:  # the calibration fit keeps its own checkpoint
-        copy.set_params(checkpoint_dir=Path(copy.checkpoint_dir) / "calibration")
+    trainer = getattr(copy, "resolved_trainer", None)
+    if trainer is not None and trainer.checkpoint_dir is not None:  # the calibration fit keeps its own checkpoint
+        copy.set_params(trainer=dataclasses.replace(trainer, checkpoint_dir=Path(trainer.checkpoint_dir) / "calibration"))
     held = copy.fit_panel(panel.head(cutoffs[:, 0] + 1), **fit_options)
     yhat = held.forecast_cutoffs(panel, cutoffs, h)["yhat"]  # (k * S, h) window-major
     check_finite_forecast({"yhat": yhat}, panel.ids.take(np.tile(np.arange(S), k)))

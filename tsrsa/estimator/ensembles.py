@@ -37,13 +37,13 @@ class Ensembles:
 
     def _why_one_network(self) -> str | None:
         """Why this configuration fits one network only, or None."""
-        if getattr(self, "stream", False):
-            return "the streaming configuration (stream=True) carries one network's state from step to step"
+        if self.state_type().one_network is not None:
+            return self.state_type().one_network
         if self._distribution() is not None:
             return (f"loss={self.loss!r} outputs a distribution's parameters, and their mean is not the members' "
                     f"mixture")
-        if self.checkpoint_dir is not None:
-            return "checkpoint_dir keeps the state of one training run"
+        if self.resolved_trainer.checkpoint_dir is not None:
+            return "the trainer's checkpoint_dir keeps the state of one training run"
         return None
 
 

@@ -6,13 +6,16 @@ network through two hooks:
 - ``network_config()``: a dataclass describing the network (stored with a saved model);
 - ``build_network(config)``: the ``nn.Module`` for that config.
 
-The arguments they share are documented once, in :mod:`tsrsa.estimator.common_params`.
+The arguments they share are written once, in :mod:`tsrsa.estimator.common_params`; where and how
+the network trains is one of them, ``trainer`` (a :class:`~tsrsa.estimator.trainer.Trainer`, read through
+``resolved_trainer``).
 """
 from __future__ import annotations
 
 import dataclasses
 import numbers
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -26,13 +29,16 @@ from tsrsa.estimator.base import BaseForecaster, quiet
 from tsrsa.estimator.ensembles import Ensembles, ensembled, member_weights, saved_members
 from tsrsa.estimator.fine_tuning import FineTuning, fitted_config, kept_statistics
 from tsrsa.estimator.outputs import DEFAULT_QUANTILES, HeadOutputs  # noqa: F401 (DEFAULT_QUANTILES: its old home)
-from tsrsa.estimator.params import check_choice, check_float, check_int
+from tsrsa.estimator.params import check_choice, check_float, check_int, suggest_names
 from tsrsa.estimator.plan import (
     MIN_TRAINING_WINDOWS, DataSummary, FitPlan, default_input_size, recovered_plan, resolve_plan,
 )
 from tsrsa.estimator.plan_ahead import plan_ahead
 from tsrsa.estimator.sharded import agree_with_rank0, check_shardable, window_counts
 from tsrsa.estimator.started import StatisticalStart
+from tsrsa.estimator.trainer import DEFAULTS as TRAINER_DEFAULTS
+from tsrsa.estimator.trainer import FIELDS as TRAINER_FIELDS
+from tsrsa.estimator.trainer import REMOVED_IN, Trainer, as_trainer, flat_params, upgraded
 from tsrsa.estimator.window_state import SCALED_FIX, encoded
 from tsrsa.nn.covariates import CovariateBatch
 from tsrsa.nn.losses import make_loss
@@ -41,11 +47,9 @@ from tsrsa.training import (
     torch_threads, train_network,
 )
 from tsrsa.training.budget import check_budget
-from tsrsa.training.checkpoint import Checkpoint, check_checkpointing, epoch_hook, fingerprint
-from tsrsa.training.devices import autocast, check_accelerator, check_compile
-from tsrsa.training.distributed import (
-    TrainingJob, check_strategy, join_process_group, plan_placement, rank_seed, spawn_training,
-)
+from tsrsa.training.checkpoint import Checkpoint, epoch_hook, fingerprint
+from tsrsa.training.devices import autocast
+from tsrsa.training.distributed import TrainingJob, join_process_group, plan_placement, rank_seed, spawn_training
 from tsrsa.training.loop import check_lr_schedule
 from tsrsa.training.shards import ShardLoader
 
@@ -57,6 +61,57 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
     reads_scaled = True
     takes_covariates = True
     saves_weights = True
+    #: the trainer's options, arguments of their own before tsrsa 0.15: still taken until 0.16, folded
+    #: into ``trainer`` with a DeprecationWarning (:mod:`tsrsa.estimator.trainer`)
+    old_params = TRAINER_FIELDS
+
+    # ------------------------------------------------------------------ the trainer
+    @classmethod
+    def upgrade_params(cls, params: dict, *, owner: str | None = None, current=None, replace: bool = True,
+                       stacklevel: int = 2) -> dict:
+        """``params`` with the trainer's flat options (``num_threads=2``, tsrsa 0.14's spelling) folded into
+        ``trainer`` (the one in ``params``, else ``current``): with a DeprecationWarning naming the new
+        spelling when ``owner`` names the call, silently for a saved model's parameters (``tsrsa.load``)
+        and the command line's ``-p``."""
+        return upgraded(params, owner=owner, current=current, replace=replace, stacklevel=stacklevel + 1)
+
+    def set_params(self, **params):
+        """Set constructor arguments by name (as sklearn's ``set_params``); returns self. A trainer option
+        named on its own (``set_params(num_threads=2)``, deprecated) changes that option of ``trainer``."""
+        if any(name in params for name in TRAINER_FIELDS):
+            params = self.upgrade_params(params, owner=f"{type(self).__name__}.set_params", current=self.trainer)
+        return super().set_params(**params)
+
+    @classmethod
+    def name_hint(cls, name: str, value) -> str:
+        """The closest parameter names; for a name close to a trainer option, that option in ``trainer``."""
+        option = suggest_names(name, TRAINER_FIELDS, value=value, defaults=TRAINER_DEFAULTS)
+        if option.startswith("did you mean"):
+            field = option.split("'")[1]
+            return f"did you mean trainer={{{field!r}: {value!r}}} (an option of tsrsa.Trainer)?"
+        return super().name_hint(name, value)
+
+    def __getattr__(self, name: str):
+        """A trainer option read as an attribute of its own (``model.num_threads``, 0.14's spelling): the
+        trainer's option, with a DeprecationWarning, until tsrsa 0.16. Any other missing attribute raises as
+        it would without this method (a property's own error, such as NotFittedError, included)."""
+        if name in TRAINER_FIELDS and "trainer" in vars(self):
+            warnings.warn(f"{type(self).__name__}.{name} is an option of the trainer since tsrsa 0.15, and the "
+                          f"attribute goes in tsrsa {REMOVED_IN}: read model.resolved_trainer.{name}",
+                          DeprecationWarning, stacklevel=2)
+            return getattr(self.resolved_trainer, name)
+        return object.__getattribute__(self, name)
+
+    @property
+    def resolved_trainer(self) -> Trainer:
+        """``trainer`` as a checked :class:`~tsrsa.estimator.trainer.Trainer` (None: the defaults; a dict: the
+        options it names): where and how this model trains, what the library reads."""
+        return as_trainer(self.trainer)
+
+    @property
+    def verbosity(self) -> int:
+        """The trainer's ``verbose``."""
+        return int(self.resolved_trainer.verbose)
 
     # ------------------------------------------------------------------ hooks
     def network_config(self):
@@ -128,14 +183,8 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
                 f"val_size={self.val_size} must be 0 (no validation) or at least h={self.h}, so "
                 f"that a validation window's targets fit in the held-out steps"
             )
-        check_accelerator(self.accelerator, self.devices)
-        check_strategy(self.strategy)
-        check_precision(self.precision)
-        check_compile(self.compile)
-        check_int("num_threads", self.num_threads, allow_none=True)
+        as_trainer(self.trainer)  # each of its options checked (tsrsa.estimator.trainer.Trainer)
         resolve_seed(self.random_state)
-        check_int("verbose", self.verbose, minimum=0)
-        check_checkpointing(self.checkpoint_dir, self.callbacks, self.devices)
         self.declared_covariates()
         check_choice("covariate_norm", self.covariate_norm, ("window", "fit"), allow_none=True)
         self._check_start()
@@ -153,12 +202,13 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
                                        f"{extra} more steps for {MIN_TRAINING_WINDOWS} training windows")
 
     def _training_config(self) -> TrainingConfig:
+        trainer = self.resolved_trainer
         return TrainingConfig(
             max_epochs=self.max_epochs_, batch_size=self.batch_size, batches_per_epoch=self.batches_per_epoch_,
             learning_rate=self.learning_rate, weight_decay=self.weight_decay, lr_schedule=self.lr_schedule,
-            early_stopping_patience=self.early_stopping_patience_, precision=check_precision(self.precision),
-            compile=self.compile,
-            verbose=self.verbose, description=type(self).__name__, group_options=self._optimiser_groups(),
+            early_stopping_patience=self.early_stopping_patience_, precision=check_precision(trainer.precision),
+            compile=trainer.compile,
+            verbose=trainer.verbose, description=type(self).__name__, group_options=self._optimiser_groups(),
             checkpoint=getattr(self, "_checkpoint", None), validate_start=getattr(self, "start_", None) is not None,
             start_margin=float(self.start_margin),
         )
@@ -202,7 +252,8 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
             loc, scale = kept_statistics(fitted_from, panel, loc, scale)
         scaled = check_scaled(panel, loc, scale, statistics="the statistics of its training part",
                               fix=SCALED_FIX)  # (N,) float32, built once
-        placement = plan_placement(self.strategy, self.accelerator, self.devices)
+        trainer = self.resolved_trainer
+        placement = plan_placement(trainer.strategy, trainer.accelerator, trainer.devices)
         state = self.state_type()
         train = state.training_windows(self, scaled, panel.offsets, fit_lengths)  # lazy: index arithmetic
         val = state.validation_windows(self, scaled, panel.offsets, fit_lengths) if v else None
@@ -232,13 +283,14 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
         self.early_stopping_patience_ = plan.patience
         self.n_train_windows_ = n_train
         self.ensemble_size_ = plan.members
-        if self.verbose >= 1 and rank.rank == 0:
+        if trainer.verbose >= 1 and rank.rank == 0:
             print(f"{type(self).__name__} fit plan\n{plan.describe()}", file=sys.stderr)
-        self._checkpoint = None if self.checkpoint_dir is None else Checkpoint(
-            Path(self.checkpoint_dir), fingerprint(type(self).__name__, self.get_params(), panel.values, panel.offsets))
+        self._checkpoint = None if trainer.checkpoint_dir is None else Checkpoint(  # the parameters as 0.14 named them
+            Path(trainer.checkpoint_dir), fingerprint(type(self).__name__, flat_params(self.get_params()), panel.values,
+                                                      panel.offsets))
         if fitted_from is None:
             before = dict(vars(self))
-            with quiet(self.verbose), torch_threads(plan.threads):  # the start's BLAS on the plan's threads too
+            with quiet(trainer.verbose), torch_threads(plan.threads):  # the start's BLAS on the plan's threads too
                 self._fit_start(scaled, panel.offsets, fit_lengths, panel.lengths, panel.freq)
                 self._prepare_fit(panel, fit_lengths)
             self.plan_ = dataclasses.replace(self.plan_, start=(self.start_ or {}).get("model"))
@@ -251,7 +303,7 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
             config = fitted_config(fitted_from)
             self.start_ = getattr(fitted_from, "start_", None)
         networks, histories, epochs, edges = [], [], [], []
-        with quiet(self.verbose), torch_threads(plan.threads):
+        with quiet(trainer.verbose), torch_threads(plan.threads):
             for k in range(self.ensemble_size_):  # member k: the network of a fit seeded seed + k
                 with seeded(seed + k, placement.device) as rng:
                     network = self._assemble(config)
@@ -294,18 +346,19 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
         ``callbacks`` and ``epoch_callback`` once training ends.
         """
         config = self._training_config()
+        trainer = self.resolved_trainer
         carried = isinstance(train, ConsecutiveWindows)
-        if self.checkpoint_dir is not None and placement.mode != "single":
-            raise ValueError("checkpoint_dir trains in one process on one device: leave devices unset (or 1) and "
-                             "strategy 'auto' or 'single_device' with checkpoints")
+        if trainer.checkpoint_dir is not None and placement.mode != "single":
+            raise ValueError("the trainer's checkpoint_dir trains in one process on one device: leave its devices unset "
+                             "(or 1) and its strategy 'auto' or 'single_device' with checkpoints")
         if carried and placement.mode != "single":
             raise ValueError("this model trains with the state carried from window to window, in one process on "
-                             "one device: use devices=1 (or leave devices unset) with strategy 'auto' or "
+                             "one device: use the trainer's devices=1 (or leave devices unset) with strategy 'auto' or "
                              "'single_device'")
         if placement.mode == "spawn":
-            threads = self.num_threads or max(1, torch.get_num_threads() // placement.world_size)
+            threads = trainer.num_threads or max(1, torch.get_num_threads() // placement.world_size)
             job = TrainingJob(network, loss_fn, train, val, int(self.batch_size), int(self.inference_batch_size),
-                              config, seed, placement.devices, threads, int(self.verbose))
+                              config, seed, placement.devices, threads, int(trainer.verbose))
             try:
                 state, result = spawn_training(job)
             except FloatingPointError as error:
@@ -314,7 +367,7 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
                 raise
             network.load_state_dict(state)
             network.to(placement.device)
-            hook = epoch_hook(self.callbacks, epoch_callback, member)
+            hook = epoch_hook(trainer.callbacks, epoch_callback, member)
             for record in result.history if hook is not None else ():
                 hook(dict(record))
             self._trained(result)
@@ -341,14 +394,10 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
             if val is not None:
                 val_loader = WindowLoader(val, self.inference_batch_size, shuffle=False, device=device, rank=rank,
                                           drop_uneven=False)
-        try:
-            result = train_network(network, loss_fn, train_loader, val_loader, config, device=device, rng=rng,
-                                   rank=rank, on_epoch_end=epoch_hook(self.callbacks, epoch_callback, member))
-            self._trained(result)
-            return result.history
-        finally:
-            if carried:
-                network.forget_carried()
+        result = train_network(network, loss_fn, train_loader, val_loader, config, device=device, rng=rng,
+                               rank=rank, on_epoch_end=epoch_hook(trainer.callbacks, epoch_callback, member))
+        self._trained(result)
+        return result.history
 
     def _trained(self, result) -> None:
         """What a finished training run leaves: the epoch whose weights the network holds (0: the starting
@@ -365,7 +414,7 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
             history, columns=["epoch", "train_loss", "val_loss", "learning_rate", "seconds", *members]
         )
         self.freq_ = panel.freq
-        with quiet(self.verbose):
+        with quiet(self.verbosity):
             self.memory_ = self.state_type().from_fit(self, panel, loc, scale, covariates)
 
     # ------------------------------------------------------------------ predict
@@ -388,13 +437,18 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
                 x = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32)).to(device)
                 if covariates is not None:
                     x = covariate_batch(x, covariates, slice(start, stop), L, device)
-                with autocast(device, self.precision):
+                with autocast(device, self.plan_.precision):
                     y = network(x).float().cpu().numpy()  # (B, H, Q)
                 out[start:stop] = y
         return out
 
+    def window_outputs(self, tails, loc, scale, h: int, covariates=None) -> np.ndarray:
+        """The head's outputs (n, h, Q) for windows ``tails`` (n, T), in the units of their series scaled by
+        ``loc``/``scale`` (n,): what ``forecast_windows`` summarises and ``sample`` draws from."""
+        return self._network_outputs(tails, loc, scale, covariates)[:, :h, :]
+
     def forecast_windows(self, tails, loc, scale, h: int, covariates=None) -> dict[str, np.ndarray]:
-        return self.output_columns(self._network_outputs(tails, loc, scale, covariates)[:, :h, :], loc, scale)
+        return self.output_columns(self.window_outputs(tails, loc, scale, h, covariates), loc, scale)
 
     # ------------------------------------------------------------------ saving
     def fitted_files(self):

@@ -22,7 +22,6 @@ divides each input window by its mean absolute value (at least 1) and multiplies
 from __future__ import annotations
 
 import numbers
-from contextvars import ContextVar
 
 import numpy as np
 import pandas as pd
@@ -38,8 +37,6 @@ from tsrsa.nn.losses import LOSSES
 
 #: quantile levels of loss="quantile" when none are given (0.5 is yhat)
 DEFAULT_QUANTILES = (0.1, 0.5, 0.9)
-#: (n, numpy Generator) while ``sample`` runs: ``output_columns`` then draws instead of summarising
-DRAWS: ContextVar = ContextVar("tsrsa_draws", default=None)
 
 
 # ---------------------------------------------------------------------- distributions, in numpy
@@ -165,8 +162,7 @@ class HeadOutputs:
 
     def output_columns(self, y: np.ndarray, loc: np.ndarray, scale: np.ndarray) -> dict[str, np.ndarray]:
         """Head outputs ``y`` (n, h, Q) in the scaled units of series with statistics ``loc``/``scale``
-        (n,) -> ``{"yhat": (n, h), "yhat_q..": ...}`` in the data's units (``{"draws": (n, h, k)}``
-        inside ``sample``)."""
+        (n,) -> ``{"yhat": (n, h), "yhat_q..": ...}`` in the data's units."""
         distribution = self._distribution()
         if distribution is None:
             y = y * scale[:, None, None] + loc[:, None, None]
@@ -180,13 +176,19 @@ class HeadOutputs:
         name = distribution.name
         p = distribution_parameters(name, y)  # every summary in the scaled units, then restored
         a, b = scale[:, None], loc[:, None]
-        draws = DRAWS.get()
-        if draws is not None:
-            return {"draws": distribution_draws(name, p, draws[0], draws[1]) * a[..., None] + b[..., None]}
         columns = {"yhat": distribution_mean(name, p) * a + b}
         columns.update({quantile_column(q): distribution_quantile(name, p, q) * a + b
                         for q in self._asked_quantiles()})
         return columns
+
+    def output_draws(self, y: np.ndarray, loc: np.ndarray, scale: np.ndarray, n: int,
+                     rng: np.random.Generator) -> np.ndarray:
+        """Head outputs ``y`` (S, h, Q) of a distribution loss, in the scaled units of series with statistics
+        ``loc``/``scale`` (S,) -> ``n`` independent draws of every step from ``rng``, (S, h, n), in the
+        data's units."""
+        name = self._distribution().name
+        p = distribution_parameters(name, y)  # drawn in the scaled units, then restored
+        return distribution_draws(name, p, n, rng) * scale[:, None, None] + loc[:, None, None]
 
     def sample(self, n: int, h: int | None = None, *, df=None, future_df=None, random_state=None) -> pd.DataFrame:
         """Sample paths of the next ``h`` steps of every series, from a model with a distribution loss.
@@ -219,14 +221,11 @@ class HeadOutputs:
         check_int("n", n)
         h = self._check_predict_h(h)
         rng = check_random_state(random_state)
-        token = DRAWS.set((int(n), rng))
-        try:
-            with quiet(self.verbose):
-                memory = self.memory_ if df is None else self.memory_.for_frame(self, self._predict_panel(df))
-                check_sample_size(int(n), len(memory.ids), h)
-                draws = memory.forecast(self, h, future_df)["draws"]  # (S, h, n)
-        finally:
-            DRAWS.reset(token)
+        with quiet(self.verbosity):
+            memory = self.memory_ if df is None else self.memory_.for_frame(self, self._predict_panel(df))
+            check_sample_size(int(n), len(memory.ids), h)
+            y = memory.forecast_outputs(self, h, future_df)  # (S, h, Q) the head's outputs, scaled units
+            draws = self.output_draws(y, memory.loc, memory.scale, int(n), rng)  # (S, h, n)
         S = len(memory.ids)
         stamps = pd.Index(self.freq_.future(memory.last, h))  # (S * h,) series-major
         where = (np.arange(S)[:, None, None] * h + np.arange(h)[None, None, :]).repeat(n, axis=1)  # (S, n, h)

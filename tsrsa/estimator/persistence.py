@@ -19,7 +19,9 @@ and the network configuration's ``covariates`` layout); 4 adds config.json's che
 (``config_sha256``), so that every file of a model is covered. ``MIGRATIONS`` brings a file of an
 earlier version up to the current one as it is loaded. The conformal calibration arrays and the
 ``conformal_windows`` parameter are optional within format 4: a file without them loads as a model
-without intervals.
+without intervals. Parameters renamed within a format are the class's to fold (``upgrade_params``): a
+neural model saved before 0.15 names its trainer's options one by one (``"num_threads": null``), one
+saved since holds them in one object (``"trainer": {"accelerator": "auto", ...}``); both load, silently.
 
 ``save`` writes the whole folder or nothing (:mod:`tsrsa.estimator.model_folder`): into a new or
 empty folder, or over a saved tsrsa model with ``overwrite=True``, never into a folder that holds
@@ -64,14 +66,20 @@ def _versions() -> dict:
 
 
 #: parameters that belong to the session that trains, not to the model: saved as None (callbacks)
-#: or as text (a folder path)
+#: or as text (a folder path); since 0.15 options of ``trainer``, which saves them so
 RUNTIME_PARAMS = ("callbacks", "checkpoint_dir")
 
 
 def saved_param(name: str, value):
-    """What a saved model keeps of parameter ``name``: the value, but no callbacks (code of the session
-    that trained it, which a load elsewhere cannot run) and a folder path as text."""
-    if name == "callbacks":
+    """What a saved model keeps of parameter ``name``: the value, but a trainer as a JSON object of its
+    options (:func:`~tsrsa.estimator.trainer.saved_trainer`: no callbacks, code of the session that
+    trained it, which a load elsewhere cannot run, and its checkpoint folder as text; None, the
+    defaults, as null)."""
+    if name == "trainer":
+        from tsrsa.estimator.trainer import saved_trainer
+
+        return saved_trainer(value)
+    if name == "callbacks":  # a parameter of its own before 0.15
         return None
     if name == "checkpoint_dir" and value is not None:
         return str(value)
@@ -267,7 +275,9 @@ def load_model(path, forecasters, *, device: str = "cpu"):
     try:
         for old in range(version, FORMAT_VERSION):
             MIGRATIONS[old](config, state)
-        estimator = cls(**config["params"])
+        # parameters renamed since the folder was saved (0.14's num_threads=2: trainer={"num_threads": 2}),
+        # folded silently: the user chose nothing old, the folder did
+        estimator = cls(**cls.upgrade_params(config["params"]))
     except (KeyError, TypeError, AttributeError) as err:
         raise ValueError(f"{directory / CONFIG} holds parameters that {name} does not take ({err})") from err
     try:

@@ -5,7 +5,7 @@ validation windows, frequency and season, covariates) and resolving every parame
 library into one frozen :class:`FitPlan`, kept as ``model.plan_``. Everything after reads the plan,
 never the raw "auto"; ``save`` writes it and ``tsrsa.load`` rebuilds the network from it, so that a
 loaded model never decides again what "auto" meant. ``model.plan(df)`` resolves the same plan
-before a fit and estimates its time; ``verbose=1`` prints it.
+before a fit and estimates its time; a trainer's ``verbose=1`` prints it.
 
 Every rule lives here (:data:`RULES` lists them with their reasons; docs/fit_plan.md is generated
 from that list and a test holds the two together):
@@ -22,10 +22,10 @@ from that list and a test holds the two together):
 - ``gate_init="auto"`` (RSA): -2 in a fit of one series at the automatic budget, else 0;
 - ``readout_tokens="auto"`` (transformers): the latest ceil(h / patch_len) tokens on fewer than
   ``SHORT_WINDOWS`` training windows, else every token;
-- ``num_threads=None``: one torch thread on the CPU (a second thread gains little on these networks
+- the trainer's ``num_threads=None``: one torch thread on the CPU (a second thread gains little on these networks
   and collapses when another process keeps a core busy; benchmarks/threads.py), torch's own count on
   an accelerator;
-- the device and precision that ``accelerator``, ``devices`` and ``precision`` name.
+- the device and precision that the trainer's ``accelerator``, ``devices`` and ``precision`` name.
 """
 from __future__ import annotations
 
@@ -192,10 +192,10 @@ RULES = (
      f"budget, else 0"),
     ("readout_tokens", '"auto" (transformers)',
      f"the latest ceil(h / patch_len) tokens on fewer than {SHORT_WINDOWS} training windows, else every token"),
-    ("num_threads", "None",
+    ("num_threads", "None (trainer)",
      f"{CPU_THREADS} torch thread on the CPU: a second thread gains little on these networks and collapses beside "
      f"another busy process; torch's own count on an accelerator"),
-    ("accelerator", '"auto"', "CUDA when torch sees it, else the CPU"),
+    ("accelerator", '"auto" (trainer)', "CUDA when torch sees it, else the CPU"),
 )
 
 
@@ -299,13 +299,14 @@ def resolve_plan(estimator, summary: DataSummary, *, placement, carried: bool = 
                               f"{summary.train_windows} training windows")
 
     device = placement.device
-    threads = estimator.num_threads
+    trainer = estimator.resolved_trainer
+    threads = trainer.num_threads
     if threads is None and device.type == "cpu" and placement.mode == "single":
         threads = CPU_THREADS
         why("num_threads", f"{CPU_THREADS}: the CPU")
     return FitPlan(epochs=budget.epochs, batches_per_epoch=budget.batches_per_epoch, patience=budget.patience,
                    steps=steps, members=members, start_candidates=candidates, start_weight=weight, gate_init=gate,
-                   readout_tokens=readout, device=str(device), precision=check_precision(estimator.precision),
+                   readout_tokens=readout, device=str(device), precision=check_precision(trainer.precision),
                    threads=threads, input_size=input_size, reasons=tuple(reasons), data=summary)
 
 
@@ -329,7 +330,7 @@ def recovered_plan(estimator, state: dict) -> FitPlan:
                    start=start.get("model") if start else None,
                    start_weight=start.get("start_weight") if start else None, gate_init=gate,
                    readout_tokens=readout if isinstance(readout, int) else None, device="cpu",
-                   precision=str(params.get("precision", "32")), threads=params.get("num_threads"),
+                   precision=str(estimator.resolved_trainer.precision), threads=estimator.resolved_trainer.num_threads,
                    reasons=(("plan", "recovered from a model saved before fit plans were kept"),), recovered=True)
 
 

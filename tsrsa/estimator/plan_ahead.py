@@ -30,7 +30,8 @@ def plan_ahead(model, df) -> FitPlan:
     state = model.state_type()
     train = state.training_windows(model, panel.values, panel.offsets, fit_lengths)
     val = state.validation_windows(model, panel.values, panel.offsets, fit_lengths) if model.val_size else None
-    placement = plan_placement(model.strategy, model.accelerator, model.devices)
+    trainer = model.resolved_trainer
+    placement = plan_placement(trainer.strategy, trainer.accelerator, trainer.devices)
     summary = DataSummary.of(panel, fit_lengths, len(train), 0 if val is None else len(val),
                              model.declared_covariates().active)
     plan = resolve_plan(model, summary, placement=placement, carried=isinstance(train, ConsecutiveWindows))

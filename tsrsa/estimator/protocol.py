@@ -18,25 +18,26 @@ def store_init_args(estimator, values: dict) -> None:
         setattr(estimator, name, values[name])
 
 
-def specialised_init(base: type, *, drop=(), after: str, extra: dict):
-    """An ``__init__`` that takes ``base``'s parameters without ``drop`` and with ``extra`` (name ->
-    default, keyword-only) inserted after ``after``, and stores each under its name.
+def keyword_init(positional: tuple[str, ...], keyword: tuple[tuple[str, object], ...]):
+    """An ``__init__`` whose signature is ``positional`` (no defaults) then, keyword-only, each (name, default)
+    of ``keyword`` in order, and that stores each argument under its name (nothing else).
 
-    A named estimator that fixes some of a general one's parameters (RSAForecaster: the
-    transformer with the "rsa" kind) keeps one argument list with it instead of a copy;
-    ``inspect.signature``, ``get_params`` and ``sklearn.base.clone`` see the full signature.
+    The neural forecasters build theirs from their own arguments and the shared ones
+    (:data:`tsrsa.estimator.common_params.COMMON_PARAMS`), so that the common part is written once;
+    ``inspect.signature``, ``help``, ``get_params`` and ``sklearn.base.clone`` see the whole signature.
+    Names of an earlier version that the class still takes (``old_params``) are folded into current
+    ones by its ``upgrade_params`` first, with a DeprecationWarning.
     """
-    parameters = []
-    for p in inspect.signature(base.__init__).parameters.values():
-        if p.name in drop:
-            continue
-        parameters.append(p)
-        if p.name == after:
-            parameters += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default)
-                           for name, default in extra.items()]
+    parameters = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    parameters += [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD) for name in positional]
+    parameters += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default)
+                   for name, default in keyword]
     signature = inspect.Signature(parameters)
 
     def __init__(self, *args, **kwargs):
+        cls = type(self)
+        if cls.old_params and any(name in kwargs for name in cls.old_params):
+            kwargs = cls.upgrade_params(kwargs, owner=cls.__name__, replace=False)
         bound = signature.bind(self, *args, **kwargs)
         bound.apply_defaults()
         for name, value in bound.arguments.items():
@@ -50,10 +51,29 @@ def specialised_init(base: type, *, drop=(), after: str, extra: dict):
 class Estimator:
     """The parameter protocol (see the module docstring); forecasters add fit and predict."""
 
+    #: parameter names of an earlier version that the constructor and ``set_params`` still take, with a
+    #: DeprecationWarning, until their removal: ``upgrade_params`` folds them into current parameters
+    old_params: tuple[str, ...] = ()
+
     def __new__(cls, *args, **kwargs):
         if args or kwargs:  # a constructor call (copy and pickle create the object bare)
-            _check_arguments(cls, args, kwargs)
+            _check_arguments(cls, args, {k: v for k, v in kwargs.items() if k not in cls.old_params})
         return super().__new__(cls)
+
+    @classmethod
+    def upgrade_params(cls, params: dict, *, owner: str | None = None, current=None, replace: bool = True,
+                       stacklevel: int = 2) -> dict:
+        """``params`` with the names of ``old_params`` folded into current parameters (none here). ``owner``
+        names the call that passed them and warns (a DeprecationWarning at ``stacklevel``, counted as
+        ``warnings.warn`` counts from the function that calls this one: 2 is its caller); None folds
+        silently (a saved model's parameters, the command line's ``-p``)."""
+        return params
+
+    @classmethod
+    def name_hint(cls, name: str, value) -> str:
+        """What to say of a parameter ``name`` (given ``value``) that the class does not take: the closest
+        names of the same kind (:func:`~tsrsa.estimator.params.suggest_names`)."""
+        return suggest_names(name, cls.param_names(), value=value, defaults=cls.param_defaults())
 
     @classmethod
     def param_names(cls) -> list[str]:
@@ -79,7 +99,7 @@ class Estimator:
         unknown = [name for name in params if name not in valid]
         if unknown:
             raise ValueError(f"{type(self).__name__} has no parameter {unknown[0]!r}; "
-                             f"{suggest_names(unknown[0], valid, value=params[unknown[0]], defaults=self.param_defaults())}")
+                             f"{self.name_hint(unknown[0], params[unknown[0]])}")
         for name, value in params.items():
             setattr(self, name, value)
         return self
@@ -105,7 +125,7 @@ def _check_arguments(cls, args: tuple, kwargs: dict) -> None:
     unknown = [name for name in kwargs if name not in valid]
     if unknown:
         raise TypeError(f"{cls.__name__} got an unexpected keyword argument {unknown[0]!r}; "
-                        f"{suggest_names(unknown[0], valid, value=kwargs[unknown[0]], defaults=cls.param_defaults())}")
+                        f"{cls.name_hint(unknown[0], kwargs[unknown[0]])}")
     try:
         inspect.signature(cls.__init__).bind(None, *args, **kwargs)
     except TypeError as err:

@@ -45,9 +45,8 @@ class StatisticalStart:
 
     def why_no_start(self) -> str | None:
         """Why this configuration takes no statistical start (the rest of a refusal), or None."""
-        if getattr(self, "stream", False):
-            return ("is for the fixed-window network: the streaming configuration has no window for the "
-                    "statistical forecast to read; use stream=False or start=None")
+        if self.state_type().no_start is not None:
+            return self.state_type().no_start
         if self._distribution() is not None:
             return (f"starts a point or quantile forecast; loss={self.loss!r} outputs a distribution's "
                     f"parameters: use start=None with it")

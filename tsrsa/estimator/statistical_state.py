@@ -56,7 +56,7 @@ def statsmodels_calls(model):
     # here, before quiet's "ignore" goes in front, keeps a first fit as silent as the next ones
     import statsmodels.tools.sm_exceptions  # noqa: F401
 
-    with quiet(getattr(model, "verbose", 0)), contextlib.ExitStack() as stack:
+    with quiet(model.verbosity), contextlib.ExitStack() as stack:
         try:
             from threadpoolctl import threadpool_limits
         except ImportError:  # pragma: no cover - installed with scikit-learn

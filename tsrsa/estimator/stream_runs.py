@@ -52,7 +52,7 @@ def advance_groups(model, groups: list[StreamGroup], values: dict, *, keep_token
     batch = int(model.inference_batch_size)
     buckets: dict[int, list] = {}
     last, tokens = {}, {}
-    with torch_threads(model.num_threads):
+    with torch_threads(model.resolved_trainer.num_threads):
         for group in groups:
             counts = np.array([len(values.get(int(r), ())) for r in group.rows], dtype=np.int64)
             for n in np.unique(counts):
@@ -138,7 +138,7 @@ def horizon_term(model, future: np.ndarray, context: np.ndarray) -> np.ndarray:
     after tokens whose final vectors are ``context`` (n, D)."""
     network = model.network_.eval()
     device = next(network.parameters()).device
-    with torch_threads(model.num_threads):
+    with torch_threads(model.resolved_trainer.num_threads):
         term = network.horizon_term(torch.from_numpy(np.ascontiguousarray(future, dtype=np.float32)).to(device),
                                     torch.from_numpy(np.ascontiguousarray(context, dtype=np.float32)).to(device))
     return term.double().cpu().numpy()

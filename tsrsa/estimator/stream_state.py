@@ -57,6 +57,10 @@ class StreamState(WindowState):
     # ------------------------------------------------------------------ the configuration
     causal = True
     covariate_norm = "fit"
+    streams = True
+    one_network = "the streaming configuration (stream=True) carries one network's state from step to step"
+    no_start = ("is for the fixed-window network: the streaming configuration has no window for the "
+                "statistical forecast to read; use stream=False or start=None")
 
     @classmethod
     def carries_state(cls, kind) -> bool:
@@ -95,6 +99,11 @@ class StreamState(WindowState):
     def readout_tokens(cls, model, auto: int | None) -> int | None:
         reach = model.readout_tokens
         return int(reach) if reach not in (None, "auto") else model.resolved_input_size // int(model.patch_len)
+
+    @classmethod
+    def short_readout(cls, model, few_windows: bool) -> None:
+        """Every token (None), however few the windows: the state keeps the latest token vectors the head reads."""
+        return None
 
     @classmethod
     def patch_lens(cls, model, candidates: list[int]) -> list[int]:
@@ -181,13 +190,17 @@ class StreamState(WindowState):
     # ------------------------------------------------------------------ forecasting
     def forecast(self, model, h: int, future_df=None) -> dict[str, np.ndarray]:
         """The stored forecasts of the next ``h`` steps, with their known-future term when the model has one."""
+        return model.output_columns(self.forecast_outputs(model, h, future_df), self.loc, self.scale)
+
+    def forecast_outputs(self, model, h: int, future_df=None) -> np.ndarray:
+        """The head's outputs (S, h, Q) behind ``forecast``, scaled units: the stored forecasts of the ``h``
+        steps after each series' last observation, with their known-future term."""
         steps = self.forecast_steps
         future = horizon_covariates(model, self.ids, self.last, h, future_df)  # (S, H, F) or None
         if future is not None and self.context is not None:
             steps = steps + self._future_term(model, future)
         at = self.pending[:, None] + np.arange(h)[None, :]  # (S, h)
-        y = np.take_along_axis(steps, at[:, :, None], axis=1)  # (S, h, Q) scaled units
-        return model.output_columns(y, self.loc, self.scale)
+        return np.take_along_axis(steps, at[:, :, None], axis=1)  # (S, h, Q) scaled units
 
     def _future_term(self, model, future: np.ndarray) -> np.ndarray:
         """The known-future term (S, h + P - 1, Q) of the stored forecasts: ``future`` (S, H, F) the values

@@ -10,7 +10,8 @@ each call given the model (whose public surface it reads: ``forecast_windows``, 
   keep their fitted statistics, new ones get their own;
 - ``advance(model, panel, known)``: after new observations (``update``): each window slides over
   them; new series join at the end;
-- ``forecast(model, h, future_df)``: the next ``h`` steps of every series;
+- ``forecast(model, h, future_df)``: the next ``h`` steps of every series; ``forecast_outputs(model, h,
+  future_df)``, the head's outputs behind them (scaled units), which a neural model's ``sample`` draws from;
 - ``forecast_at(model, panel, cutoffs, h)``: forecasts after given positions of a frame's series
   (cross-validation and scoring without a refit);
 - ``to_files()`` / ``from_files(state, arrays)``: what a saved model holds of it.
@@ -68,6 +69,12 @@ class WindowState(SeriesMemory):
     causal = False
     #: how window covariates are normalised unless ``covariate_norm`` says
     covariate_norm = "window"
+    #: whether the network streams (``BackboneConfig.stream``)
+    streams = False
+    #: why the configuration fits one network only (None: an ensemble may average several)
+    one_network = None
+    #: why the configuration takes no statistical start (the rest of a refusal; None: it may take one)
+    no_start = None
 
     @classmethod
     def extra_length(cls, model) -> tuple[int, str]:
@@ -94,6 +101,16 @@ class WindowState(SeriesMemory):
         """The head's reach: ``readout_tokens`` resolved, ``auto`` its "auto" value for this fit."""
         reach = model.readout_tokens
         return auto if reach == "auto" else (None if reach is None else int(reach))
+
+    @classmethod
+    def short_readout(cls, model, few_windows: bool) -> int | None:
+        """The tokens a transformer's ``readout_tokens="auto"`` reads (the rule is :mod:`tsrsa.estimator.plan`'s):
+        on few training windows the latest ceil(h / patch_len) tokens, else (None) every token, as also with
+        ``known_future="tokens"`` or when those are all the window's tokens."""
+        if not few_windows or model.known_future == "tokens":
+            return None
+        reach = n_tokens(model.h, model.patch_len)
+        return reach if reach < n_tokens(model.resolved_input_size, model.patch_len) else None
 
     @classmethod
     def patch_lens(cls, model, candidates: list[int]) -> list[int]:
@@ -173,11 +190,19 @@ class WindowState(SeriesMemory):
     # ------------------------------------------------------------------ forecasting
     def forecast(self, model, h: int, future_df=None) -> dict[str, np.ndarray]:
         """Forecasts ``{column: (S, h)}`` after the end of every series."""
+        return model.forecast_windows(self.tails, self.loc, self.scale, h, self._inputs(model, h, future_df))
+
+    def forecast_outputs(self, model, h: int, future_df=None) -> np.ndarray:
+        """The head's outputs (S, h, Q) behind ``forecast``, in the series' scaled units (``loc``, ``scale``),
+        from a neural model (its ``window_outputs``)."""
+        return model.window_outputs(self.tails, self.loc, self.scale, h, self._inputs(model, h, future_df))
+
+    def _inputs(self, model, h: int, future_df) -> WindowCovariates | None:
+        """The covariates of the windows this state forecasts from (None without covariates)."""
         future = horizon_covariates(model, self.ids, self.last, h, future_df)
-        covariates = None
-        if self.covariates is not None:
-            covariates = WindowCovariates(self.covariates, future, self.static_num, self.static_cat)
-        return model.forecast_windows(self.tails, self.loc, self.scale, h, covariates)
+        if self.covariates is None:
+            return None
+        return WindowCovariates(self.covariates, future, self.static_num, self.static_cat)
 
     def forecast_at(self, model, panel, cutoffs: np.ndarray, h: int) -> dict[str, np.ndarray]:
         """Forecasts after positions ``cutoffs`` (S, W) of every series of ``panel`` (the series this state

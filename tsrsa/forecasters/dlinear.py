@@ -1,10 +1,9 @@
 """DLinearForecaster: the linear reference of the long-horizon benchmark."""
 from __future__ import annotations
 
-from tsrsa.estimator.common_params import COMMON_PARAMS_DOC
+from tsrsa.estimator.common_params import COMMON_PARAMS_DOC, neural_init
 from tsrsa.estimator.neural import NeuralForecaster
 from tsrsa.estimator.params import check_int
-from tsrsa.estimator.protocol import store_init_args
 from tsrsa.estimator.spaces import training_space
 from tsrsa.nn.dlinear import DLinearConfig, DLinearNetwork
 
@@ -13,6 +12,9 @@ from tsrsa.nn.dlinear import DLinearConfig, DLinearNetwork
 PAPER_KERNEL = 25
 #: the windows ``tsrsa.tune`` searches by default
 KERNEL_SIZES = (13, 25, 49)
+#: DLinearForecaster's own argument and its default, between ``input_size`` and the arguments every neural
+#: forecaster shares (:data:`~tsrsa.estimator.common_params.COMMON_PARAMS`); no ``patch_len``: no tokens
+DLINEAR_PARAMS = (("kernel_size", None),)
 
 
 class DLinearForecaster(NeuralForecaster):
@@ -40,19 +42,7 @@ class DLinearForecaster(NeuralForecaster):
     (12, 3)
     """
 
-    def __init__(
-        self, h, *, input_size=None, kernel_size=None, loss="mae", quantiles=None, scaler="standard",
-        start="auto", start_learning_rate=0.0, start_margin=0.0, start_weight="auto", ensemble_size=1, fill=None,
-        freq=None,
-        max_epochs="auto", batch_size=32,
-        batches_per_epoch="auto", inference_batch_size=1024, learning_rate=1e-3, weight_decay=1e-4,
-        lr_schedule="onecycle", early_stopping_patience="auto",
-        val_size=0, conformal_windows=None, accelerator="auto", devices=None, strategy="auto", precision="32",
-        compile=False, num_threads=None, random_state=None, verbose=0, checkpoint_dir=None, callbacks=None,
-        past_covariates=None, future_covariates=None, static_covariates=None, calendar=None, holidays=None,
-        unknown_categories="raise", covariate_norm=None, id_col="unique_id", time_col="ds", target_col="y",
-    ):
-        store_init_args(self, locals())
+    __init__ = neural_init(DLINEAR_PARAMS)
 
     @classmethod
     def search_space(cls, trial, estimator=None) -> dict:

@@ -1,12 +1,15 @@
 """LSTMForecaster: the recurrent baseline."""
 from __future__ import annotations
 
-from tsrsa.estimator.common_params import COMMON_PARAMS_DOC
+from tsrsa.estimator.common_params import COMMON_PARAMS_DOC, neural_init
 from tsrsa.estimator.neural import NeuralForecaster
 from tsrsa.estimator.params import check_int, check_sequence_model
-from tsrsa.estimator.protocol import store_init_args
 from tsrsa.estimator.spaces import sequence_space
 from tsrsa.nn.lstm import LSTMConfig, LSTMNetwork
+
+#: LSTMForecaster's own arguments and their defaults, between ``input_size`` and the arguments every neural
+#: forecaster shares (:data:`~tsrsa.estimator.common_params.COMMON_PARAMS`)
+LSTM_PARAMS = (("hidden_size", 64), ("n_layers", 2), ("dropout", 0.1), ("revin", True), ("patch_len", 8))
 
 
 class LSTMForecaster(NeuralForecaster):
@@ -36,18 +39,7 @@ class LSTMForecaster(NeuralForecaster):
     (12, 3)
     """
 
-    def __init__(
-        self, h, *, input_size=None, hidden_size=64, n_layers=2, dropout=0.1, revin=True,
-        patch_len=8, loss="mae", quantiles=None, scaler="standard", start="auto", start_learning_rate=0.0,
-        start_margin=0.0, start_weight="auto", ensemble_size=1, fill=None, freq=None,
-        max_epochs="auto", batch_size=32, batches_per_epoch="auto", inference_batch_size=1024, learning_rate=1e-3,
-        weight_decay=1e-4, lr_schedule="onecycle", early_stopping_patience="auto", val_size=0, conformal_windows=None,
-        accelerator="auto", devices=None, strategy="auto", precision="32", compile=False, num_threads=None,
-        random_state=None, verbose=0, checkpoint_dir=None, callbacks=None,
-        past_covariates=None, future_covariates=None, static_covariates=None, calendar=None, holidays=None,
-        unknown_categories="raise", covariate_norm=None, id_col="unique_id", time_col="ds", target_col="y",
-    ):
-        store_init_args(self, locals())
+    __init__ = neural_init(LSTM_PARAMS)
 
     @classmethod
     def search_space(cls, trial, estimator=None) -> dict:

@@ -6,11 +6,10 @@ import math
 import numpy as np
 import pandas as pd
 
-from tsrsa.estimator.common_params import COMMON_PARAMS_DOC
+from tsrsa.estimator.common_params import COMMON_PARAMS_DOC, neural_init
 from tsrsa.estimator.params import check_bool, check_choice, check_float, check_int
 from tsrsa.estimator.plan import SINGLE_SERIES_GATE  # noqa: F401 (its old home)
-from tsrsa.estimator.protocol import specialised_init
-from tsrsa.forecasters.transformer import TransformerForecaster
+from tsrsa.forecasters.transformer import TRANSFORMER_PARAMS, TransformerForecaster
 from tsrsa.nn.ensemble import members_of
 from tsrsa.nn.patches import n_tokens
 from tsrsa.nn.rem import REM_MASKS, fold_angle
@@ -40,6 +39,13 @@ _LAYER = {name: ESTIMATOR_DEFAULTS.get(name, RSAAttention.option_defaults()[name
 _AFTER = KIND_OPTIONS.index("gate_init") + 1
 RSA_PARAMS = {**dict(list(_LAYER.items())[:_AFTER]), "rem_init": "data", "rem_learning_rate": None,
               **dict(list(_LAYER.items())[_AFTER:])}
+#: RSAForecaster's own arguments, between ``input_size`` and the shared ones: the transformer's, without the
+#: kind's name and options (``attention``, ``attention_options``: the kind is "rsa"), and RSA's after
+#: ``readout_tokens``
+_KIND = ("attention", "attention_options")
+_READOUT = [name for name, _ in TRANSFORMER_PARAMS].index("readout_tokens") + 1
+RSA_OWN_PARAMS = (*[(n, d) for n, d in TRANSFORMER_PARAMS[:_READOUT] if n not in _KIND], *RSA_PARAMS.items(),
+                  *TRANSFORMER_PARAMS[_READOUT:])
 
 
 def _automatic(value) -> bool:
@@ -60,7 +66,7 @@ class RSAForecaster(TransformerForecaster):
         Forecast horizon (steps).
     input_size : int, optional
         Look-back window in steps; None uses ``2 * h`` (at least one patch, ``patch_len``).
-    d_model, n_heads, n_layers, d_ff, dropout, causal, revin, stream, readout_tokens
+    d_model, n_heads, n_layers, d_ff, dropout, causal, revin, stream, readout_tokens, known_future
         As in TransformerForecaster. With ``causal=True`` (and so with ``stream=True``) both branches
         are causal: the softmax mask, and ``rem_mask`` must be "causal". In the streaming configuration
         each REM head advances by its recurrence, O(1) per token, ``max_lag`` must be None, and the
@@ -130,8 +136,7 @@ class RSAForecaster(TransformerForecaster):
     3      0     3     regular
     """
 
-    __init__ = specialised_init(TransformerForecaster, drop=("attention", "attention_options"),
-                                after="readout_tokens", extra=RSA_PARAMS)
+    __init__ = neural_init(RSA_OWN_PARAMS)
 
     # ------------------------------------------------------------------ checks and network
     @classmethod

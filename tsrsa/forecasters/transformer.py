@@ -6,22 +6,27 @@ import numbers
 import numpy as np
 import torch
 
-from tsrsa.estimator.common_params import COMMON_PARAMS_DOC
+from tsrsa.estimator.common_params import COMMON_PARAMS_DOC, neural_init
 from tsrsa.estimator.neural import NeuralForecaster
 from tsrsa.estimator.params import check_bool, check_choice, check_int, check_sequence_model
-from tsrsa.estimator.protocol import store_init_args
 from tsrsa.estimator.spaces import sequence_space
 from tsrsa.estimator.stream_state import StreamState
 from tsrsa.estimator.window_state import WindowState
 from tsrsa.nn.backbone import BackboneConfig, build_transformer
 from tsrsa.nn.ensemble import members_of
-from tsrsa.nn.patches import n_tokens
 from tsrsa.nn.registry import build_attention, get_attention
 
 
 #: how known-future covariates reach a transformer's forecast
 KNOWN_FUTURE = ("readout", "tokens")
 AUTO = "auto"
+#: TransformerForecaster's own arguments and their defaults, between ``input_size`` and the arguments every
+#: neural forecaster shares (:data:`~tsrsa.estimator.common_params.COMMON_PARAMS`)
+TRANSFORMER_PARAMS = (
+    ("d_model", 64), ("n_heads", 4), ("n_layers", 2), ("d_ff", 128), ("dropout", 0.1),
+    ("attention", "softmax"), ("attention_options", None), ("causal", None), ("revin", True), ("stream", False),
+    ("readout_tokens", "auto"), ("known_future", "readout"), ("patch_len", 4),
+)
 
 
 class TransformerForecaster(NeuralForecaster):
@@ -98,21 +103,7 @@ class TransformerForecaster(NeuralForecaster):
     Timestamp('2024-01-09 14:00:00')
     """
 
-    def __init__(
-        self, h, *, input_size=None, d_model=64, n_heads=4, n_layers=2, d_ff=128, dropout=0.1,
-        attention="softmax", attention_options=None, causal=None, revin=True, stream=False, readout_tokens="auto",
-        known_future="readout", patch_len=4,
-        loss="mae", quantiles=None, scaler="standard", start="auto", start_learning_rate=0.0, start_margin=0.0,
-        start_weight="auto", ensemble_size=1, fill=None, freq=None,
-        max_epochs="auto", batch_size=32,
-        batches_per_epoch="auto", inference_batch_size=1024, learning_rate=1e-3, weight_decay=1e-4, lr_schedule="onecycle",
-        early_stopping_patience="auto", val_size=0, conformal_windows=None, accelerator="auto", devices=None,
-        strategy="auto", precision="32", compile=False, num_threads=None, random_state=None, verbose=0,
-        checkpoint_dir=None, callbacks=None,
-        past_covariates=None, future_covariates=None, static_covariates=None, calendar=None, holidays=None,
-        unknown_categories="raise", covariate_norm=None, id_col="unique_id", time_col="ds", target_col="y",
-    ):
-        store_init_args(self, locals())
+    __init__ = neural_init(TRANSFORMER_PARAMS)
 
     # ------------------------------------------------------------------ the kind
     def state_type(self) -> type:
@@ -198,7 +189,7 @@ class TransformerForecaster(NeuralForecaster):
             d_model=int(self.d_model), n_heads=int(self.n_heads), n_layers=int(self.n_layers),
             d_ff=int(self.d_ff), dropout=float(self.dropout), attention=self.attention_kind().kind,
             attention_options=self._kind_options(), causal=self._causal(),
-            revin=bool(self.revin), **self._head_outputs(), stream=bool(self.stream),
+            revin=bool(self.revin), **self._head_outputs(), stream=self.state_type().streams,
             readout_tokens=self.state_type().readout_tokens(self, self._auto_readout()),
         )
 
@@ -212,10 +203,7 @@ class TransformerForecaster(NeuralForecaster):
         """The tokens ``readout_tokens="auto"`` reads (the rule is :mod:`tsrsa.estimator.plan`'s): on few
         training windows the latest ceil(h / patch_len) tokens, else (None) every token, as also with
         ``known_future="tokens"``, in the streaming configuration, or when those are all the window's tokens."""
-        if not few_windows or self.known_future == "tokens" or self.stream:
-            return None
-        reach = n_tokens(self.h, self.patch_len)
-        return reach if reach < n_tokens(self.resolved_input_size, self.patch_len) else None
+        return self.state_type().short_readout(self, few_windows)
 
     @property
     def readout_tokens_(self) -> int:

@@ -11,7 +11,7 @@
 - :mod:`tsrsa.integrations.dask`: a saved forecaster's ``predict`` and backtests mapped over
   partitions of series on Dask workers (``predict_partitions``, ``backtest_partitions``,
   ``cross_validate_partitions``); needs ``pip install 'tsrsa[dask]'``.
-- :mod:`tsrsa.integrations.mlflow`: ``MLflowLogger``, a ``callbacks=[...]`` entry that logs every
+- :mod:`tsrsa.integrations.mlflow`: ``MLflowLogger``, a trainer's ``callbacks=[...]`` entry that logs every
   epoch's losses, learning rate and time to an MLflow run; needs ``pip install 'tsrsa[mlflow]'``.
 
 Nothing is imported until a submodule is asked for, so ``import tsrsa.integrations`` stays light.

@@ -109,7 +109,7 @@ def backtest(model, df, *, n_windows: int = 3, step_size: int | None = None, lev
                      f"{(n_windows - 1) * step} more; lower n_windows or step_size")
     S = panel.n_series
     cutoffs = cutoff_positions(panel.lengths, h, n_windows, step)  # (S, W)
-    with quiet(getattr(model, "verbose", 0)):
+    with quiet(model.verbosity):
         memory = model.memory_.for_frame(model, panel)
         columns = memory.forecast_at(model, panel, cutoffs, h)  # {c: (W * S, h)} window-major
     if levels:

@@ -1,7 +1,7 @@
 """Every epoch of a fit logged to MLflow (``pip install 'tsrsa[mlflow]'``).
 
-:class:`MLflowLogger` is a callback for the neural forecasters' ``callbacks=[...]``: after each epoch
-it logs the epoch's ``train_loss``, ``val_loss`` (left out when the fit holds no validation part),
+:class:`MLflowLogger` is a callback of the neural forecasters' trainer (``trainer={"callbacks": [...]}``): after
+each epoch it logs the epoch's ``train_loss``, ``val_loss`` (left out when the fit holds no validation part),
 ``learning_rate`` and ``seconds`` as MLflow metrics at ``step=epoch``, in one request per epoch::
 
     import mlflow
@@ -10,7 +10,7 @@ it logs the epoch's ``train_loss``, ``val_loss`` (left out when the fit holds no
 
     with mlflow.start_run():
         logger = MLflowLogger()
-        model = DLinearForecaster(h=4, input_size=16, val_size=4, callbacks=[logger])
+        model = DLinearForecaster(h=4, input_size=16, val_size=4, trainer={"callbacks": [logger]})
         logger.log_params(model)
         model.fit(df)
 
@@ -46,6 +46,7 @@ The logger pickles (its MLflow client is made again after unpickling).
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 import os
@@ -85,7 +86,7 @@ def _optional_text(name: str, value, example: str) -> None:
 
 
 class MLflowLogger:
-    """A ``callbacks=[...]`` entry that logs every epoch's record to an MLflow run (module docstring).
+    """A trainer's ``callbacks=[...]`` entry that logs every epoch's record to an MLflow run (module docstring).
 
     Parameters
     ----------
@@ -171,7 +172,7 @@ class MLflowLogger:
         """Log ``estimator.get_params()`` (and its class as ``estimator``) as the run's parameters.
 
         Values are logged as their ``repr`` (strings as they are), cut to MLflow's longest parameter
-        value; ``callbacks`` is left out. MLflow refuses to change a parameter a run already holds:
+        value; the trainer's ``callbacks`` are left out (``trainer`` is logged as ``Trainer(num_threads=1)``). MLflow refuses to change a parameter a run already holds:
         log one estimator's parameters per run (or per ``prefix``).
         """
         if not callable(getattr(estimator, "get_params", None)):
@@ -183,8 +184,11 @@ class MLflowLogger:
 
         limit = _param_value_length()
         values = {"estimator": type(estimator).__name__}
+        params = dict(estimator.get_params())
+        if "trainer" in params and hasattr(estimator, "resolved_trainer"):  # its options, without the callbacks
+            params["trainer"] = dataclasses.replace(estimator.resolved_trainer, callbacks=None)
         values.update({name: value if isinstance(value, str) else repr(value)
-                       for name, value in sorted(estimator.get_params().items()) if name not in NOT_LOGGED})
+                       for name, value in sorted(params.items()) if name not in NOT_LOGGED})
         params = [Param(self.prefix + name, text if len(text) <= limit else text[: limit - 3] + "...")
                   for name, text in values.items()]
         client, run_id = self._client_for_logging(), self._resolved_run()

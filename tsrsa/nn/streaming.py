@@ -14,9 +14,10 @@ depends only on the steps up to t's end, and a state carries it forward:
   fixed-window flatten head; the state keeps the last k - 1 vectors, a fixed size) and forecasts
   the ``h + patch_len - 1`` steps after t's end, so that whatever the steps of a partial patch,
   the ``h`` steps after the last observation are covered (the last complete token's steps
-  ``r + 1 .. r + h`` when ``r`` steps wait in the partial patch). Training reads every token's
-  forecast (more signal per window; tokens near the start of a window see zeros where a fresh
-  stream has no earlier tokens); evaluation and prediction read the last token's.
+  ``r + 1 .. r + h`` when ``r`` steps wait in the partial patch). The training loss reads every
+  token's forecast (``forward_tokens``: more signal per window; tokens near the start of a window see
+  zeros where a fresh stream has no earlier tokens); validation and prediction read the window's
+  forecast, the last token's (``forecast``). Which one is an argument of the call, never the mode.
 
 Tokens start where the stream starts (the token phase is fixed by the first step); a partial
 patch waits in the state until it completes. ``stream(steps, state)`` equals ``forward_tokens``
@@ -65,18 +66,22 @@ class StreamingState(State):
 
 class CarriedBatch(NamedTuple):
     """Training input that continues the lanes of the batch before it (``tsrsa.data.ConsecutiveWindows``):
-    the network starts from the state its previous call reached (detached), or from the empty state
-    when ``reset`` (the first window of its lanes)."""
+    the network continues from ``state``, the state the call on the lanes' previous windows returned (the
+    caller holds it and passes it in, detached), or from the empty state when ``reset`` (the first window
+    of its lanes) or when ``state`` is None."""
 
     inputs: torch.Tensor  # (B, L) windows, each continuing its lane's previous one
     reset: bool
+    state: StreamingState | None = None  # batch B, what the previous window of each lane reached
 
 
 class StreamingTransformer(nn.Module):
     """Causal patch transformer with a per-token head and a recurrent state (see the module docstring).
 
-    ``forward(x)`` on windows ``(B, input_size)`` returns every token's forecast ``(B, N, h + P - 1, Q)``
-    in training mode and the last token's next ``h`` steps ``(B, h, Q)`` in evaluation mode.
+    On windows ``(B, input_size)``: ``forecast`` gives the window's forecast, the last token's next ``h``
+    steps ``(B, h, Q)``, and ``forward_tokens`` every token's ``(B, N, h + P - 1, Q)`` (the training
+    loss's), in either mode; ``forward`` is ``forecast`` unless asked for ``tokens``. The state is a
+    value passed in and returned (``stream``, ``carried_forward``): the module holds none.
     """
 
     def __init__(self, config: BackboneConfig):
@@ -107,7 +112,6 @@ class StreamingTransformer(nn.Module):
             raise ValueError(f"readout_tokens={config.readout_tokens} must be None or >= 1")
         self.head_dropout = nn.Dropout(config.dropout)
         self.head = nn.Linear(self.readout_tokens * config.d_model, self.horizon_out * config.n_outputs)
-        self._carried: dict = {}  # the state carried between CarriedBatch calls, per mode (not saved)
         self.covariates = None
         if has_covariates(config):  # each token's horizon term covers the h + P - 1 steps it forecasts
             self.covariates = CovariateInput(covariate_shape(config), d_model=config.d_model,
@@ -182,15 +186,11 @@ class StreamingTransformer(nn.Module):
         y, _, context = self._readout(z, stats, z.new_zeros(z.size(0), self.readout_tokens - 1, z.size(2)))
         return y, context
 
-    def forward(self, inputs) -> torch.Tensor:
-        """``inputs``: windows (B, L), or a :class:`~tsrsa.nn.covariates.CovariateBatch` whose ``future``
-        is every token's (B, N, h + P - 1, F) in training and the window's next h steps (B, h, F) in
-        evaluation."""
-        if isinstance(inputs, CarriedBatch):
-            return self._carried_forward(inputs)
+    def forecast(self, inputs) -> torch.Tensor:
+        """The window's forecast from a fresh state, the last token's next ``h`` steps: windows (B, L) ->
+        (B, h, Q). ``inputs``: windows, or a :class:`~tsrsa.nn.covariates.CovariateBatch` whose ``future``
+        holds the window's next h steps (B, h, F)."""
         x, batch = split_inputs(inputs)
-        if self.training:
-            return self.forward_tokens(x, batch)  # (B, N, h + P - 1, Q)
         y, context = self._forward_all(x, batch)
         last = y[:, -1]  # (B, h + P - 1, Q)
         if batch is not None and batch.future is not None:
@@ -200,21 +200,31 @@ class StreamingTransformer(nn.Module):
                 last = last + term
         return last[:, : self.config.h]
 
-    def _carried_forward(self, batch: CarriedBatch) -> torch.Tensor:
-        """The recurrent form over a window that continues the previous call's (Transformer-XL style
-        training: gradients flow within the window, the state carried in is detached)."""
-        x = batch.inputs
-        mode = "train" if self.training else "eval"
-        state = self._carried.get(mode)
+    def forward(self, inputs, *, tokens: bool = False):
+        """What calling the module runs, in training and evaluation alike (DDP and ``torch.compile`` wrap
+        ``forward`` only, so a caller names the output it wants here rather than calling the methods):
+
+        - windows (B, L) or a :class:`~tsrsa.nn.covariates.CovariateBatch`: ``forecast(inputs)`` (B, h, Q),
+          or with ``tokens`` ``forward_tokens`` (B, N, h + P - 1, Q) (``future``: every token's
+          (B, N, h + P - 1, F));
+        - a :class:`CarriedBatch`: ``carried_forward(inputs, tokens=tokens)``, (that output, the state after).
+        """
+        if isinstance(inputs, CarriedBatch):
+            return self.carried_forward(inputs, tokens=tokens)
+        if tokens:
+            return self.forward_tokens(*split_inputs(inputs))  # (B, N, h + P - 1, Q)
+        return self.forecast(inputs)  # (B, h, Q)
+
+    def carried_forward(self, batch: CarriedBatch, *, tokens: bool = False):
+        """The recurrent form over windows that continue ``batch.state`` (Transformer-XL style training:
+        gradients flow within the window; the caller detaches the state it carries to the next call):
+        (every token's forecast (B, N, h + P - 1, Q) with ``tokens``, else the last token's next ``h``
+        steps (B, h, Q); the state after the windows)."""
+        x, state = batch.inputs, batch.state
         if batch.reset or state is None or state.batch_size != x.size(0):
             state = self.init_state(x.size(0), device=x.device, dtype=x.dtype)
         y, _, state = self.stream_tokens(x, state)  # (B, N, h + P - 1, Q)
-        self._carried[mode] = state.detach()
-        return y if self.training else y[:, -1, : self.config.h]
-
-    def forget_carried(self) -> None:
-        """Drop the state carried between training calls."""
-        self._carried = {}
+        return (y if tokens else y[:, -1, : self.config.h]), state
 
     # ------------------------------------------------------------------ recurrent form
     def init_state(self, batch_size: int, *, device=None, dtype=None) -> StreamingState:

@@ -123,12 +123,28 @@ class WindowLoader:
         for x, y, _ in self.shards(rng):
             yield x, y
 
+    @property
+    def every_token(self) -> bool:
+        """Whether the targets follow every token of a window, (b, N, h) (a streaming network's training
+        windows), rather than the window's end, (b, h)."""
+        return getattr(self.windows, "target_index", None) is not None
+
+    def outputs(self, model, x, state=None):
+        """(the network's outputs that this loader's targets are scored against, the state to pass to the
+        next call): ``model(x)`` (b, h, Q), or with targets after every token ``model(x, tokens=True)``
+        (b, N, h, Q); windows carry nothing, so the state stays None."""
+        return (model(x, tokens=True) if self.every_token else model(x)), None
+
 
 class CarriedLoader:
     """Iterate over :class:`tsrsa.data.ConsecutiveWindows` lane by lane, for training that carries the
     network's state from one window to the next: each step gives one window of each lane of a group
     (as a :class:`tsrsa.nn.CarriedBatch`, ``reset`` on a group's first window), the windows of a lane
-    in order. The same interface as :class:`WindowLoader` for ``train_network``; one device only."""
+    in order. The same interface as :class:`WindowLoader` for ``train_network``; one device only.
+
+    The state is the caller's: ``outputs(model, batch, state)`` runs the network on ``batch`` from the
+    state the previous step returned and returns the state to pass to the next one (see ``train_network``).
+    """
 
     def __init__(self, windows, *, shuffle: bool, device: torch.device, rank: Rank = SINGLE):
         if rank.world_size > 1:
@@ -161,3 +177,15 @@ class CarriedLoader:
     def iterate(self, rng: np.random.Generator | None = None):
         for x, y, _ in self.shards(rng):
             yield x, y
+
+    @property
+    def every_token(self) -> bool:
+        """Whether the targets follow every token of a window (training) rather than its end (validation)."""
+        return self.windows.target_index is not None
+
+    def outputs(self, model, batch: CarriedBatch, state=None):
+        """(the network's outputs for ``batch``, continuing ``state`` (what this call returned for the
+        previous step; a group's first window starts from the empty state): every token's (n, N, h, Q) for
+        training targets, else the window's (n, h, Q); the state after, detached, for the next step)."""
+        y, state = model(batch._replace(state=state), tokens=self.every_token)
+        return y, state.detach()

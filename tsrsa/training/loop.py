@@ -93,9 +93,10 @@ def evaluate_loss(network: nn.Module, loss_fn, loader, device, precision: str = 
     the loader is one rank's share)."""
     network.eval()
     total = torch.zeros((), device=device)
+    state = None  # what a loader of consecutive windows carries from one step to the next
     for x, y in loader.iterate():
         with autocast(device, precision):
-            pred = network(x)
+            pred, state = loader.outputs(network, x, state)
         total += loss_fn(pred.float(), y) * len(y)
     return float(loader.rank.all_reduce_sum(total)) / max(loader.n_windows, 1)
 
@@ -137,6 +138,11 @@ def train_network(
     on_epoch_end=None,
 ) -> TrainingResult:
     """Train ``network`` in place and return its record.
+
+    The loaders (:mod:`tsrsa.training.batches`) yield the batches and say what the network outputs for
+    their targets: ``loader.outputs(model, x, state)`` returns the outputs and the state to pass to the
+    next step (None for independent windows; a network's state for windows that continue each other),
+    which this loop holds, per pass.
 
     With ``rank`` one of several data-parallel processes (see :mod:`tsrsa.training.distributed`;
     the loaders carry the same rank), the network is wrapped in DistributedDataParallel, each
@@ -214,10 +220,11 @@ def train_network(
             start = time.perf_counter()
             network.train()
             total = torch.zeros((), device=device)
+            state = None  # what a loader of consecutive windows carries from one step to the next
             for x, y, share in train_loader.shards(rng):
                 optimizer.zero_grad(set_to_none=True)
-                with autocast(device, precision):
-                    pred = model(x)  # (B, h, Q)
+                with autocast(device, precision):  # (B, h, Q); every token's (B, N, h, Q) for targets after each
+                    pred, state = train_loader.outputs(model, x, state)
                 loss = loss_fn(pred.float(), y)
                 # DDP averages gradients over ranks: weigh each rank's mean by its part of the batch
                 step_loss = loss * share if rank.data_parallel else loss

@@ -25,10 +25,10 @@ def window_losses(network, loss_fn, loader, device, precision: str = "32") -> np
     if per_window is None:
         return None
     network.eval()
-    parts = []
+    parts, state = [], None
     for x, y in loader.iterate():
         with autocast(device, precision):
-            pred = network(x)
+            pred, state = loader.outputs(network, x, state)
         parts.append(per_window(pred.float(), y).double().cpu().numpy())
     losses = np.concatenate(parts) if parts else np.empty(0)
     rank = loader.rank
