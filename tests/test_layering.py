@@ -9,9 +9,9 @@ on first use. The checks:
 
 - every import between units is an edge of ``ALLOWED``, and every unit has a row there;
 - the allowed edges form no cycle, and neither do the module-level imports between modules;
-- imports deferred into functions close no cycle either, except in the registries named in
-  ``REGISTRIES``, whose entries register themselves in them (imports under ``if TYPE_CHECKING:``
-  never run and close none);
+- no import closes a circle anywhere in the package: deferred into functions, under ``if
+  TYPE_CHECKING:`` (a circle only type checkers see is still a knot to untie), or a module name handed to
+  ``importlib``; the failure names each edge of the circle with its file and line;
 - ``nn`` imports neither numpy nor pandas, and the numpy side (data, datasets, metrics, init)
   imports no torch.
 """
@@ -61,13 +61,6 @@ ALLOWED: dict[str, set[str]] = {
     "tsrsa": {"_version", "nn", "data", "datasets", "metrics", "init", "training", "statistical", "start",
               "estimator", "forecasters", "integrations", "benchmarking", "tuning", "convert"},
 }
-
-#: modules whose deferred imports may close a cycle: registries that load their entries on first
-#: lookup, where each entry imports the registry to register itself or to be saved. None any more:
-#: the attention kinds import tsrsa.nn.attention, not the registry that loads them by name, and
-#: tsrsa.load hands the persistence module the classes it may build (tests/test_import_graph.py
-#: holds the stricter rule, no circle at all)
-REGISTRIES: dict[str, str] = {}
 
 #: unit -> third-party packages it must not import
 FORBIDDEN_THIRD_PARTY = {
@@ -270,14 +263,17 @@ def test_module_level_imports_form_no_cycle():
     assert cycles(edges) == []
 
 
-def test_deferred_imports_close_no_cycle_outside_the_registries():
+def test_no_import_closes_a_circle_anywhere():
     edges: dict[str, set[str]] = defaultdict(set)
+    first: dict[tuple[str, str], Import] = {}
     for e in internal():
-        if not e.typing_only and not (e.deferred and e.importer in REGISTRIES):
-            edges[e.importer].add(e.imported)
-    found = cycles(edges)
-    assert not found, (f"import cycles {found}: move what both sides need into a module of its own, "
-                       f"or make the name public where it is used")
+        edges[e.importer].add(e.imported)
+        first.setdefault((e.importer, e.imported), e)
+    found = [[_where(first[a, b]) for a in circle for b in sorted(edges[a]) if b in circle]
+             for circle in cycles(edges)]
+    assert not found, ("import circles in tsrsa: move what both sides need into a module of its own, or hand the "
+                       "upper module's object down as an argument or as class data:\n"
+                       + "\n\n".join("\n".join(edge) for edge in found))
 
 
 def test_third_party_imports_stay_on_their_side():

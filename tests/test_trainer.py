@@ -221,11 +221,15 @@ def test_the_library_takes_the_new_spelling_on_every_path(tmp_path, no_warnings)
     pass a flat option on their own (every warning an error here)."""
     df = make_panel(length=80)
     model = DLinearForecaster(**QUICK, conformal_windows=2, trainer={"num_threads": 1})
-    model.cross_validate(df, n_windows=2, refit=True, level=[80])
+    cv = model.cross_validate(df, n_windows=2, refit=True, level=[80])
+    assert cv["yhat_lo_80"].notna().all()
     fitted = model.fit(df)
-    fitted.fine_tune(df, max_epochs=1)
+    tuned = fitted.fine_tune(df, max_epochs=1)
+    assert tuned.resolved_trainer == Trainer(num_threads=1)
     fitted.save(tmp_path / "m")
-    tsrsa.load(tmp_path / "m").predict(level=[80])
+    loaded = tsrsa.load(tmp_path / "m")
+    assert loaded.resolved_trainer == Trainer(num_threads=1) and loaded.get_params()["trainer"] == {"num_threads": 1}
+    assert loaded.predict(level=[80])["yhat_hi_80"].notna().all()
 
 
 @pytest.mark.filterwarnings("ignore:the original TransformerForecaster is not in the streaming configuration")

@@ -37,8 +37,9 @@ class Ensembles:
 
     def _why_one_network(self) -> str | None:
         """Why this configuration fits one network only, or None."""
-        if self.state_type().one_network is not None:
-            return self.state_type().one_network
+        reason = self.state_type().one_network
+        if reason is not None:
+            return reason
         if self._distribution() is not None:
             return (f"loss={self.loss!r} outputs a distribution's parameters, and their mean is not the members' "
                     f"mixture")

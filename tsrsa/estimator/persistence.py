@@ -238,15 +238,8 @@ def _check_files(directory: Path, config: dict, version: int, name: str, needs_w
 def load_model(path, forecasters, *, device: str = "cpu"):
     """Load a forecaster saved with ``save``, of one of the classes ``forecasters`` (the whitelist: the
     class config.json names is looked up among them by name, never imported); its network goes to
-    ``device`` (CPU by default). ``tsrsa.load`` calls this with tsrsa's own forecaster classes.
-
-    Raises
-    ------
-    ValueError
-        When ``device`` is not available here (before any file is read); when the directory is not a
-        saved tsrsa model, a file is missing, unreadable, corrupted, modified after saving or left
-        from another model, the parameters disagree with the saved network or state, or the class
-        is not a tsrsa forecaster. The message names the file.
+    ``device`` (CPU by default). ``tsrsa.load`` calls this with tsrsa's own forecaster classes, and its
+    docstring lists what is refused (each a ValueError naming the file).
     """
     import torch
 

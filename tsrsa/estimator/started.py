@@ -45,8 +45,9 @@ class StatisticalStart:
 
     def why_no_start(self) -> str | None:
         """Why this configuration takes no statistical start (the rest of a refusal), or None."""
-        if self.state_type().no_start is not None:
-            return self.state_type().no_start
+        reason = self.state_type().no_start
+        if reason is not None:
+            return reason
         if self._distribution() is not None:
             return (f"starts a point or quantile forecast; loss={self.loss!r} outputs a distribution's "
                     f"parameters: use start=None with it")
