@@ -10,7 +10,7 @@ STAMP := $(VENV)/.tsrsa-installed
 # torch thread (tests/conftest.py); PYTEST_WORKERS=0 runs it in this one process.
 PYTEST_WORKERS ?= auto
 
-.PHONY: demo test test-processes notebooks install clean
+.PHONY: demo test test-processes test-slow notebooks install clean
 
 install: $(STAMP)
 
@@ -28,13 +28,17 @@ demo: $(STAMP)
 notebooks: $(STAMP)
 	$(BIN)/python benchmarks/notebook_times.py
 
-# The suite without the tests that start other processes or servers (under three minutes on two cores);
-# test-processes runs those (notebook kernels, PostgreSQL, Dask workers, DDP ranks); CI runs both.
+# The suite without the tests that start other processes or servers and without the slow ones (under three
+# minutes on two cores); test-processes runs the first (notebook kernels, PostgreSQL, Dask workers, DDP ranks,
+# joblib workers), test-slow the second (ONNX exports, ETS's search over a panel); CI runs every tier.
 test: $(STAMP)
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile -m "not processes" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile -m "not processes and not slow" $(PYTEST_ARGS)
 
 test-processes: $(STAMP)
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile -m processes $(PYTEST_ARGS)
+
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile -m "slow and not processes" $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) demo_output .pytest_cache .hypothesis

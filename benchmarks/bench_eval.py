@@ -91,7 +91,8 @@ def cv_speed_row(data, h: int, n_windows: int, num_threads: int | None, repeats:
     scaled = scale_values(panel.values, panel.offsets, memory.loc, memory.scale)
     windows = validation_windows(scaled, panel.offsets, panel.lengths - v, data.input_size, h)
     cpu = torch.device("cpu")
-    loader = WindowLoader(windows, model.inference_batch_size, shuffle=False, device=cpu, drop_uneven=False)
+    loader = WindowLoader(windows, model.resolved_trainer.inference_batch_size, shuffle=False, device=cpu,
+                          drop_uneven=False)
     loss = make_loss("mse")
     torch.set_num_threads(num_threads or torch.get_num_threads())
     with torch.inference_mode():

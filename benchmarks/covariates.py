@@ -122,10 +122,12 @@ def run_calendar(frame: pd.DataFrame, train_end: int, val_end: int, model: str, 
                  h: int = 48, input_size: int = 336, num_threads: int | None = 1, overrides: dict | None = None,
                  max_test_windows: int | None = None) -> dict:
     import tsrsa
+    from tsrsa.benchmarking.compat import grouped_kwargs
 
     cls = getattr(tsrsa, f"{model}Forecaster")
-    estimator = cls(h=h, input_size=input_size, val_size=val_end - train_end, random_state=seed,
-                    trainer={"num_threads": num_threads}, **CALENDAR_SETTINGS[setting], **(overrides or {}))
+    params = dict(h=h, input_size=input_size, val_size=val_end - train_end, random_state=seed,
+                  trainer={"num_threads": num_threads}, **CALENDAR_SETTINGS[setting], **(overrides or {}))
+    estimator = cls(**grouped_kwargs(cls, params))  # calendar, holidays: options of covariates
     began = time.perf_counter()
     estimator.fit(frame.iloc[:val_end])
     seconds = time.perf_counter() - began

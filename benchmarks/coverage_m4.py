@@ -164,8 +164,8 @@ def fit_rsa_m4(val, test, run: str, seed: int, k: int, num_threads: int) -> tupl
         by_series = {sid: g["yhat"].to_numpy() for sid, g in paths.groupby("unique_id", sort=False)}
         samples = np.stack([by_series[sid].reshape(SAMPLES, -1)[:, : f.h].T for sid in test.ids])  # (S, h, n)
     # the trainer's options one by one, as the rows made before 0.15 name them
-    return (flat_params(model.get_params()), fit_seconds, predict_seconds, forecast_matrix(out, test.ids, f.h),
-            bounds, residuals, samples)
+    return (flat_params(model.get_params(), type(model)), fit_seconds, predict_seconds,
+            forecast_matrix(out, test.ids, f.h), bounds, residuals, samples)
 
 
 def fit_nhits_m4(val, test, run: str, seed: int, k: int, num_threads: int, nf_python: str) -> tuple:
@@ -246,7 +246,7 @@ def run_short(cell, k: int, seed: int) -> dict:
     levels = tuple(float(v) for v in LEVELS if residuals_needed(v) <= len(calibration.residuals))
     raw = calibration.intervals(yhat, np.full(len(origins), calibration.scale[0]), levels) if levels else {}
     bounds = {int(v): tuple(raw[c] for c in interval_columns(v)) for v in levels}
-    explicit = {key: v for key, v in flat_params(model.get_params()).items() if key != "verbose"}
+    explicit = {key: v for key, v in flat_params(model.get_params(), type(model)).items() if key != "verbose"}
     return {"dataset": f"{cell.dataset} n={n}", "run": "short-series", "model": "RSA", "seed": seed, "k": k,
             "residuals_per_step": len(calibration.residuals),
             **summary(y, yhat, bounds, np.ones(len(origins)), wql=False),

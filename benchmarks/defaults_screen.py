@@ -26,6 +26,7 @@ from tsrsa.benchmarking.defaults_screen import (  # noqa: E402
     CHOICES, REGIMES, long_horizon_cells, many_series_cells, render, screen, short_series_cells,
 )
 from tsrsa.benchmarking.results import replace_section  # noqa: E402
+from tsrsa.estimator.trainer import flat_params  # noqa: E402
 
 RESULTS = HERE / "results"
 MODELS = {"RSA": ("RSAForecaster", "RSA", "RSAForecaster"),
@@ -50,7 +51,7 @@ def main(argv=None) -> None:
              "column cannot judge it; it was chosen on nested validation, windows no fit saw (\"Keeping a share of "
              "the network's correction\").\n"]
     for name, (lt, m, s) in MODELS.items():
-        defaults = getattr(tsrsa, lt)(h=1).get_params()
+        defaults = flat_params(getattr(tsrsa, lt)(h=1).get_params(), getattr(tsrsa, lt))  # options by their names
         reference = {k: defaults.get(k) for k in CHOICES}
         cells = dict(zip(REGIMES, (long_horizon_cells(ltsf, lt, defaults), many_series_cells(m4, m, defaults),
                                    short_series_cells(short, s, defaults))))

@@ -67,7 +67,8 @@ def run(data, h: int, name: str, seed: int) -> dict:
     return {"date": dt.date.today().isoformat(), "horizon": h, "model": name, "seed": seed, "mse": round(mse, 6),
             "mae": round(mae, 6), "best_epoch": best_epoch(model), "fit_seconds": round(seconds, 1),
             "machine": machine_description() + ", 1 thread",
-            "params": json.dumps(flat_params(model.get_params()), sort_keys=True, default=str)}  # as before 0.15
+            # every option by its own name, as before 0.15
+            "params": json.dumps(flat_params(model.get_params(), type(model)), sort_keys=True, default=str)}
 
 
 def section(table: pd.DataFrame) -> str:

@@ -8,8 +8,8 @@
 input, validation and horizon before the validation split's horizon, every k-th in the file's order)
 are each fitted on their own: a neural forecaster at the library's defaults with the M4 benchmark's
 horizon and input (``tsrsa.benchmarking.m4.FREQUENCIES``), ``val_size=h`` and one thread, ``--params``
-over them; ETS (``ETSForecaster`` at its defaults, the lowest-AIC form per series, told the frequency's season where
-it has one: Hourly 24); Naive2. Two splits,
+over them; ETS (``ETSForecaster`` with ``error="add", criterion="aic"``, its defaults before 0.16: the
+additive form of lowest AIC per series, told the frequency's season where it has one: Hourly 24); Naive2. Two splits,
 as ``benchmarks/m4.py`` has them: "validation" (each history without its last h values, forecasting
 those) and "test" (the whole history, forecasting M4's test). Scores per series: sMAPE and MASE (the
 frequency's season), then their means over the series. Each (model, label, split, seed) is one row of
@@ -32,14 +32,14 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 import tsrsa  # noqa: E402
-from tsrsa.benchmarking.compat import trainer_kwargs  # noqa: E402
+from tsrsa.benchmarking.compat import grouped_kwargs  # noqa: E402
 from tsrsa.benchmarking.defaults_screen import ADDED, CHOICES, SHORT_FITS, spelt_auto  # noqa: E402
 from tsrsa.benchmarking.m4 import FREQUENCIES, load_split  # noqa: E402
 from tsrsa.benchmarking.naive2 import naive2  # noqa: E402
 from tsrsa.benchmarking.results import (  # noqa: E402
     latest_rows, machine_description, read_run_log, replace_section, rows_footer,
 )
-from tsrsa.estimator.trainer import flat_params  # noqa: E402
+from tsrsa.estimator.trainer import flat_defaults, flat_params  # noqa: E402
 from tsrsa.metrics import mase, smape  # noqa: E402
 from tsrsa.start.fit import spread  # noqa: E402
 
@@ -83,17 +83,20 @@ def forecast_one(model: str, history: np.ndarray, freq, seed: int, params: dict)
         return naive2(history, freq.m, freq.h), 0.0, {"season": freq.m}
     frame = pd.DataFrame({"unique_id": "s", "ds": np.arange(len(history)), "y": history})
     if model == "ETS":
-        estimator = tsrsa.ETSForecaster(h=freq.h, freq=1, season_length=freq.m if freq.m > 1 else None)
+        # the additive forms by AIC (ETSForecaster's default before 0.16), pinned: the recorded anchor rows
+        estimator = tsrsa.ETSForecaster(h=freq.h, freq=1, season_length=freq.m if freq.m > 1 else None,
+                                        error="add", criterion="aic")
     else:
         protocol = {"input_size": freq.input_size, "val_size": freq.h, "random_state": seed, "num_threads": 1,
                     "accelerator": "cpu", "freq": 1}
         cls = getattr(tsrsa, NEURAL[model])
-        estimator = cls(h=freq.h, **trainer_kwargs(cls, {**protocol, **params}))  # threads, device: trainer
+        estimator = cls(h=freq.h, **grouped_kwargs(cls, {**protocol, **params}))  # threads, device: trainer
     began = time.perf_counter()
     estimator.fit(frame)
     seconds = time.perf_counter() - began
     # the trainer's options one by one, as the rows made before 0.15 name them
-    explicit = {k: v for k, v in flat_params(estimator.get_params()).items() if k not in ("verbose", "callbacks")}
+    explicit = {k: v for k, v in flat_params(estimator.get_params(), type(estimator)).items()
+                if k not in ("verbose", "callbacks")}
     return estimator.predict()["yhat"].to_numpy(dtype=np.float64), seconds, explicit
 
 
@@ -133,7 +136,7 @@ def shown_label(row: dict) -> str:
         return row["label"]
     params = row.get("params", {})
     missing = [f"{k}={v}" for k, v in ADDED.items() if k not in params]
-    today = getattr(tsrsa, NEURAL[row["model"]]).param_defaults()
+    today = flat_defaults(getattr(tsrsa, NEURAL[row["model"]]))  # every option by its own name, as the rows
     ran = spelt_auto(params, today, SHORT_FITS)
     changed = [f"{k}={ran[k]}" for k in CHOICES if k in ran and k in today and ran[k] != today[k]]
     if not missing and not changed:
@@ -149,8 +152,9 @@ def render(rows: list[dict]) -> str:
                                         tuple(r["series"])))
     lines = ["What: M4 series fitted one model per series, as a user with a few series would: tsrsa's networks at "
              "the library's defaults (the M4 benchmark's horizon and input, `val_size=h`, one thread; a label names "
-             "what differs, and \"ran at\" what a run had before a choice was added), ETS (`ETSForecaster`, "
-             "the lowest-AIC form per series, told the season where the frequency has one) and Naive2. "
+             "what differs, and \"ran at\" what a run had before a choice was added), ETS (`ETSForecaster` "
+             "with `error=\"add\", criterion=\"aic\"`: the additive form of lowest AIC per series, the default "
+             "before 0.16, told the season where the frequency has one) and Naive2. "
              "\"validation\": each history without its last h values, forecasting them; \"test\": the whole "
              "history, forecasting M4's test. sMAPE and MASE are means over the series (a network's per series "
              "first averaged over its seeds); \"÷ ETS\" is the mean MASE over ETS's on the same series; "

@@ -87,6 +87,8 @@ def twin_variants(config_dir=HERE / "configs") -> dict[str, str]:
     from tsrsa.benchmarking.configs import load_config
 
     own = set(RSAForecaster.param_names()) - set(TransformerForecaster.param_names())
+    # and the REM's options by their own names, as the configurations' variants name them
+    own |= {old for old, (group, _) in RSAForecaster.moved_params.items() if group == "rem"}
     rsa, transformer = load_config("RSA", config_dir), load_config("Transformer", config_dir)
 
     def shared(config, variant):

@@ -72,7 +72,8 @@ def run_cell(model: str, dataset: str, n: int, members: int, folder: Path | None
         val_forecasts.append(window_forecasts(estimator, z, origins[0], h))
         test_forecasts.append(window_forecasts(estimator, z, origins[1], h))
         single.append([score_windows(f, z, o)[0] for f, o in zip((val_forecasts[-1], test_forecasts[-1]), origins)])
-    params = {k: v for k, v in flat_params(estimator.get_params()).items() if k not in ("verbose", "random_state")}
+    params = {k: v for k, v in flat_params(estimator.get_params(), type(estimator)).items()
+              if k not in ("verbose", "random_state")}
     ensembles = {str(k): {"val_mse": score_windows(np.mean(val_forecasts[:k], axis=0), z, origins[0])[0],
                           "test_mse": score_windows(np.mean(test_forecasts[:k], axis=0), z, origins[1])[0]}
                  for k in SIZES if k <= members}

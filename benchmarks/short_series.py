@@ -30,6 +30,7 @@ from threadpoolctl import threadpool_limits
 import tsrsa
 from short_series_tables import KEY, write_outputs
 from tsrsa.benchmarking.classic import CLASSIC
+from tsrsa.benchmarking.compat import accepted_names
 from tsrsa.benchmarking.folders import data_folder
 from tsrsa.benchmarking.results import machine_description
 from tsrsa.benchmarking.short_series import (
@@ -118,7 +119,8 @@ def parse_params(text: str | None, models: list[str]) -> dict:
     if not targets:
         fail("--params applies to tsrsa forecasters; choose one with --models")
     for m in targets:
-        unknown = sorted(set(params) - set(getattr(tsrsa, MODEL_NAMES[m]).param_names()))
+        cls = getattr(tsrsa, MODEL_NAMES[m])
+        unknown = sorted(set(params) - set(cls.param_names()) - accepted_names(cls))  # an option by its own name too
         if unknown:
             fail(f"{MODEL_NAMES[m]} has no parameter(s) {unknown}")
     return params

@@ -212,8 +212,10 @@ def _neural(model: str) -> bool:
 @functools.cache
 def _constructor_defaults(model: str) -> dict:
     """The constructor's defaults of the tsrsa estimator named ``model`` ({} for another name)."""
+    from tsrsa.estimator.trainer import flat_defaults
+
     cls = getattr(tsrsa, model, None)
-    return {} if cls is None else cls.param_defaults()
+    return {} if cls is None else flat_defaults(cls)  # every option by its own name, as the rows record them
 
 
 def _differing_params(params: str, option_keys, defaults: dict | None = None) -> dict:

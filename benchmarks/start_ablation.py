@@ -67,7 +67,10 @@ def is_default(params: str, start: str | None, model: str, base: dict | None = N
 
 @functools.cache
 def default_params(model: str) -> dict:
-    return getattr(tsrsa, model)(h=1).get_params()
+    from tsrsa.estimator.trainer import flat_params
+
+    cls = getattr(tsrsa, model)
+    return flat_params(cls(h=1).get_params(), cls)  # every option by its own name, as the rows record them
 
 
 def collect(short: pd.DataFrame, start: str, folder: Path | None, base: dict | None = None) -> pd.DataFrame:

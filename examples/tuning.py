@@ -35,14 +35,15 @@ def main(argv=None):
 
     df = tsrsa.datasets.load("co2")
     train, test = df.iloc[:-H], df.iloc[-H:]
-    network = dict(n_layers=1, d_ff=32, max_epochs=1) if small else dict(max_epochs=15, early_stopping_patience=3)
+    network = dict(n_layers=1, d_ff=32, max_epochs=1) if small else dict(max_epochs=15)
+    patience = "auto" if small else 3
     model = RSAForecaster(h=H, input_size=3 * H, fill="interpolate", val_size=H, random_state=0,
-                          trainer=Trainer(num_threads=args.num_threads), **network)
+                          trainer=Trainer(num_threads=args.num_threads, early_stopping_patience=patience), **network)
     space = {
         "d_model": [16, 32] if small else [32, 64, 128],
         "patch_len": [4, 8, 13],
         "learning_rate": FloatDistribution(1e-4, 1e-2, log=True),
-        "gate_init": FloatDistribution(-2.0, 2.0),
+        "rem__gate_init": FloatDistribution(-2.0, 2.0),
     }
     n_trials = args.n_trials if args.n_trials is not None else (4 if small else 30)
     result = tsrsa.tune(model, train, n_trials=n_trials, search_space=space, n_windows=2, metric="mae",

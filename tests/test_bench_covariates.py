@@ -44,7 +44,7 @@ def test_ms_and_s_cells_differ_in_the_covariates_alone_and_the_table_pairs_them(
 def test_the_score_is_the_forecast_from_each_cutoff_against_the_next_steps():
     frame = bench.ett_frame(_data(), "MS")
     model = DLinearForecaster(h=4, input_size=12, max_epochs=1, random_state=0,
-                              past_covariates=list(bench.ETT_COVARIATES)).fit(frame.iloc[:300])
+                              covariates={"past": list(bench.ETT_COVARIATES)}).fit(frame.iloc[:300])
     mse, mae, n = bench.score(model, frame, 320, 3, 4, chunk=2)
     errors = []
     for first in (320, 321, 322):

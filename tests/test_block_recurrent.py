@@ -240,7 +240,7 @@ def test_streaming_trains_with_the_state_carried_across_windows():
     expected = parallel_forecast(model, frame)
     np.testing.assert_allclose(model.predict()["yhat"], expected[0], rtol=1e-5, atol=1e-5)
     with pytest.raises(ValueError, match="does not read covariates yet"):
-        tsrsa.TransformerForecaster(stream=True, past_covariates=["x"], **common).fit(
+        tsrsa.TransformerForecaster(stream=True, covariates={"past": ["x"]}, **common).fit(
             y.rename("y").rename_axis("ds").reset_index().assign(unique_id="a", x=1.0))
 
 

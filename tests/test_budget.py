@@ -60,7 +60,8 @@ def test_budget_arguments_are_checked(value, error):
     with pytest.raises(error, match="max_epochs"):
         tsrsa.DLinearForecaster(h=2, input_size=4, max_epochs=value).fit(make_panel(n_series=1, length=20))
     with pytest.raises(error, match="early_stopping_patience"):
-        tsrsa.DLinearForecaster(h=2, input_size=4, early_stopping_patience=value).fit(make_panel(n_series=1, length=20))
+        tsrsa.DLinearForecaster(h=2, input_size=4, trainer={"early_stopping_patience": value}).fit(
+            make_panel(n_series=1, length=20))
 
 
 def test_a_fit_at_the_defaults_resolves_and_reports_its_budget():
@@ -106,12 +107,13 @@ def test_batches_per_epoch_bounds_the_steps_and_the_auto_budget_counts_them(monk
     steps = []
     step = torch.optim.AdamW.step
     monkeypatch.setattr(torch.optim.AdamW, "step", lambda self, *a, **k: (steps.append(1), step(self, *a, **k))[1])
-    model = tsrsa.DLinearForecaster(h=4, input_size=8, batch_size=8, batches_per_epoch=2, max_epochs=3,
-                                    random_state=0).fit(df)
+    model = tsrsa.DLinearForecaster(h=4, input_size=8, batch_size=8, trainer=tsrsa.Trainer(batches_per_epoch=2),
+                                    max_epochs=3, random_state=0).fit(df)
     assert len(steps) == 3 * 2  # three epochs of two batches, not of every window
-    assert len(model.fit_history_) == 3 and model.get_params()["batches_per_epoch"] == 2
+    assert len(model.fit_history_) == 3 and model.get_params()["trainer"].batches_per_epoch == 2
     steps.clear()
-    auto = tsrsa.DLinearForecaster(h=4, input_size=8, batch_size=8, batches_per_epoch=1, random_state=0).fit(df)
+    auto = tsrsa.DLinearForecaster(h=4, input_size=8, batch_size=8, trainer=tsrsa.Trainer(batches_per_epoch=1),
+                                   random_state=0).fit(df)
     assert auto_epochs(436, 8) == 37  # every window: 55 steps an epoch
     assert auto.max_epochs_ == 100  # one step an epoch: 2,000 wanted, capped at 100
     assert len(steps) == 100 and auto.plan_.steps == 100  # the plan's budget, run

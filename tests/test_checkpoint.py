@@ -1,6 +1,8 @@
 """Checkpoints on disk: a fit cut short resumes where it stopped, to the weights of an uninterrupted fit."""
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 
@@ -12,8 +14,13 @@ from tsrsa.training.checkpoint import FILE
 
 def small(**kwargs):
     options = dict(h=4, input_size=16, d_model=16, d_ff=32, n_layers=1, max_epochs=4, batch_size=16, val_size=4,
-                   lr_schedule="onecycle", random_state=0, early_stopping_patience=None)
-    return tsrsa.TransformerForecaster(**{**options, **kwargs})
+                   lr_schedule="onecycle", random_state=0)
+    trainer = kwargs.pop("trainer", None)  # early stopping off, whatever else the trainer says
+    if isinstance(trainer, Trainer):
+        trainer = dataclasses.replace(trainer, early_stopping_patience=None)
+    else:
+        trainer = {**(trainer or {}), "early_stopping_patience": None}
+    return tsrsa.TransformerForecaster(**{**options, **kwargs}, trainer=trainer)
 
 
 class Stop(KeyboardInterrupt):

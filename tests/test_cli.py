@@ -135,11 +135,12 @@ def test_wide_file_with_a_date_column_and_integer_time(tmp_path, capsys):
 def test_quantile_model_and_json_parameter_values(tmp_path, capsys, long_csv):
     status, _, err = run(capsys, "fit", "--model", "rsa", "--h", 4, "--input", long_csv, "--output", tmp_path / "m",
                          "--input-size", 8, "--max-epochs", 1, "--quiet", "-p", "patch_len=2", "-p", "d_model=8",
-                         "-p", "loss=quantile", "-p", "quantiles=[0.1, 0.9]", "-p", "rem_init=paper",
-                         "-p", "early_stopping_patience=None")
+                         "-p", "loss=quantile", "-p", "quantiles=[0.1, 0.9]", "-p", "rem__init=paper",
+                         "-p", "trainer__early_stopping_patience=None")
     assert status == 0, err
     model = tsrsa.load(tmp_path / "m")
-    assert model.quantiles == [0.1, 0.9] and model.rem_init == "paper" and model.early_stopping_patience is None
+    assert model.quantiles == [0.1, 0.9] and model.resolved_rem.init == "paper"
+    assert model.resolved_trainer.early_stopping_patience is None
     status, out, _ = run(capsys, "predict", "--model-dir", tmp_path / "m")
     assert out.splitlines()[0] == "unique_id,ds,yhat,yhat_q10,yhat_q90"
 
@@ -260,7 +261,7 @@ def test_known_future_covariates_from_a_future_file(tmp_path, capsys):
     future.to_csv(tmp_path / "future.csv", index=False)
     model_dir, forecast = tmp_path / "model", tmp_path / "forecast.csv"
     status, _, err = run(capsys, "fit", "--h", 6, "--input", tmp_path / "train.csv", "--output", model_dir,
-                         *TINY_DLINEAR, "-p", 'future_covariates=["promo"]', "--quiet")
+                         *TINY_DLINEAR, "-p", 'covariates={"future": ["promo"]}', "--quiet")
     assert status == 0, err
     status, _, err = run(capsys, "predict", "--model-dir", model_dir, "--output", forecast)
     assert status == 2 and "pass --future with their values" in err

@@ -253,7 +253,7 @@ def test_update_reads_future_covariates_from_the_new_rows_and_needs_every_series
     train, later = full.groupby("unique_id").head(48), full.groupby("unique_id").tail(12)
 
     def fit():
-        return DLinearForecaster(h=H, input_size=8, max_epochs=1, random_state=0, future_covariates=["x"],
+        return DLinearForecaster(h=H, input_size=8, max_epochs=1, random_state=0, covariates={"future": ["x"]},
                                  conformal_windows=3).fit(train)
 
     model = fit()

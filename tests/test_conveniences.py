@@ -91,8 +91,9 @@ def driven(length=60):
 @pytest.mark.parametrize("known_future", ["readout", "tokens"])
 def test_future_frame_is_what_predict_reads(known_future):
     df = driven()
-    model = TransformerForecaster(d_model=8, n_heads=2, n_layers=1, d_ff=8, patch_len=4, future_covariates=["promo"],
-                                  calendar=["hour_of_day"], known_future=known_future, **TINY).fit(df)
+    model = TransformerForecaster(d_model=8, n_heads=2, n_layers=1, d_ff=8, patch_len=4,
+                                  covariates={"future": ["promo"], "calendar": ["hour_of_day"]},
+                                  known_future=known_future, **TINY).fit(df)
     frame = model.make_future_frame(2)
     rows = H if known_future == "tokens" else 2  # decoder tokens read the whole trained horizon
     assert list(frame.columns) == ["unique_id", "ds", "promo"] and frame["promo"].isna().all()

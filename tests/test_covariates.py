@@ -44,8 +44,9 @@ def data():
 @pytest.fixture(scope="module")
 def fitted(data):
     history, _ = data
-    model = TransformerForecaster(h=12, past_covariates=["load", "kind"], future_covariates=["promo"],
-                                  static_covariates=["region", "unique_id"], calendar="auto", **SMALL)
+    model = TransformerForecaster(h=12, covariates={"past": ["load", "kind"], "future": ["promo"],
+                                                    "static": ["region", "unique_id"], "calendar": "auto"},
+                                  **SMALL)
     return model.fit(history)
 
 
@@ -59,7 +60,7 @@ def test_a_known_future_driver_is_read_and_moves_the_forecast(cls, stream, data)
     if cls in (TransformerForecaster, RSAForecaster):
         kw.update(d_model=16, n_heads=4, n_layers=1, d_ff=32, stream=stream)
     without = cls(**kw).fit(history[["unique_id", "ds", "y"]])
-    model = cls(future_covariates=["promo"], **kw).fit(history)
+    model = cls(covariates={"future": ["promo"]}, **kw).fit(history)
     truth = future["y"].to_numpy()
     err_without = np.mean((without.predict()["yhat"].to_numpy() - truth) ** 2)
     err_with = np.mean((model.predict(future_df=future)["yhat"].to_numpy() - truth) ** 2)
@@ -97,15 +98,15 @@ def test_fewer_steps_need_fewer_future_rows(fitted, data):
 # ---------------------------------------------------------------------- the estimator contract
 def test_covariates_are_parameters(fitted):
     params = fitted.get_params()
-    assert params["past_covariates"] == ["load", "kind"] and params["calendar"] == "auto"
+    assert params["covariates"]["past"] == ["load", "kind"] and params["covariates"]["calendar"] == "auto"
     copy = clone(fitted)
-    assert copy.get_params()["future_covariates"] == ["promo"] and not hasattr(copy, "memory_")
-    assert "static_covariates" in RSAForecaster(h=1).get_params()
+    assert copy.get_params()["covariates"]["future"] == ["promo"] and not hasattr(copy, "memory_")
+    assert "covariates" in RSAForecaster(h=1).get_params()
 
 
 def test_encoding_is_fitted_on_the_training_part_only(data):
     history, _ = data
-    model = DLinearForecaster(h=12, input_size=24, max_epochs=1, val_size=24, past_covariates=["load"],
+    model = DLinearForecaster(h=12, input_size=24, max_epochs=1, val_size=24, covariates={"past": ["load"]},
                               start=None, random_state=0).fit(history)  # the encoding alone
     fit_part = history.groupby("unique_id").head(len(history) // 2 - 24)["load"]
     mean, spread = model.covariates_.numeric["load"]
@@ -126,8 +127,8 @@ def test_layout_of_the_fitted_encoding(fitted):
 def test_nothing_the_user_passes_is_mutated(data):
     history, future = data
     before, future_before = history.copy(), future.copy()
-    model = DLinearForecaster(h=12, input_size=24, max_epochs=1, future_covariates=["promo"],
-                              past_covariates=["kind"], random_state=0).fit(history)
+    model = DLinearForecaster(h=12, input_size=24, max_epochs=1, covariates={"future": ["promo"], "past": ["kind"]},
+                              random_state=0).fit(history)
     model.predict(future_df=future)
     model.update(future)
     pd.testing.assert_frame_equal(history, before)
@@ -138,23 +139,23 @@ def test_nothing_the_user_passes_is_mutated(data):
 def test_declared_columns_must_exist(data):
     history, _ = data
     with pytest.raises(ValueError, match=r"missing the declared covariate column\(s\) \['price'\]"):
-        DLinearForecaster(h=12, input_size=24, past_covariates=["price"]).fit(history)
+        DLinearForecaster(h=12, input_size=24, covariates={"past": ["price"]}).fit(history)
 
 
 def test_a_covariate_must_be_numeric_or_categorical(data):
     history, _ = data
     with pytest.raises(TypeError, match="covariate 'when' has dtype datetime64"):
-        DLinearForecaster(h=12, input_size=24, past_covariates=["when"]).fit(history.assign(when=history["ds"]))
+        DLinearForecaster(h=12, input_size=24, covariates={"past": ["when"]}).fit(history.assign(when=history["ds"]))
 
 
 @pytest.mark.parametrize("params,match", [
-    (dict(past_covariates=["load"], future_covariates=["load"]), "declared in both"),
-    (dict(past_covariates=["y"]), "the target column"),
-    (dict(future_covariates=["unique_id"]), "only be a static covariate"),
-    (dict(calendar="daily"), "calendar='daily' must be"),
-    (dict(calendar=["hour"]), "unknown feature"),
-    (dict(unknown_categories="drop"), "unknown_categories='drop'"),
-    (dict(past_covariates=5), "must be a column name or a list"),
+    (dict(covariates={"past": ["load"], "future": ["load"]}), "declared in both"),
+    (dict(covariates={"past": ["y"]}), "the target column"),
+    (dict(covariates={"future": ["unique_id"]}), "only be a static covariate"),
+    (dict(covariates={"calendar": "daily"}), "calendar='daily' must be"),
+    (dict(covariates={"calendar": ["hour"]}), "unknown feature"),
+    (dict(covariates={"unknown_categories": "drop"}), "unknown_categories='drop'"),
+    (dict(covariates={"past": 5}), "must be a column name or a list"),
 ])
 def test_bad_declarations_are_refused_at_fit(data, params, match):
     history, _ = data
@@ -167,8 +168,8 @@ def test_nan_in_a_covariate_names_the_series_and_time_or_is_filled(data):
     holed = history.copy()
     holed.loc[5, "load"] = np.nan
     with pytest.raises(ValueError, match=r"covariate 'load' of series 's0' is missing .* at 2024-01-01 05:00:00"):
-        DLinearForecaster(h=12, input_size=24, past_covariates=["load"]).fit(holed)
-    model = DLinearForecaster(h=12, input_size=24, past_covariates=["load"], fill="ffill", max_epochs=1).fit(holed)
+        DLinearForecaster(h=12, input_size=24, covariates={"past": ["load"]}).fit(holed)
+    model = DLinearForecaster(h=12, input_size=24, covariates={"past": ["load"]}, fill="ffill", max_epochs=1).fit(holed)
     assert np.isfinite(model.predict()["yhat"]).all()
 
 
@@ -176,8 +177,8 @@ def test_a_missing_row_is_filled_in_the_covariates_too(data):
     history, _ = data
     gap = history.drop(index=[7]).reset_index(drop=True)
     with pytest.raises(ValueError, match="gap of 1 missing step"):
-        DLinearForecaster(h=12, input_size=24, past_covariates=["load", "kind"]).fit(gap)
-    model = DLinearForecaster(h=12, input_size=24, past_covariates=["load", "kind"], fill="interpolate",
+        DLinearForecaster(h=12, input_size=24, covariates={"past": ["load", "kind"]}).fit(gap)
+    model = DLinearForecaster(h=12, input_size=24, covariates={"past": ["load", "kind"]}, fill="interpolate",
                               max_epochs=1).fit(gap)
     assert np.isfinite(model.predict()["yhat"]).all()
 
@@ -198,7 +199,7 @@ def test_future_df_must_cover_the_next_steps_and_may_hold_more(fitted, data):
 def test_future_df_for_a_model_without_future_covariates_is_refused(data):
     history, future = data
     model = DLinearForecaster(h=12, input_size=24, max_epochs=1).fit(history)
-    with pytest.raises(ValueError, match="declares no future_covariates"):
+    with pytest.raises(ValueError, match="declares no future covariates"):
         model.predict(future_df=future)
 
 
@@ -207,21 +208,21 @@ def test_a_static_value_must_not_change_within_a_series(data):
     changing = history.copy()
     changing.loc[3, "region"] = "east"
     with pytest.raises(ValueError, match=r"static covariate 'region' changes within series 's0' \('north', then 'east'\)"):
-        DLinearForecaster(h=12, input_size=24, static_covariates=["region"]).fit(changing)
+        DLinearForecaster(h=12, input_size=24, covariates={"static": ["region"]}).fit(changing)
 
 
 def test_an_unseen_category_is_an_error_or_the_unknown_bucket(data):
     history, future = data
     new = history[history.unique_id == "s0"].assign(unique_id="s9", region="west")
-    strict = DLinearForecaster(h=12, input_size=24, static_covariates=["region"], max_epochs=1,
+    strict = DLinearForecaster(h=12, input_size=24, covariates={"static": ["region"]}, max_epochs=1,
                                random_state=0).fit(history)
     with pytest.raises(ValueError, match="covariate 'region' holds 'west', a category not seen in fit"):
         strict.predict(df=new)
-    lenient = clone(strict).set_params(unknown_categories="unknown").fit(history)
+    lenient = clone(strict).set_params(covariates__unknown_categories="unknown").fit(history)
     forecast = lenient.predict(df=new)
     assert list(forecast["unique_id"].unique()) == ["s9"] and np.isfinite(forecast["yhat"]).all()
     with pytest.raises(ValueError, match="covariate 'kind' holds 'c'"):
-        DLinearForecaster(h=12, input_size=24, future_covariates=["kind"], max_epochs=1).fit(history) \
+        DLinearForecaster(h=12, input_size=24, covariates={"future": ["kind"]}, max_epochs=1).fit(history) \
             .predict(future_df=future.assign(kind="c"))
 
 
@@ -229,14 +230,14 @@ def test_covariates_need_a_long_frame(data):
     history, _ = data
     wide = history.pivot(index="ds", columns="unique_id", values="y")
     with pytest.raises(ValueError, match="read from a long frame"):
-        DLinearForecaster(h=12, input_size=24, past_covariates=["load"]).fit(wide)
+        DLinearForecaster(h=12, input_size=24, covariates={"past": ["load"]}).fit(wide)
 
 
 @pytest.fixture(scope="module")
 def streaming(data):
     history, _ = data
-    model = RSAForecaster(h=12, stream=True, past_covariates=["load", "kind"], future_covariates=["promo"],
-                          static_covariates=["region"], calendar=["hour_of_day"],
+    model = RSAForecaster(h=12, stream=True, covariates={"past": ["load", "kind"], "future": ["promo"],
+                                                         "static": ["region"], "calendar": ["hour_of_day"]},
                           **{**SMALL, "n_heads": 4, "d_model": 16, "patch_len": 4})
     return model.fit(history)
 
@@ -281,7 +282,7 @@ def test_calendar_needs_datetimes(data):
     history, _ = data
     integer = history.assign(ds=history.groupby("unique_id").cumcount())
     with pytest.raises(ValueError, match="calendar and holiday features need datetime timestamps"):
-        DLinearForecaster(h=12, input_size=24, calendar="auto").fit(integer)
+        DLinearForecaster(h=12, input_size=24, covariates={"calendar": "auto"}).fit(integer)
 
 
 # ---------------------------------------------------------------------- everything else keeps working
@@ -323,14 +324,14 @@ def test_save_and_load_keep_the_encoding(fitted, data, tmp_path):
 def test_quantiles_with_covariates(data):
     history, future = data
     model = DLinearForecaster(h=12, input_size=24, loss="quantile", quantiles=[0.1, 0.9], max_epochs=2,
-                              future_covariates=["promo"], static_covariates=["unique_id"], random_state=0)
+                              covariates={"future": ["promo"], "static": ["unique_id"]}, random_state=0)
     forecast = model.fit(history).predict(future_df=future)
     assert (forecast["yhat_q10"] <= forecast["yhat"]).all() and (forecast["yhat"] <= forecast["yhat_q90"]).all()
 
 
 def test_new_series_in_update_bring_their_covariates(fitted, data):
     history, future = data
-    model = clone(fitted).set_params(unknown_categories="unknown").fit(history)
+    model = clone(fitted).set_params(covariates__unknown_categories="unknown").fit(history)
     newcomer = pd.concat([history, future])
     newcomer = newcomer[newcomer.unique_id == "s1"].assign(unique_id="s7")
     model.update(newcomer.iloc[:-12], new_ids="add")
@@ -342,8 +343,9 @@ def test_new_series_in_update_bring_their_covariates(fitted, data):
 @pytest.mark.parametrize("kind", tsrsa.nn.attention_kinds())
 def test_every_kind_of_the_slot_reads_covariates(kind, known_future, data):
     history, future = data
-    model = TransformerForecaster(h=12, attention=kind, past_covariates=["load"], future_covariates=["promo"],
-                                  static_covariates=["region"], known_future=known_future,
+    model = TransformerForecaster(h=12, attention=kind,
+                                  covariates={"past": ["load"], "future": ["promo"], "static": ["region"]},
+                                  known_future=known_future,
                                   **{**SMALL, "n_heads": 4, "d_model": 16, "max_epochs": 1})
     forecast = model.fit(history).predict(future_df=future)
     moved = model.predict(future_df=future.assign(promo=1.0 - future["promo"]))
@@ -352,7 +354,7 @@ def test_every_kind_of_the_slot_reads_covariates(kind, known_future, data):
 
 def test_decoder_tokens_read_the_whole_horizon(data):
     history, future = data
-    model = TransformerForecaster(h=12, future_covariates=["promo"], known_future="tokens", **SMALL).fit(history)
+    model = TransformerForecaster(h=12, covariates={"future": ["promo"]}, known_future="tokens", **SMALL).fit(history)
     assert model.network_.config.covariates["future_tokens"] and model.network_.covariates.n_future_tokens == 3
     with pytest.raises(ValueError, match="needs the known-future covariates of the next 12 step"):
         model.predict(4, future_df=future.groupby("unique_id").head(4))
@@ -363,30 +365,32 @@ def test_decoder_tokens_read_the_whole_horizon(data):
     changed = model.predict(future_df=late)["yhat"].to_numpy().reshape(2, 12)
     assert not np.allclose(changed[:, 0], full["yhat"].to_numpy().reshape(2, 12)[:, 0])  # every step reads it
     with pytest.raises(ValueError, match="known_future='tokens' puts the horizon"):
-        TransformerForecaster(h=12, stream=True, future_covariates=["promo"], known_future="tokens", **SMALL).fit(history)
+        TransformerForecaster(h=12, stream=True, covariates={"future": ["promo"]}, known_future="tokens",
+                              **SMALL).fit(history)
     with pytest.raises(ValueError, match="known_future"):
         TransformerForecaster(h=12, known_future="decoder", **SMALL).fit(history)
 
 
 def test_tuning_cross_validates_with_the_covariates(data):
     history, _ = data
-    model = DLinearForecaster(h=12, input_size=24, max_epochs=1, future_covariates=["promo"],
-                              static_covariates=["region"], random_state=0)
+    model = DLinearForecaster(h=12, input_size=24, max_epochs=1, covariates={"future": ["promo"], "static": ["region"]},
+                              random_state=0)
     result = tsrsa.tune(model, history, n_trials=1, n_windows=2)
-    assert np.isfinite(result.best_score) and result.best_estimator.get_params()["future_covariates"] == ["promo"]
+    assert np.isfinite(result.best_score) and result.best_estimator.get_params()["covariates"]["future"] == ["promo"]
 
 
 
 def test_window_normalised_covariates_ignore_a_level_shift_of_a_driver(data):
     history, _ = data
     shifted = history.assign(load=history["load"] + 5.0)  # the driver moves to a level fit never saw
-    common = dict(h=12, input_size=24, max_epochs=2, past_covariates=["load"], random_state=0)
-    window = DLinearForecaster(**common).fit(history)
-    fit = DLinearForecaster(covariate_norm="fit", **common).fit(history)
+    common = dict(h=12, input_size=24, max_epochs=2, random_state=0)
+    window = DLinearForecaster(covariates={"past": ["load"]}, **common).fit(history)
+    fit = DLinearForecaster(covariates={"norm": "fit", "past": ["load"]}, **common).fit(history)
     assert window.network_.config.covariates["window_norm"] == [0] and fit.network_.config.covariates["window_norm"] == []
     np.testing.assert_allclose(window.predict(df=shifted)["yhat"], window.predict()["yhat"], rtol=1e-4, atol=1e-4)
     assert not np.allclose(fit.predict(df=shifted)["yhat"], fit.predict()["yhat"], rtol=1e-3)
-    with pytest.raises(ValueError, match="covariate_norm='window' normalises each window"):
-        TransformerForecaster(h=12, stream=True, covariate_norm="window", past_covariates=["load"], **SMALL).fit(history)
-    with pytest.raises(ValueError, match="covariate_norm"):
-        DLinearForecaster(covariate_norm="global", **common).fit(history)
+    with pytest.raises(ValueError, match=r"covariates' norm='window' \(formerly covariate_norm='window'\) "
+                                         r"normalises each window"):
+        TransformerForecaster(h=12, stream=True, covariates={"norm": "window", "past": ["load"]}, **SMALL).fit(history)
+    with pytest.raises(ValueError, match="norm='global'"):
+        DLinearForecaster(covariates={"norm": "global", "past": ["load"]}, **common).fit(history)

@@ -85,7 +85,7 @@ def test_known_future_covariates_reach_each_partition(client, panel, tmp_path):
     rng = np.random.default_rng(0)
     history = panel.assign(promo=rng.integers(0, 2, len(panel)).astype(float))
     model = tsrsa.DLinearForecaster(h=H, input_size=12, max_epochs=1, random_state=0, trainer={"num_threads": 1},
-                                    future_covariates=["promo"]).fit(history)
+                                    covariates={"future": ["promo"]}).fit(history)
     model.save(tmp_path / "promo")
     future = model.make_future_frame().assign(promo=1.0)
     future.loc[future["unique_id"].isin(["s1", "s7"]), "promo"] = 0.0

@@ -61,12 +61,12 @@ def split(df: pd.DataFrame, steps: int) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def covariate_params(name: str) -> dict:
-    return {"past_covariates": ["price"], "future_covariates": ["promo"]} if name == "covariates" else {}
+    return {"covariates": {"past": ["price"], "future": ["promo"]}} if name == "covariates" else {}
 
 
 def future_frame(model, rows: pd.DataFrame) -> pd.DataFrame | None:
     """The known-future rows a forecast after ``rows``' history needs, or None without covariates."""
-    if not model.get_params().get("future_covariates"):
+    if not model.declared_covariates().future:
         return None
     future = model.make_future_frame()
     return future.assign(promo=(np.arange(len(future)) % 7 == 0).astype(float))

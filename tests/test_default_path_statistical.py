@@ -14,7 +14,10 @@ from test_default_path import STATISTICAL, walk_the_command_line, walk_the_defau
 #: TSRSA_SLOW_TESTS=1, ARIMA's short series and command line in every run
 SLOW = pytest.mark.skipif(not os.environ.get("TSRSA_SLOW_TESTS"), reason=(
     "ARIMA's order search on a panel or a long series takes 20-50 s; set TSRSA_SLOW_TESTS=1 to run it"))
-CASES = [pytest.param(cls, name, marks=[SLOW] if cls == "ARIMAForecaster" and name != "short" else [])
+#: ETS's search over every admissible form (15 a series with a season) takes 9-13 s on the panel and the long
+#: series: those run in the slow tier (make test-slow)
+CASES = [pytest.param(cls, name, marks=[SLOW] if cls == "ARIMAForecaster" and name != "short"
+                      else [pytest.mark.slow] if cls == "ETSForecaster" and name != "short" else [])
          for cls in STATISTICAL for name in ("short", "panel", "long")]
 
 

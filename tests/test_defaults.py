@@ -58,8 +58,11 @@ def test_the_tables_are_found_and_cover_the_training_settings():
 @pytest.mark.parametrize("row", DEFAULTS, ids=lambda row: row[0].strip("`"))
 def test_every_default_constructor_equals_the_documented_configuration(row):
     name, models, value = code(row[0]), models_of(row[1]), json.loads(code(row[2]))
+    from tsrsa.estimator.trainer import flat_params
+
     for model in models:
-        params = getattr(tsrsa, NEURAL[model])(h=1).get_params()
+        cls = getattr(tsrsa, NEURAL[model])
+        params = flat_params(cls(h=1).get_params(), cls)  # every option by its own name (the page's rows)
         assert params[name] == value, f"{NEURAL[model]}().{name} is {params[name]!r}, the page says {value!r}"
 
 
@@ -89,13 +92,16 @@ def test_a_benchmark_configuration_holds_only_the_protocols_budget(path):
 
 
 def test_the_default_variant_is_what_a_constructor_without_arguments_trains_with():
+    from tsrsa.benchmarking.compat import grouped_kwargs
     from tsrsa.benchmarking.configs import load_config
+    from tsrsa.estimator.trainer import flat_params
 
     for name, estimator in NEURAL.items():
         config = load_config(name, CONFIGS)
-        model = getattr(tsrsa, estimator)(h=1).set_params(**config.params_for("ETTh1"))
-        plain = getattr(tsrsa, estimator)(h=1).get_params()
-        changed = {k: v for k, v in model.get_params().items() if plain[k] != v}
+        cls = getattr(tsrsa, estimator)
+        model = cls(h=1, **grouped_kwargs(cls, config.params_for("ETTh1")))
+        plain = flat_params(cls(h=1).get_params(), cls)  # every option by its own name, as the configurations
+        changed = {k: v for k, v in flat_params(model.get_params(), cls).items() if plain[k] != v}
         assert set(changed) <= set(BUDGET), f"{name}'s default variant changes {sorted(changed)}"
         assert config.variant_label("default") == "default"
         # a variant naming an option at its library default is the default, so no such variant exists

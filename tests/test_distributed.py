@@ -120,7 +120,7 @@ def test_ddp_spawn_on_one_device_trains_through_ddp_and_takes_the_steps_of_a_pla
         monkeypatch.setenv(name, str(value))
     monkeypatch.setattr(torch.nn.parallel.DistributedDataParallel, "__init__", spy)
     try:
-        joined = TransformerForecaster(**with_trainer(strategy="ddp"), start_margin=1e-9).fit(df)
+        joined = TransformerForecaster(**with_trainer(strategy="ddp"), start={"margin": 1e-9}).fit(df)
         assert torch.distributed.get_backend() == "gloo" and torch.distributed.get_world_size() == 1
     finally:
         if torch.distributed.is_initialized():
@@ -130,7 +130,7 @@ def test_ddp_spawn_on_one_device_trains_through_ddp_and_takes_the_steps_of_a_pla
         monkeypatch.delenv(name)
     seen = []  # the worker cannot call back: its epochs are replayed to the callbacks
     spawned = TransformerForecaster(**with_trainer(strategy="ddp_spawn", callbacks=[seen.append]),  # in a worker
-                                    start_margin=1e-9).fit(df)
+                                    start={"margin": 1e-9}).fit(df)
     assert seen == spawned.fit_history_.to_dict(orient="records")
     # a margin this small decides as none does, and the worker's edge over the start comes back
     assert spawned.start_["edge"] == pytest.approx(joined.start_["edge"], rel=1e-4) and joined.start_["edge"] > 0

@@ -114,8 +114,8 @@ def test_what_keeps_one_networks_state_refuses_an_ensemble(params, words, tmp_pa
 
 def test_auto_and_the_default_fit_one_network_and_a_count_fits_that_many():
     short, long = frame(160), frame(2200)  # 119 and 2,159 training windows
-    quick = {"h": 6, "input_size": 24, "val_size": 12, "start": None, "trainer": {"num_threads": 1}, "random_state": 0,
-             "early_stopping_patience": 2, "max_epochs": 2}
+    quick = {"h": 6, "input_size": 24, "val_size": 12, "start": None, "random_state": 0, "max_epochs": 2,
+             "trainer": {"num_threads": 1, "early_stopping_patience": 2}}
     assert tsrsa.DLinearForecaster(h=6).ensemble_size == 1
     for size in (1, "auto"):
         model = tsrsa.DLinearForecaster(**quick, ensemble_size=size).fit(short)

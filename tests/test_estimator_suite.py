@@ -142,11 +142,11 @@ def test_predict_h_truncates_and_refuses_more(fitted):
 
 def test_bounded_inference_batches_give_the_same_forecast(fitted):
     model = fitted["model"]
-    if "inference_batch_size" not in model.get_params():
+    if "trainer" not in model.get_params():
         pytest.skip("no batched inference")
     small = clone(model)
     small.__dict__.update({k: v for k, v in vars(model).items() if k.endswith("_")})
-    small.set_params(inference_batch_size=1)
+    small.set_params(trainer__inference_batch_size=1)
     np.testing.assert_allclose(small.predict()["yhat"], fitted["pred"]["yhat"], rtol=1e-6)
 
 

@@ -93,7 +93,7 @@ def test_tuning_example(tmp_path, capsys):
     example("tuning").main(argv)
     result = example("tuning").main([*argv, "--n-trials", "1", "--output-dir", str(tmp_path / "plots")])
     assert len(result.study.trials) == 3  # the second run resumed the study in the journal
-    assert set(result.best_params) == {"d_model", "patch_len", "learning_rate", "gate_init"}
+    assert set(result.best_params) == {"d_model", "patch_len", "learning_rate", "rem__gate_init"}
     assert {p.name for p in (tmp_path / "plots").iterdir()} == {"history.png", "importances.png"}
     assert "3 trials in the study" in capsys.readouterr().out
 

@@ -54,10 +54,10 @@ def models():
     """Fitted once: a fixed-window model with every kind of covariate, and two that stream."""
     plain = HISTORY[["unique_id", "ds", "y"]]
     return {
-        "covariates": TransformerForecaster(past_covariates=["p"], future_covariates=["f"],
-                                            static_covariates=["st", "kind"], **SMALL).fit(HISTORY),
+        "covariates": TransformerForecaster(covariates={"past": ["p"], "future": ["f"], "static": ["st", "kind"]},
+                                            **SMALL).fit(HISTORY),
         "stream": RSAForecaster(stream=True, **{**SMALL, "n_heads": 4}).fit(plain),
-        "stream_covariates": TransformerForecaster(stream=True, past_covariates=["p"], static_covariates=["st"],
+        "stream_covariates": TransformerForecaster(stream=True, covariates={"past": ["p"], "static": ["st"]},
                                                    **SMALL).fit(HISTORY[["unique_id", "ds", "y", "p", "st"]]),
     }
 
@@ -226,7 +226,7 @@ def test_predict_on_a_frame_forecasts_or_refuses(models, data, which):
 @given(data=st.data(), stream=st.booleans())
 def test_fit_on_a_damaged_frame_fits_or_refuses_and_leaves_no_state(data, stream):
     df = data.draw(histories(("p",)))
-    model = TransformerForecaster(stream=stream, past_covariates=["p"], **SMALL)
+    model = TransformerForecaster(stream=stream, covariates={"past": ["p"]}, **SMALL)
     params = model.get_params()
     fitted = check_call(model, lambda m: m.fit(df), [df])
     if fitted is None:

@@ -243,7 +243,8 @@ def test_unshared_cyclic_pairs_and_a_dilated_head_start_from_the_data(monkeypatc
 
     monkeypatch.setattr(heads, "estimate_panel", estimated)
     model = RSAForecaster(h=12, input_size=100, patch_len=5, d_model=16, n_heads=8, n_layers=2, d_ff=16,
-                          n_regular=1, n_cyclic=2, n_dilated_regular=1, share_cyclic=False, max_epochs=1,
+                          rem={"n_regular": 1, "n_cyclic": 2, "n_dilated_regular": 1, "share_cyclic": False},
+                          max_epochs=1,
                           learning_rate=1e-12, random_state=0).fit(_hourly(length=300, ids=("a",)))
     assert seen["max_lag"] >= 19 * 5  # the autocorrelation reaches every dilation the window holds
     s = 5
@@ -343,10 +344,10 @@ def test_constant_and_short_series_fall_back_silently():
 def test_paper_and_explicit_initialisations_are_reported():
     frame = _hourly(length=200, ids=("a",))
     paper = RSAForecaster(h=4, input_size=16, patch_len=4, d_model=8, n_heads=4, n_layers=1, max_epochs=1,
-                          rem_init="paper", random_state=0).fit(frame)
+                          rem={"init": "paper"}, random_state=0).fit(frame)
     assert (paper.init_report_["source"] == "paper").all()
     assert paper.init_report_.loc[1, "theta_init"] == pytest.approx(math.pi / 4)
     explicit = RSAForecaster(h=4, input_size=16, patch_len=4, d_model=8, n_heads=4, n_layers=1, max_epochs=1,
-                             rem_init={"lambda": 0.5}, random_state=0).fit(frame)
+                             rem={'init': {"lambda": 0.5}}, random_state=0).fit(frame)
     assert (explicit.init_report_["source"] == "rem_init").all()
     assert explicit.init_report_.loc[0, "lambda_init"] == pytest.approx(0.5)

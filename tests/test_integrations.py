@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 import torch
 
+import tsrsa
 from tsrsa import RSAForecaster, TransformerForecaster
 from tsrsa.integrations import tslib
 from tsrsa.integrations.networks import ARCHITECTURE
@@ -89,7 +90,7 @@ def test_tslib_one_optimisation_step_lowers_the_loss(cls):
 
 
 def test_tslib_reads_options_and_rejects_what_it_cannot_serve():
-    model = tslib.Model(_configs(use_norm=0, e_layers=3), patch_len=8, rem_mask="bidirectional")
+    model = tslib.Model(_configs(use_norm=0, e_layers=3), patch_len=8, rem={"mask": "bidirectional"})
     config = model.network.config
     assert (config.patch_len, config.n_layers, config.revin) == (8, 3, False)
     assert config.attention_options["rem_mask"] == "bidirectional"
@@ -103,8 +104,8 @@ def test_tslib_reads_options_and_rejects_what_it_cannot_serve():
         tslib.VanillaModel(_configs(), n_regular=1)
     with pytest.raises(ValueError, match="n_heads=2"):
         tslib.Model(_configs(n_heads=2))
-    with pytest.raises(ValueError, match="rem_init='data'"):
-        tslib.Model(_configs(), rem_init="data")
+    with pytest.raises(ValueError, match="init='data'"):
+        tslib.Model(_configs(), rem={"init": "data"})
     with pytest.raises(ValueError, match="x_enc must be"):
         tslib.Model(_configs())(torch.randn(2, 31, 3), None, None, None)
 
@@ -135,7 +136,7 @@ def test_tslib_time_marks_are_known_future_covariates_of_every_channel():
 
 
 def test_rem_init_values_reach_every_layer():
-    model = tslib.Model(_configs(e_layers=2), rem_init={"lambda": 0.5, "gate": 1.0})
+    model = tslib.Model(_configs(e_layers=2), rem={"init": {"lambda": 0.5, "gate": 1.0}})
     for block in model.network.blocks:
         radius, _ = block.attn.rem_parameters()
         assert radius[0].item() == pytest.approx(0.5)
@@ -210,9 +211,13 @@ def test_ptf_network_is_the_forecasters_network(toy):
         ours = inspect.signature(cls).parameters
         theirs = inspect.signature(forecaster).parameters
         for name in ARCHITECTURE[forecaster]:
-            if name not in ("rem_init", "gate_init"):  # "data" needs a tsrsa fit; the models start from "paper"
-                assert ours[name].default == theirs[name].default, name
+            if forecaster is RSAForecaster and name in ("rem", "attention_options"):  # REM's options: flat hparams
+                continue
+            assert ours[name].default == theirs[name].default, name
         if forecaster is RSAForecaster:  # "auto" reads a tsrsa fit's size; a network built without one starts at 0
+            for field, default in tsrsa.REM.field_defaults().items():
+                if field not in ("init", "gate_init", "learning_rate"):  # init: "data" needs a tsrsa fit
+                    assert ours[{"mask": "rem_mask"}.get(field, field)].default == default, field
             assert ours["gate_init"].default == 0.0 == reference.blocks[0].attn.mu.item()
             assert model.network.blocks[0].attn.mu.item() == 0.0
 

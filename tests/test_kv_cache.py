@@ -232,12 +232,13 @@ def test_a_streaming_forecaster_with_a_bounded_cache_updates_saves_and_keeps_its
 
 def test_rsa_forecaster_takes_the_cache_options_and_names_a_bad_one():
     y = _series()
-    model = RSAForecaster(h=8, input_size=32, patch_len=4, d_model=16, max_epochs=1, stream=True, cache_size=4,
-                          cache_policy="h2o", random_state=0).fit(y.iloc[:260]).update(y.iloc[260:])
+    model = RSAForecaster(h=8, input_size=32, patch_len=4, d_model=16, max_epochs=1, stream=True,
+                          attention_options={"cache_size": 4, "cache_policy": "h2o"},
+                          random_state=0).fit(y.iloc[:260]).update(y.iloc[260:])
     positions = model.memory_.groups[0].state.kept_positions  # {layer: (B, H, K)}
     assert sorted(positions) == [0, 1] and all(p.shape[-1] == 3 for p in positions.values())
-    bad = RSAForecaster(h=8, input_size=32, patch_len=4, d_model=16, max_epochs=1, stream=True, cache_size=4,
-                        cache_policy="lru")
+    bad = RSAForecaster(h=8, input_size=32, patch_len=4, d_model=16, max_epochs=1, stream=True,
+                        attention_options={"cache_size": 4, "cache_policy": "lru"})
     with pytest.raises(ValueError, match="cache_policy must be one of"):
         bad.fit(y)
     assert not hasattr(bad, "network_")

@@ -42,9 +42,12 @@ ALLOWED: dict[str, set[str]] = {
     "training": {"_version", "nn", "data"},
     # tier 1 too: the statistical models per series (numpy and statsmodels)
     "statistical": {"_version", "data"},
+    # tier 1 too: a fitted network as ONNX (the exporter reads a model by its public attributes) and its
+    # forecasts on onnxruntime without torch
+    "serving": {"_version", "nn", "data"},
     # tier 2: the estimators: the statistical start's algebra, the estimator's machinery, the models
     "start": {"_version", "data", "init", "statistical"},
-    "estimator": {"_version", "nn", "data", "metrics", "init", "training", "statistical", "start"},
+    "estimator": {"_version", "nn", "data", "metrics", "init", "training", "statistical", "start", "serving"},
     "forecasters": {"_version", "nn", "data", "metrics", "init", "training", "statistical", "start", "estimator"},
     # tier 3: what is built on the estimators; only the command line and the facade reach across it
     "integrations": {"_version", "nn", "data", "datasets", "metrics", "init", "training", "statistical", "start",
@@ -58,8 +61,10 @@ ALLOWED: dict[str, set[str]] = {
     "cli": {"_version", "nn", "data", "datasets", "metrics", "init", "training", "statistical", "start", "estimator",
             "forecasters", "integrations", "benchmarking", "tuning", "convert", "tsrsa"},
     "__main__": {"cli"},
+    # reconciles forecast frames of a hierarchy (pandas and hierarchicalforecast only)
+    "hierarchy": {"_version", "data"},
     "tsrsa": {"_version", "nn", "data", "datasets", "metrics", "init", "training", "statistical", "start",
-              "estimator", "forecasters", "integrations", "benchmarking", "tuning", "convert"},
+              "estimator", "forecasters", "integrations", "benchmarking", "tuning", "convert", "serving", "hierarchy"},
 }
 
 #: unit -> third-party packages it must not import

@@ -110,6 +110,7 @@ def test_notebook_runs_on_the_small_budget(name, executed):
     assert any("image/png" in out.get("data", {}) for out in outputs)  # each draws something
 
 
+@pytest.mark.processes
 def test_the_notebooks_write_nothing_into_the_checkout(executed):
     _, written = executed
     assert not written, written

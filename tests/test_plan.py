@@ -30,8 +30,8 @@ def test_the_docs_table_is_the_rules_table():
     table = re.search(r"<!-- rules:[^\n]*-->\n(.*?)\n<!-- end of rules -->", page, re.S).group(1)
     assert table == plan_module.rules_table()
     documented = {row[0] for row in plan_module.RULES}
-    assert {"max_epochs", "ensemble_size", "start", "start_weight", "gate_init", "readout_tokens",
-            "num_threads"} <= documented
+    assert {"max_epochs", "ensemble_size", "start", "start.weight", "rem.gate_init", "readout_tokens",
+            "trainer.num_threads"} <= documented
 
 
 def test_plan_before_a_fit_is_the_plan_the_fit_follows_and_changes_nothing():

@@ -36,7 +36,7 @@ FUTURE = frame(length=72).groupby("unique_id").tail(12).reset_index(drop=True)  
 
 @pytest.fixture(scope="module")
 def with_covariates():
-    model = TransformerForecaster(past_covariates=["p"], future_covariates=["f"], static_covariates=["st", "kind"],
+    model = TransformerForecaster(covariates={"past": ["p"], "future": ["f"], "static": ["st", "kind"]},
                                   **SMALL)
     return model.fit(HISTORY)
 
@@ -106,7 +106,7 @@ def test_a_covariate_far_beyond_its_fitted_scale_is_refused(with_covariates):
 def test_a_covariate_at_the_edge_of_float64_is_standardised():
     """Its moments are computed on a rescaled copy, so they stay finite."""
     values = HISTORY.assign(p=np.where(np.arange(len(HISTORY)) % 2, 1.7e308, -1.7e308))
-    model = TransformerForecaster(past_covariates=["p"], **SMALL).fit(values)
+    model = TransformerForecaster(covariates={"past": ["p"]}, **SMALL).fit(values)
     mean, spread = model.covariates_.numeric["p"]
     assert abs(mean) < 1e306 and spread == pytest.approx(1.7e308)
 
@@ -187,7 +187,7 @@ def test_a_column_named_twice_is_refused():
         TransformerForecaster(**SMALL).fit(twice)
     covariate = pd.concat([HISTORY, HISTORY[["p"]]], axis=1)
     with pytest.raises(ValueError, match=r"2 columns named 'p'"):
-        TransformerForecaster(past_covariates=["p"], **SMALL).fit(covariate)
+        TransformerForecaster(covariates={"past": ["p"]}, **SMALL).fit(covariate)
 
 
 # ---------------------------------------------------------------------- arguments checked when given
@@ -197,7 +197,7 @@ def test_a_column_named_twice_is_refused():
     (lambda: LSTMForecaster(h=4, input_size=6, patch_len=8, max_epochs=1), r"patch_len=8 is longer than input_size=6"),
     (lambda: DLinearForecaster(h=4, input_size=8, kernel_size=25, max_epochs=1),
      r"kernel_size=25 is longer than input_size=8: .* use kernel_size <= input_size"),
-    (lambda: RSAForecaster(h=4, input_size=8, d_model=8, cache_size=4, max_epochs=1),
+    (lambda: RSAForecaster(h=4, input_size=8, d_model=8, attention_options={"cache_size": 4}, max_epochs=1),
      r"cache_size=4 bound the key/value cache of the streaming configuration; .* pass stream=True"),
     (lambda: TransformerForecaster(attention_options={"cache_policy": "tova"}, **SMALL),
      r"cache_policy='tova' bound the key/value cache"),
@@ -222,7 +222,7 @@ def test_a_misspelt_argument_names_the_estimator_and_the_closest_names():
                                         r"did you mean 'input_size'"):
         TransformerForecaster(h=4, inpt_size=8)
     with pytest.raises(TypeError, match=r"RSAForecaster got an unexpected keyword argument 'n_regulr'; "
-                                        r"did you mean 'n_regular'"):
+                                        r"did you mean rem=\{'n_regular': 2\} \(an option of tsrsa.REM\)"):
         RSAForecaster(h=4, n_regulr=2)
     with pytest.raises(TypeError, match=r"SeasonalNaiveForecaster: too many positional arguments; pass h by "
                                         r"position"):

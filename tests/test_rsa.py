@@ -223,7 +223,7 @@ def test_conversion_errors():
 @pytest.fixture(scope="module")
 def fitted_rsa():
     model = RSAForecaster(h=4, input_size=16, patch_len=4, d_model=16, n_heads=4, n_layers=2, d_ff=16,
-                          n_regular=1, n_cyclic=1, n_dilated_regular=1, dilations=3, max_epochs=1,
+                          rem={"n_regular": 1, "n_cyclic": 1, "n_dilated_regular": 1, "dilations": 3}, max_epochs=1,
                           random_state=0)
     return model.fit(make_panel(length=60))
 
@@ -248,7 +248,7 @@ def test_explain_units_under_patches(fitted_rsa):
 
 def test_explain_softmax_heads_and_plot(fitted_rsa):
     model = RSAForecaster(h=4, input_size=16, patch_len=4, d_model=16, n_heads=4, n_layers=1, d_ff=16,
-                          n_regular=1, n_cyclic=0, n_dilated_regular=0, max_epochs=1, random_state=0)
+                          rem={"n_regular": 1, "n_cyclic": 0, "n_dilated_regular": 0}, max_epochs=1, random_state=0)
     table = model.fit(make_panel(length=40)).explain()
     assert table["rem_type"].tolist() == ["regular", "softmax", "softmax", "softmax"]
     assert table.loc[1:, "gate"].isna().all() and table.loc[1:, "lambda"].isna().all()
@@ -260,7 +260,7 @@ def test_explain_softmax_heads_and_plot(fitted_rsa):
 
 def test_rem_init_values_are_applied_to_every_layer():
     model = RSAForecaster(h=4, input_size=16, patch_len=4, d_model=16, n_heads=4, n_layers=2,
-                          rem_init={"lambda": [0.3, -0.4], "gamma": 0.6, "theta": 1.2, "gate": -1.0})
+                          rem={'init': {"lambda": [0.3, -0.4], "gamma": 0.6, "theta": 1.2, "gate": -1.0}})
     model.check_params()
     network = model.build_network(model.network_config())
     model._initialise_network(network, None, None)
@@ -275,12 +275,12 @@ def test_rem_init_values_are_applied_to_every_layer():
     ({"lambda": [0.3]}, ValueError, "needs one value or 2"),
     ({"gamma": 1.5}, ValueError, "must lie in"),
     ({"phase": 1.0}, ValueError, "unknown key"),
-    ("random", ValueError, "rem_init='random'"),
-    (0.5, TypeError, "rem_init must be"),
+    ("random", ValueError, "REM: init='random'"),
+    (0.5, TypeError, "REM: init must be"),
 ])
 def test_rem_init_errors(rem_init, error, message):
     with pytest.raises(error, match=message):
-        RSAForecaster(h=4, input_size=16, rem_init=rem_init).fit(make_panel(length=40))
+        RSAForecaster(h=4, input_size=16, rem={"init": rem_init}).fit(make_panel(length=40))
 
 
 @pytest.mark.parametrize("rem_learning_rate,step", [(None, 1e-3), (0.1, 0.1)])
@@ -288,7 +288,7 @@ def test_rem_learning_rate_steps_the_rem_values_and_gates(rem_learning_rate, ste
     # one optimisation step (every window in one batch): AdamW moves each REM scalar by its rate (no
     # statistical start: its zeroed output head would give the layers no gradient on the first step)
     model = RSAForecaster(h=4, input_size=16, patch_len=4, d_model=16, n_heads=4, n_layers=1, d_ff=16, start=None,
-                          rem_init="paper", learning_rate=1e-3, rem_learning_rate=rem_learning_rate,
+                          rem={"init": "paper", "learning_rate": rem_learning_rate}, learning_rate=1e-3,
                           max_epochs=1, batch_size=4096, lr_schedule=None, random_state=0).fit(make_panel(length=40))
     attn = model.network_.blocks[0].attn
     assert attn.mu.item() == pytest.approx(step, rel=1e-3) or attn.mu.item() == pytest.approx(-step, rel=1e-3)
@@ -303,18 +303,19 @@ def test_the_gate_starts_at_minus_two_on_one_series_at_the_automatic_budget(n_se
                                                                               start, small_budget):
     # rates too small to move any weight: the gates end where they started
     model = RSAForecaster(h=4, input_size=16, d_model=8, n_heads=4, n_layers=1, d_ff=8, start=None, ensemble_size=1,
-                          gate_init=gate_init, max_epochs=max_epochs, early_stopping_patience=1, batch_size=4096,
+                          rem={"gate_init": gate_init}, trainer={"early_stopping_patience": 1}, max_epochs=max_epochs,
+                          batch_size=4096,
                           learning_rate=1e-12, random_state=0).fit(make_panel(n_series=n_series, length=length))
     assert model.network_.blocks[0].attn.mu.item() == pytest.approx(start, abs=1e-6)
     with pytest.raises(TypeError, match='gate_init must be "auto" or a number'):
-        model.set_params(gate_init="half").fit(make_panel(n_series=1, length=40))
+        model.set_params(rem__gate_init="half").fit(make_panel(n_series=1, length=40))
     assert model.network_.blocks[0].attn.mu.item() == pytest.approx(start, abs=1e-6)  # the refused fit kept it
 
 
 @pytest.mark.parametrize("value,error", [(0.0, ValueError), (-1e-3, ValueError), ("fast", TypeError)])
 def test_rem_learning_rate_errors(value, error):
-    with pytest.raises(error, match="rem_learning_rate"):
-        RSAForecaster(h=4, input_size=16, rem_learning_rate=value).fit(make_panel(length=40))
+    with pytest.raises(error, match="REM: learning_rate"):
+        RSAForecaster(h=4, input_size=16, rem={"learning_rate": value}).fit(make_panel(length=40))
 
 
 def test_twins_differ_in_attention_alone():

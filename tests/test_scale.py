@@ -71,8 +71,8 @@ def test_windows_of_10000_series_stay_lazy(panel):
 def test_prediction_for_10000_series_runs_in_bounded_batches(panel):
     values, _ = panel
     model = TransformerForecaster(h=H, input_size=L, patch_len=24, d_model=8, n_heads=1, n_layers=1, d_ff=8,
-                                  max_epochs=1, inference_batch_size=500, random_state=0,
-                                  trainer={"num_threads": 1, "accelerator": "cpu"})
+                                  max_epochs=1, random_state=0,
+                                  trainer={"num_threads": 1, "accelerator": "cpu", "inference_batch_size": 500})
     model.fit(pd.Series(values[:T].astype(np.float64)))  # a quick fit on one series
     tails = values.reshape(S, T)[:, -L:].astype(np.float64)  # (S, L): the last window of each series
     calls = []

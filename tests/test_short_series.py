@@ -176,10 +176,10 @@ def test_a_row_records_every_parameter_explicitly(tmp_path):
     back = short_series.read_rows(path).iloc[0]
     params = json.loads(back["params"])
     from tsrsa import RSAForecaster
-    from tsrsa.estimator.trainer import FIELDS
+    from tsrsa.estimator.trainer import flat_params
 
-    # the trainer's options one by one, as rows made before 0.15 name them
-    expected = ((set(RSAForecaster.param_names()) - {"trainer"}) | set(FIELDS)) - {"verbose"}
+    # every option of a group one by one, as rows made before 0.15 (the trainer's) and 0.16 (the others') name them
+    expected = set(flat_params(RSAForecaster(h=1).get_params(), RSAForecaster)) - {"verbose"}
     assert set(params) == expected  # defaults included: a later change of defaults relabels nothing
     assert params["gate_init"] == "auto" and params["rem_init"] == "data" and params["max_epochs"] == 1
     assert params["input_size"] == back["input_size"] == 48 and params["val_size"] == back["val_size"] == 36

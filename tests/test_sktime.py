@@ -211,11 +211,11 @@ def test_x_becomes_known_future_covariates_read_at_predict():
                                               names=["shop", "day"])
     X_future = pd.DataFrame({"promo": [1.0, 0.0, 0.0, 1.0]}, index=future_index)
     adapter = TsrsaForecaster(dlinear()).fit(y, X=X, fh=[1, 2])
-    assert adapter.estimator_.future_covariates == ["promo"]
+    assert adapter.estimator_.covariates == {"future": ["promo"]}
     got = adapter.predict(X=X_future)
     frame = long(y).assign(promo=X["promo"].to_numpy())
     future = X_future.reset_index().rename(columns={"shop": "unique_id", "day": "ds"})
-    own = dlinear(h=2, future_covariates=["promo"]).fit(frame).predict(future_df=future)
+    own = dlinear(h=2, covariates={"future": ["promo"]}).fit(frame).predict(future_df=future)
     np.testing.assert_allclose(got["y"].to_numpy(), own["yhat"].to_numpy(), rtol=1e-6)
     with pytest.raises(ValueError, match="pass X to predict"):
         adapter.predict()
@@ -224,7 +224,7 @@ def test_x_becomes_known_future_covariates_read_at_predict():
 def test_declared_covariates_name_the_columns_of_x_that_are_read():
     y = panel(n_instances=2, length=50)
     X = pd.DataFrame({"temperature": np.cos(np.arange(len(y))), "promo": 1.0, "unused": 0.0}, index=y.index)
-    model = dlinear(past_covariates=["temperature"], future_covariates=["promo"])
+    model = dlinear(covariates={"past": ["temperature"], "future": ["promo"]})
     adapter = TsrsaForecaster(model).fit(y.groupby(level=0).head(45), X=X.groupby(level=0).head(45), fh=[1, 2])
     future = X.groupby(level=0).nth([45, 46])[["promo"]]  # the horizon's rows need only the future column
     assert adapter.predict(X=future).shape == (4, 1)
@@ -256,7 +256,7 @@ def test_bad_input_is_refused_with_a_clear_error():
     y = panel(n_instances=1, length=30).droplevel(0)
     with pytest.raises(TypeError, match="wraps a tsrsa forecaster"):
         TsrsaForecaster(estimator="RSA").fit(y, fh=[1])
-    declared = dlinear(past_covariates=["temperature"])
+    declared = dlinear(covariates={"past": ["temperature"]})
     with pytest.raises(ValueError, match="temperature"):
         TsrsaForecaster(declared).fit(y, fh=[1])
     clash = pd.DataFrame({"ds": np.arange(30.0)}, index=y.index)

@@ -161,7 +161,7 @@ def test_auto_weighs_the_arima_on_a_short_series_at_the_automatic_budget_only(sm
     panel = tsrsa.DLinearForecaster(h=6, input_size=24, random_state=0).fit(two)
     assert "arima_mse" not in panel.start_ and panel.n_train_windows_ < 2000  # screened on one series only
     long = pd.Series(ma_heavy(2100, 7), index=pd.date_range("2020-01-01", periods=2100, freq="D"))
-    model = tsrsa.DLinearForecaster(h=1, input_size=8, random_state=0, early_stopping_patience=1).fit(long)
+    model = tsrsa.DLinearForecaster(h=1, input_size=8, random_state=0, trainer={"early_stopping_patience": 1}).fit(long)
     assert "arima_mse" not in model.start_ and model.n_train_windows_ >= 2000
 
 

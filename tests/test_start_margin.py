@@ -52,8 +52,9 @@ def test_per_window_losses_average_to_the_loss(loss):
 
 # ---------------------------------------------------------------------- in a fit
 def fitted(margin: float, **options) -> tsrsa.DLinearForecaster:
-    return tsrsa.DLinearForecaster(h=6, input_size=24, start="ets", val_size=60, max_epochs=5, random_state=0,
-                                   start_margin=margin, **options).fit(series(ar2()))
+    return tsrsa.DLinearForecaster(h=6, input_size=24, start={"kind": "ets", "margin": margin}, val_size=60,
+                                   max_epochs=5, random_state=0,
+                                   **options).fit(series(ar2()))
 
 
 def test_the_network_replaces_the_start_only_beyond_the_margin():
@@ -65,15 +66,16 @@ def test_the_network_replaces_the_start_only_beyond_the_margin():
     assert replaced.start_["edge"] == kept.start_["edge"] == measured
     pd.testing.assert_frame_equal(kept.predict(), record.predict())  # back at the start's weights
     assert not np.allclose(replaced.predict()["yhat"], kept.predict()["yhat"])
-    untrained = tsrsa.DLinearForecaster(h=6, input_size=24, start="ets", val_size=60, max_epochs=1, learning_rate=1e-12,
-                                        random_state=0, start_margin=0.0).fit(series(ar2()))
+    untrained = tsrsa.DLinearForecaster(h=6, input_size=24, start={"kind": "ets", "margin": 0.0}, val_size=60,
+                                        max_epochs=1, learning_rate=1e-12,
+                                        random_state=0).fit(series(ar2()))
     np.testing.assert_allclose(kept.predict()["yhat"], untrained.predict()["yhat"], rtol=1e-5)
 
 
 def test_margin_zero_keeps_the_best_epoch_and_tests_nothing():
     plain = fitted(0.0)
     assert plain.best_epoch_ >= 1 and "edge" not in plain.start_
-    assert tsrsa.DLinearForecaster(h=6).start_margin == 0.0  # the default: the best epoch
+    assert tsrsa.DLinearForecaster(h=6).resolved_start.margin == 0.0  # the default: the best epoch
 
 
 def test_the_edge_is_saved_with_the_model(tmp_path):
@@ -84,7 +86,7 @@ def test_the_edge_is_saved_with_the_model(tmp_path):
 
 @pytest.mark.parametrize("value, error", [(-1.0, ValueError), (float("inf"), ValueError), ("2", TypeError)])
 def test_start_margin_refusals_name_it(value, error):
-    model = tsrsa.DLinearForecaster(h=6, input_size=24, start_margin=value, max_epochs=1)
-    with pytest.raises(error, match="start_margin"):
+    model = tsrsa.DLinearForecaster(h=6, input_size=24, start={"margin": value}, max_epochs=1)
+    with pytest.raises(error, match="Start: margin"):
         model.fit(series(ar2(200)))
     assert not hasattr(model, "network_")

@@ -29,15 +29,15 @@ def forecasts(model) -> np.ndarray:
 @pytest.mark.parametrize("cls, options", [
     (tsrsa.DLinearForecaster, {"ensemble_size": 2}),
     (tsrsa.TransformerForecaster, {"d_model": 16, "n_heads": 2, "n_layers": 1, "d_ff": 32}),
-    (tsrsa.LSTMForecaster, {"hidden_size": 8, "n_layers": 1, "past_covariates": ["x"]}),
+    (tsrsa.LSTMForecaster, {"hidden_size": 8, "n_layers": 1, "covariates": {"past": ["x"]}}),
 ])
 @pytest.mark.parametrize("weight", [0.25, 1.0])
 def test_the_forecast_is_the_weighted_mean_of_the_start_and_the_trained_network(cls, options, weight):
     df = frame()
-    if "past_covariates" in options:
+    if "covariates" in options:
         df = df.assign(x=np.cos(np.arange(len(df)) / 7))
-    network = cls(**TRAINED, **options, start_weight=0.0).fit(df)
-    blended = cls(**TRAINED, **options, start_weight=weight).fit(df)
+    network = cls(**TRAINED, **options, start={"weight": 0.0}).fit(df)
+    blended = cls(**TRAINED, **options, start={"weight": weight}).fit(df)
     alone = copy.deepcopy(network)  # the network's output layers at zero: its start
     zero_outputs(alone.network_)
     trained, start = forecasts(network), forecasts(alone)
@@ -67,13 +67,13 @@ def test_auto_on_many_windows_keeps_the_network(monkeypatch):
 
 
 def test_without_a_start_nothing_is_weighed():
-    model = tsrsa.DLinearForecaster(**TRAINED, start=None, start_weight=0.5).fit(frame())
+    model = tsrsa.DLinearForecaster(**TRAINED, start={"kind": None, "weight": 0.5}).fit(frame())
     assert model.start_ is None
 
 
 def test_save_load_and_fine_tune_keep_the_combination(tmp_path):
     df = frame()
-    model = tsrsa.DLinearForecaster(**TRAINED, start_weight=0.5).fit(df)
+    model = tsrsa.DLinearForecaster(**TRAINED, start={"weight": 0.5}).fit(df)
     model.save(tmp_path / "m")
     loaded = tsrsa.load(tmp_path / "m")
     np.testing.assert_allclose(forecasts(loaded), forecasts(model), atol=1e-6)
@@ -91,14 +91,14 @@ def test_save_load_and_fine_tune_keep_the_combination(tmp_path):
     (float("nan"), ValueError, "finite"),
 ])
 def test_bad_weights_are_refused_before_anything_is_fitted(value, error, match):
-    model = tsrsa.DLinearForecaster(**TRAINED, start_weight=value)
+    model = tsrsa.DLinearForecaster(**TRAINED, start={"weight": value})
     with pytest.raises(error, match=match):
         model.fit(frame())
-    assert not hasattr(model, "network_") and model.start_weight is value
+    assert not hasattr(model, "network_") and model.start["weight"] is value
 
 
 def test_a_quantile_head_refuses_a_weight():
-    model = tsrsa.DLinearForecaster(**TRAINED, loss="quantile", start_weight=0.3)
-    with pytest.raises(ValueError, match="start_weight=0"):
+    model = tsrsa.DLinearForecaster(**TRAINED, loss="quantile", start={"weight": 0.3})
+    with pytest.raises(ValueError, match=r"start=Start\(weight=0\)"):
         model.fit(frame())
     assert not hasattr(model, "network_")

@@ -91,14 +91,27 @@ def test_arima_of_a_fixed_order_equals_statsmodels():
 
 
 @pytest.mark.parametrize("deseasonalize", [True, False])
-def test_theta_equals_statsmodels(deseasonalize):
+def test_theta_is_statsmodels_forecast_form_with_m3_estimates(deseasonalize):
+    """The forecast is statsmodels' ThetaModelResults.forecast given the M3 method's estimates: its
+    decomposition (seasonal_decompose), its slope, and alpha fitted to the theta line (which statsmodels
+    fits to the adjusted series instead; tests/test_statistical_search.py checks the theta lines)."""
     from statsmodels.tsa.forecasting.theta import ThetaModel
+    from statsmodels.tsa.seasonal import seasonal_decompose
 
     y = seasonal(40)
     model = ThetaForecaster(h=6, season_length=M, deseasonalize=deseasonalize).fit(frame(y))
-    res = ThetaModel(y, period=M, deseasonalize=deseasonalize).fit()
-    np.testing.assert_allclose(yhat(model), res.forecast(6), **TOL)
-    assert model.params_.loc[0, "b0"] == pytest.approx(res.params["b0"])
+    params = model.params_.loc[0]
+    index = seasonal_decompose(y, model="mul", period=M).seasonal if deseasonalize else np.ones(len(y))
+    x = y / index
+    res = ThetaModel(x, deseasonalize=False).fit()
+    assert params["b0"] == pytest.approx(res.params["b0"], rel=1e-10)
+    alpha = params["alpha"]
+    level = x[0]
+    for value in x:
+        level = alpha * value + (1 - alpha) * level
+    k = np.arange(6) + 1 / alpha - (1 - alpha) ** len(y) / alpha
+    expected = (0.5 * params["b0"] * k + level) * index[:M][(len(y) + np.arange(6)) % M]
+    np.testing.assert_allclose(yhat(model), expected, **TOL)
 
 
 def test_many_series_equal_one_fit_per_series():

@@ -101,11 +101,10 @@ def test_theta_of_a_constant_has_no_slope_where_statsmodels_finds_one():
         assert_constant(yhat(model), c, c)
         statsmodels_slope = ThetaModel(y, deseasonalize=False).fit().params["b0"]
         assert abs(statsmodels_slope) > 0.5  # its least-squares step without an intercept
-    y = 10 + np.sin(np.arange(40.0))  # a series that is not constant: statsmodels' own estimates, unchanged
+    y = 10 + np.sin(np.arange(40.0))  # a series that is not constant: statsmodels' least-squares slope
     model = ThetaForecaster(h=H, season_length=1).fit(steps(y))
     res = ThetaModel(y, deseasonalize=False).fit()
-    np.testing.assert_allclose(yhat(model), res.forecast(H), rtol=0, atol=1e-8)
-    assert model.params_.loc[0, "b0"] == res.params["b0"]
+    assert model.params_.loc[0, "b0"] == pytest.approx(res.params["b0"], rel=1e-10)
 
 
 def test_a_series_that_repeats_its_season_exactly_repeats_it():
@@ -133,8 +132,17 @@ def test_values_beyond_the_likelihoods_reach_are_refused_with_the_fix():
              "multiply the series by a power of ten, e.g. 1e+300": 1e-300 * np.tile([1.0, 2.0], 24)}
     for fix, y in cases.items():
         for cls in (ETSForecaster, ARIMAForecaster):
-            model = cls(h=H, season_length=1)
+            model = cls(h=H, season_length=1, **({"error": "add"} if cls is ETSForecaster else {}))
             with pytest.raises(ValueError, match=rf"series 'y': {cls.__name__} could not fit it .*; its values "
                                                  rf"(reach|vary by) .*{re.escape(fix)}"):
                 model.fit(steps(y))
             assert not hasattr(model, "memory_")
+
+
+def test_tiny_positive_values_fit_a_multiplicative_error():
+    """A multiplicative error is relative: ETS at its defaults (which search it for a positive series) fits
+    values near 1e-300 that the additive forms cannot resolve."""
+    y = 1e-300 * np.tile([1.0, 2.0], 24)
+    model = ETSForecaster(h=H, season_length=1).fit(steps(y))
+    assert model.params_.loc[0, "model"].startswith("ETS(M,")
+    assert ((yhat(model) > 1e-300) & (yhat(model) < 2e-300)).all()

@@ -181,7 +181,7 @@ def test_untrained_forecast_equals_statsmodels(cls, y, freq):
 def test_start_stays_as_fitted_at_rate_zero_and_moves_at_its_own_rate():
     y = frame(ar2(300), "D")
     kept = tsrsa.DLinearForecaster(h=6, input_size=24, start="ar", max_epochs=3, random_state=0).fit(y)
-    moved = tsrsa.DLinearForecaster(h=6, input_size=24, start="ar", start_learning_rate=1e-2, max_epochs=3,
+    moved = tsrsa.DLinearForecaster(h=6, input_size=24, start={"kind": "ar", "learning_rate": 1e-2}, max_epochs=3,
                                     random_state=0).fit(y)
     untrained = tsrsa.DLinearForecaster(h=6, input_size=24, start="ar", max_epochs=1, learning_rate=1e-12,
                                         random_state=0).fit(y)
@@ -209,7 +209,7 @@ def test_ets_start_on_a_panel_saves_and_loads(tmp_path):
     (dict(start="arma"), "start"),
     (dict(start="ar", stream=True), "streaming"),
     (dict(start="ar", loss="normal"), "distribution"),
-    (dict(start="ar", start_learning_rate=-1.0), "start_learning_rate"),
+    (dict(start={"kind": "ar", "learning_rate": -1.0}), "learning_rate"),
 ])
 def test_start_refusals_name_the_fix(options, message):
     with pytest.raises(ValueError, match=message):
@@ -231,13 +231,13 @@ def test_auto_fits_no_start_where_none_applies(options):
                                         **options).fit(frame(ar2(200), "D"))
     assert model.start == "auto" and model.start_ is None and getattr(model.network_, "start", None) is None
     with pytest.raises(ValueError, match="has none"):
-        tsrsa.RSAForecaster(h=6, input_size=24, rem_init="start", **options).fit(frame(ar2(200), "D"))
+        tsrsa.RSAForecaster(h=6, input_size=24, rem={"init": "start"}, **options).fit(frame(ar2(200), "D"))
 
 
 # ---------------------------------------------------------------------- REM heads from the same fit
 def test_rem_heads_start_from_the_ets_fit():
     y = frame(seasonal(300), "MS")
-    model = tsrsa.RSAForecaster(h=12, input_size=48, start="ets", rem_init="start", max_epochs=1, d_model=16,
+    model = tsrsa.RSAForecaster(h=12, input_size=48, start="ets", rem={"init": "start"}, max_epochs=1, d_model=16,
                                 d_ff=32, random_state=0).fit(y)
     fitted, report = model.start_, model.init_report_.set_index("head")
     assert fitted["season"] == 12
@@ -254,7 +254,8 @@ def test_rem_heads_start_from_the_ar_roots():
     record = {"model": "ar", "coefficients": [1.5, -0.9], "d": 1}
     roots = start_estimates(record, Estimates()).roots
     np.testing.assert_allclose(sorted(np.abs(roots)), [np.sqrt(0.9), np.sqrt(0.9), 1.0])
-    model = tsrsa.RSAForecaster(h=6, input_size=48, start="ar", rem_init="start", max_epochs=1, d_model=16, d_ff=32,
+    model = tsrsa.RSAForecaster(h=6, input_size=48, start="ar", rem={"init": "start"}, max_epochs=1, d_model=16,
+                                d_ff=32,
                                 random_state=0).fit(frame(ar2(2000), "D"))
     cyclic = model.init_report_.set_index("head").loc[1]
     root = np.roots([1.0, -1.5, 0.9])[0]  # the process's own cycle: modulus 0.949, period 9.5 steps
@@ -263,7 +264,7 @@ def test_rem_heads_start_from_the_ar_roots():
 
 def test_rem_init_start_needs_a_start():
     with pytest.raises(ValueError, match='has none'):
-        tsrsa.RSAForecaster(h=6, input_size=24, rem_init="start", start=None).fit(frame(ar2(200), "D"))
+        tsrsa.RSAForecaster(h=6, input_size=24, rem={"init": "start"}, start=None).fit(frame(ar2(200), "D"))
 
 
 def test_order_selection_is_statsmodels_ar_select_order():

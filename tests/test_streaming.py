@@ -192,9 +192,9 @@ def test_cross_validation_of_a_stream_scores_the_state_over_the_frame():
 @pytest.mark.parametrize("params,message", [
     (dict(stream=True, causal=False), "every layer must be causal"),
     (dict(stream=True, input_size=10), "input_size=10 must be a multiple of patch_len=4"),
-    (dict(stream=True, rem_mask="bidirectional"), "causal=True needs rem_mask='causal'"),
-    (dict(stream=True, max_lag=3), "max_lag=3 cuts the REMs to a finite window"),
-    (dict(causal=True, rem_mask="bidirectional"), "causal=True needs rem_mask='causal'"),
+    (dict(stream=True, rem={"mask": "bidirectional"}), "causal=True needs rem_mask='causal'"),
+    (dict(stream=True, rem={"max_lag": 3}), "max_lag=3 cuts the REMs to a finite window"),
+    (dict(causal=True, rem={"mask": "bidirectional"}), "causal=True needs rem_mask='causal'"),
 ])
 def test_settings_that_cannot_stream_are_refused(params, message):
     with pytest.raises(ValueError, match=message):
@@ -209,11 +209,11 @@ def test_the_search_space_respects_the_streaming_configuration():
         for _ in range(10):
             params = type(estimator).search_space(study.ask(), estimator)
             options = params.get("attention_options", params)
-            assert "rem_mask" not in options and estimator.input_size % params["patch_len"] == 0
+            assert not {"rem_mask", "rem__mask"} & set(options) and estimator.input_size % params["patch_len"] == 0
             clone = estimator.clone().set_params(**params)
             clone.check_params()  # every sampled configuration streams
     free = RSAForecaster.search_space(optuna.create_study().ask(), RSAForecaster(h=4))
-    assert "rem_mask" in free
+    assert "rem__mask" in free
 
 
 # ---------------------------------------------------------------------- pieces

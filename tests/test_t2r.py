@@ -203,7 +203,7 @@ def test_conversion_copies_every_weight_but_the_features_and_leaves_the_original
         torch.testing.assert_close(converted[key], value, rtol=0, atol=1e-9)
     assert type(zero) is type(original) and len(zero.fit_history_) == 1
     if name == "RSAForecaster":
-        assert zero.t2r_features == 4
+        assert zero.attention_options["t2r_features"] == 4
     else:
         assert zero.attention == "t2r" and zero.attention_options == {"feature_size": 4, "alibi": True}
     # the streaming original's ALiBi positions carry over as the T2R state's decay
@@ -288,7 +288,7 @@ def test_clone_of_a_converted_model_is_the_t2r_architecture_from_scratch(origina
 def test_rsa_forecaster_checks_t2r_features_before_fitting():
     df = series()
     for bad, error in (({"t2r_features": 0}, "t2r_features"), ({"t2r_features": 4, "cache_size": 8}, "cache_size")):
-        model = tsrsa.RSAForecaster(**SMALL, **bad)
+        model = tsrsa.RSAForecaster(**SMALL, attention_options=bad)
         with pytest.raises(ValueError, match=error):
             model.fit(df)
         assert not hasattr(model, "network_")

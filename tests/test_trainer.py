@@ -1,8 +1,10 @@
 """Trainer options in one argument: ``tsrsa.Trainer`` (or a dict of its options) as ``trainer=``.
 
-The nine flat arguments of 0.14 (``num_threads=2``) still work until 0.16, with a DeprecationWarning
-that names the new spelling, and land in ``trainer``; folders saved with them load silently; the
-library itself never takes the old path on its own.
+The nine flat arguments of 0.14 (``num_threads=2``) were removed in 0.16: a call that passes one is a
+TypeError naming the new spelling, while folders saved with them load silently and the command line's
+``-p num_threads=2`` still maps onto the trainer; the library itself never takes the old path on its own.
+The loop's three options (``batches_per_epoch``, ...) moved into the trainer in 0.16 and still work on
+their own, with a DeprecationWarning, until 0.17 (tests/test_grouped_options.py).
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from sklearn.base import clone
 
 import tsrsa
 from tsrsa import DLinearForecaster, LSTMForecaster, RSAForecaster, Trainer, TransformerForecaster
-from tsrsa.estimator.trainer import FIELDS, as_trainer, flat_params
+from tsrsa.estimator.trainer import FIELDS, REMOVED_OPTIONS, as_trainer, flat_params
 
 from conftest import TINY_DLINEAR, make_panel, run_cli
 
@@ -34,12 +36,16 @@ def no_warnings():
 
 
 # ---------------------------------------------------------------------- the Trainer
-def test_the_nine_options_and_their_defaults():
+def test_the_options_and_their_defaults():
     assert FIELDS == ("accelerator", "devices", "strategy", "precision", "compile", "num_threads", "callbacks",
-                      "checkpoint_dir", "verbose")
+                      "checkpoint_dir", "verbose", "batches_per_epoch", "early_stopping_patience",
+                      "inference_batch_size")
+    assert REMOVED_OPTIONS == FIELDS[:9]
     assert dataclasses.asdict(Trainer()) == {"accelerator": "auto", "devices": None, "strategy": "auto",
                                              "precision": "32", "compile": False, "num_threads": None,
-                                             "callbacks": None, "checkpoint_dir": None, "verbose": 0}
+                                             "callbacks": None, "checkpoint_dir": None, "verbose": 0,
+                                             "batches_per_epoch": "auto", "early_stopping_patience": "auto",
+                                             "inference_batch_size": 1024}
     assert repr(Trainer()) == "Trainer()" and repr(Trainer(num_threads=2)) == "Trainer(num_threads=2)"
     with pytest.raises(dataclasses.FrozenInstanceError):
         Trainer().num_threads = 2
@@ -101,39 +107,28 @@ def test_trainer_is_a_parameter_kept_as_given(cls, no_warnings):
 
 
 @pytest.mark.parametrize("cls", NEURAL, ids=lambda c: c.__name__)
-def test_a_flat_option_warns_with_the_new_spelling_and_lands_in_trainer(cls):
-    with pytest.warns(DeprecationWarning) as caught:
-        model = cls(h=4, num_threads=2)
-    text = str(caught[0].message)
-    assert caught[0].filename == __file__  # points at the caller's line
-    assert "trainer=tsrsa.Trainer(num_threads=2)" in text and "trainer={'num_threads': 2}" in text
-    assert "0.16" in text
-    assert model.get_params()["trainer"] == {"num_threads": 2} and "num_threads" not in model.get_params()
-    assert model.resolved_trainer.num_threads == 2
-    with pytest.warns(DeprecationWarning, match=r"trainer=tsrsa.Trainer\(verbose=1\)"):
-        model.set_params(verbose=1)
-    assert model.resolved_trainer == Trainer(num_threads=2, verbose=1)
-    with pytest.warns(DeprecationWarning):
-        on_object = cls(h=4, trainer=Trainer(verbose=1), precision="bf16-mixed")
-    assert on_object.get_params()["trainer"] == Trainer(verbose=1, precision="bf16-mixed")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert clone(model).resolved_trainer == model.resolved_trainer  # a copy takes the new spelling
-
-
-def test_an_option_given_both_ways_is_refused():
-    with pytest.warns(DeprecationWarning), pytest.raises(TypeError, match="num_threads is given twice"):
-        DLinearForecaster(h=4, trainer={"num_threads": 1}, num_threads=2)
+def test_a_flat_option_of_0_14_is_refused_naming_the_new_spelling(cls):
+    model = cls(h=4, trainer={"num_threads": 2})
+    for name, value in (("num_threads", 2), ("verbose", 1), ("precision", "bf16-mixed"), ("callbacks", [])):
+        with pytest.raises(TypeError, match=rf"{name} moved into trainer in tsrsa 0.15 .* removed in tsrsa 0.16; "
+                                            rf"pass trainer=tsrsa.Trainer\({name}="):
+            cls(h=4, **{name: value})
+        with pytest.raises(TypeError, match=rf"pass trainer=tsrsa.Trainer\({name}="):
+            model.set_params(**{name: value})
+    assert model.get_params()["trainer"] == {"num_threads": 2}  # the refused call changed nothing
+    with pytest.raises(TypeError, match="removed in tsrsa 0.16"):
+        cls(h=4, trainer=Trainer(verbose=1), precision="bf16-mixed")
+    assert not hasattr(model, "num_threads")  # nor read as an attribute of its own
+    model.set_params(trainer__num_threads=3)  # sklearn's nested name
+    assert model.resolved_trainer.num_threads == 3
 
 
 def test_flat_and_trainer_spellings_fit_the_same_model_bit_for_bit(no_warnings):
     df = make_panel(length=60)
     default = DLinearForecaster(**QUICK).fit(df).predict()
     spelled = DLinearForecaster(**QUICK, trainer=Trainer(num_threads=1, precision="32")).fit(df).predict()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        flat = DLinearForecaster(**QUICK, num_threads=1, precision="32")
-    pd.testing.assert_frame_equal(flat.fit(df).predict(), spelled, check_exact=True)
+    as_dict = DLinearForecaster(**QUICK, trainer={"num_threads": 1, "precision": "32"})
+    pd.testing.assert_frame_equal(as_dict.fit(df).predict(), spelled, check_exact=True)
     pd.testing.assert_frame_equal(default, spelled, check_exact=True)
 
 
@@ -176,7 +171,9 @@ def test_a_new_save_stores_the_trainer_as_one_object(tmp_path, no_warnings):
     assert not set(params) & set(FIELDS)
     assert params["trainer"] == {"accelerator": "auto", "devices": None, "strategy": "auto", "precision": "32",
                                  "compile": False, "num_threads": 1, "callbacks": None,
-                                 "checkpoint_dir": str(tmp_path / "ckpt"), "verbose": 0}
+                                 "checkpoint_dir": str(tmp_path / "ckpt"), "verbose": 0,
+                                 "batches_per_epoch": "auto", "early_stopping_patience": "auto",
+                                 "inference_batch_size": 1024}
     loaded = tsrsa.load(tmp_path / "m")
     assert loaded.resolved_trainer == Trainer(num_threads=1, checkpoint_dir=str(tmp_path / "ckpt"))
     pd.testing.assert_frame_equal(loaded.predict(), model.predict())
@@ -233,12 +230,13 @@ def test_the_library_takes_the_new_spelling_on_every_path(tmp_path, no_warnings)
 
 
 @pytest.mark.filterwarnings("ignore:the original TransformerForecaster is not in the streaming configuration")
-def test_to_recurrent_folds_a_flat_option_into_the_trainer():
+def test_to_recurrent_takes_a_trainer_option_by_its_nested_name():
     from tsrsa.convert import to_recurrent
 
     df = make_panel(length=60)
     original = TransformerForecaster(h=4, input_size=8, d_model=8, n_heads=2, n_layers=1, d_ff=8, max_epochs=1,
                                      random_state=0, trainer={"num_threads": 1}).fit(df)
-    with pytest.warns(DeprecationWarning, match=r"to_recurrent\(verbose=0\)"):
-        converted = to_recurrent(original, df, feature_size=4, verbose=0)
+    with pytest.raises(TypeError, match=r"to_recurrent got verbose=0: .* pass trainer=tsrsa.Trainer\(verbose=0\)"):
+        to_recurrent(original, df, feature_size=4, verbose=0)
+    converted = to_recurrent(original, df, feature_size=4, trainer__verbose=0)
     assert converted.resolved_trainer == Trainer(num_threads=1)

@@ -69,6 +69,27 @@ def test_early_stopping_restores_the_best_epoch():
     assert not net.training
 
 
+@pytest.mark.parametrize("schedule, stop", [("onecycle", 6), (None, 4), ("cosine", 4), ("halving", 4)])
+def test_patience_is_not_spent_while_the_one_cycle_rate_rises(schedule, stop):
+    torch.manual_seed(0)
+    net = Linear()
+    loss = ScriptedLoss(net, [0.0], [1.0] + [2.0] * 9)  # the first epoch is the best, nothing after it
+    config = TrainingConfig(max_epochs=10, early_stopping_patience=3, learning_rate=0.05, lr_schedule=schedule)
+    result = train_network(net, loss, loader(), loader(shuffle=False), config, device=CPU,
+                           rng=np.random.default_rng(0))
+    # one-cycle over 10 epochs rises in the first ceil(0.3 * 10) = 3: epochs 2 and 3 spend no patience
+    assert len(result.history) == stop and result.stopped_early and result.best_epoch == 1
+    torch.testing.assert_close(net.lin.weight, loss.weights_at_val[0])
+
+
+def test_warmup_epochs_are_the_rising_part_of_one_cycle_only():
+    from tsrsa.training.loop import warmup_epochs
+
+    assert [warmup_epochs(TrainingConfig(max_epochs=e, lr_schedule="onecycle")) for e in (1, 10, 14, 100)] == \
+        [1, 3, 5, 30]
+    assert {warmup_epochs(TrainingConfig(max_epochs=10, lr_schedule=s)) for s in ("cosine", "halving", None)} == {0}
+
+
 def test_nan_loss_raises_and_keeps_best_weights():
     torch.manual_seed(0)
     net = Linear()

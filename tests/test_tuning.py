@@ -137,13 +137,13 @@ def test_silent_and_optuna_verbosity_restored(capfd):
 def test_a_trial_whose_start_was_kept_says_so_and_a_flat_study_warns_why():
     df = make_panel(n_series=2, length=80)
     # validation keeps the statistical start unless an epoch beats it by a margin no epoch reaches
-    model = tsrsa.DLinearForecaster(h=4, input_size=12, val_size=8, max_epochs=2, start="ar", start_margin=1e9,
+    model = tsrsa.DLinearForecaster(h=4, input_size=12, val_size=8, max_epochs=2, start={"kind": "ar", "margin": 1e9},
                                     random_state=0)
     with pytest.warns(UserWarning, match="no training epoch beat the statistical start"):
         result = tsrsa.tune(model, df, n_trials=3, refit=False, random_state=0,
                             search_space={"learning_rate": [1e-4, 1e-3, 1e-2]})
     assert {t.user_attrs["forecast"] for t in result.study.trials} == {"statistical start"}
-    trained = model.clone().set_params(start_margin=0.0, val_size=0)  # the network as trained: the search shows
+    trained = model.clone().set_params(start__margin=0.0, val_size=0)  # the network as trained: the search shows
     searched = tsrsa.tune(trained, df, n_trials=3, refit=False, random_state=0,
                           search_space={"learning_rate": [1e-4, 1e-3, 1e-2]})
     assert {t.user_attrs["forecast"] for t in searched.study.trials} == {"model"}

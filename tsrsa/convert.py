@@ -18,8 +18,10 @@ positions; a bounded cache is dropped (T2R's state has a fixed size anyway).
 """
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
+from tsrsa.forecasters.rem_options import REM
 from tsrsa.forecasters.rsa import RSAForecaster
 from tsrsa.forecasters.transformer import TransformerForecaster
 from tsrsa.nn.t2r import DEFAULT_FEATURE_SIZE, check_feature_size
@@ -42,8 +44,10 @@ def _check_convertible(model) -> None:
                          f"(ensemble_size={model.ensemble_size!r}): convert a model fitted with ensemble_size=1")
     kind = model.network_.config.attention
     if kind == "rsa":
-        if model.t2r_features is not None:
-            raise ValueError(f"this RSAForecaster is already converted (t2r_features={model.t2r_features}); "
+        features = model.resolved_attention_options()["t2r_features"]
+        if features is not None:
+            raise ValueError(f"this RSAForecaster is already converted "
+                             f"(attention_options={{'t2r_features': {features}}}); "
                              f"its REM heads mix with T2R features, not softmax")
     elif kind != "softmax":
         raise ValueError(
@@ -55,9 +59,10 @@ def _check_convertible(model) -> None:
 def _unit_dilations(model) -> list[int] | None:
     """The dilation of each dilated REM head or pair the original was built with (None without any)."""
     plan = model.network_.blocks[0].attn.plan
-    start = int(model.n_regular) + 2 * int(model.n_cyclic)
+    rem = model.resolved_rem
+    start = int(rem.n_regular) + 2 * int(rem.n_cyclic)
     per_head = list(plan.dilations[start:])
-    n_regular = int(model.n_dilated_regular)
+    n_regular = int(rem.n_dilated_regular)
     units = per_head[:n_regular] + per_head[n_regular::2]  # a cyclic pair counts once
     return units or None
 
@@ -65,7 +70,10 @@ def _unit_dilations(model) -> list[int] | None:
 def _converted_params(model, feature_size: int, finetune_epochs, params: dict) -> dict:
     new = model.get_params(deep=False)
     if isinstance(model, RSAForecaster):
-        new.update(t2r_features=feature_size, cache_size=None, dilations=_unit_dilations(model))
+        rem, options = new.get("rem"), new.get("attention_options")
+        rem = (dataclasses.replace(rem, dilations=_unit_dilations(model)) if isinstance(rem, REM)
+               else {**(rem or {}), "dilations": _unit_dilations(model)})
+        new.update(rem=rem, attention_options={**(options or {}), "t2r_features": feature_size, "cache_size": None})
     else:
         options = {"feature_size": feature_size}
         built = model.network_.config.attention_options  # with the streaming configuration's ALiBi, when it applied
@@ -76,8 +84,9 @@ def _converted_params(model, feature_size: int, finetune_epochs, params: dict) -
         new["max_epochs"] = finetune_epochs
     if new.get("readout_tokens") == "auto":  # the reach the original resolved, whatever df's number of windows
         new["readout_tokens"] = model.network_.config.readout_tokens
-    # a trainer option named on its own (num_threads=1, deprecated) changes that option of the original's trainer
-    params = type(model).upgrade_params(params, owner="to_recurrent", current=new.get("trainer"), stacklevel=3)
+    # an option named on its own (batches_per_epoch=2, deprecated) or by its nested name (trainer__num_threads=1)
+    # changes that option of the original's group
+    params = type(model).upgrade_params(params, owner="to_recurrent", current=new, nested=True, stacklevel=3)
     unknown = sorted(set(params) - set(new))
     if unknown:
         raise TypeError(f"to_recurrent got parameter(s) {unknown} that {type(model).__name__} does not take")
@@ -106,7 +115,8 @@ def to_recurrent(model, df, *, feature_size: int = DEFAULT_FEATURE_SIZE, finetun
         ``max_epochs`` of the finetuning; None keeps the original's.
     **params
         Other constructor arguments to change for the finetuning (``learning_rate``,
-        ``val_size``, ``random_state``, ...); the architecture stays the original's.
+        ``val_size``, ``random_state``, ...), an option of a group by its nested name
+        (``trainer__num_threads=1``); the architecture stays the original's.
 
     Returns
     -------

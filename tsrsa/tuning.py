@@ -149,7 +149,9 @@ def _space(estimator, search_space) -> Callable:
     if callable(search_space):
         return search_space
     if isinstance(search_space, dict):
-        unknown = set(search_space) - set(estimator.get_params())
+        nested = {f"{group}__{field}" for group, kind in estimator.option_groups.items()
+                  for field in kind.field_names()}
+        unknown = set(search_space) - set(estimator.get_params()) - nested
         if unknown:
             raise ValueError(f"search_space names parameters {sorted(unknown)} that "
                              f"{type(estimator).__name__} does not have")
@@ -189,9 +191,9 @@ def tune(estimator, df, *, n_trials: int | None = 20, timeout: float | None = No
     timeout : float, optional
         Seconds after which no new trial starts.
     search_space : dict or callable, optional
-        Default: the class's ``search_space(trial)``. A dict maps parameter names to Optuna
-        distributions or lists of choices; a callable takes a trial and returns a dict of
-        parameters.
+        Default: the class's ``search_space(trial)``. A dict maps parameter names (an option of a
+        group by its nested name, ``"rem__n_cyclic"``) to Optuna distributions or lists of choices;
+        a callable takes a trial and returns a dict of parameters.
     metric : {"mse", "mae", "rmse", "smape", "pinball"}, default "mse"
         Cross-validation score to minimise ("pinball" needs ``loss="quantile"``).
     n_windows : int, default 1

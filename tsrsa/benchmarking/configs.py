@@ -101,7 +101,9 @@ class ModelConfig:
         if variant != DEFAULT and variant not in self.variants:
             self.params_for("", variant)  # raises, naming the known variants
         merged = {**(self.variants.get(variant, {})), **(overrides or {})}
-        return differing(merged, {**self.estimator_class().param_defaults(), **self.params})
+        from tsrsa.estimator.trainer import flat_defaults
+
+        return differing(merged, {**flat_defaults(self.estimator_class()), **self.params})  # options by their names
 
     def variant_label(self, variant: str = DEFAULT, overrides: dict | None = None) -> str:
         """The name of what runs: ``variant`` with ``overrides`` on top, spelled by its options

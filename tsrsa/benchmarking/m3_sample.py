@@ -199,15 +199,15 @@ def compat():
 
 
 def accepted(model: str, params: dict) -> dict:
-    """The part of ``params`` that the model's constructor takes (a trainer's options by their own names
-    too, where it takes them in ``trainer``)."""
+    """The part of ``params`` that the model's constructor takes (the options of its groups by their own
+    names too: a trainer's ``num_threads``, where it takes them in ``trainer``)."""
     import inspect
 
     import tsrsa.forecasters as forecasters
 
     names = set(inspect.signature(getattr(forecasters, MODELS[model]).__init__).parameters)
-    if "trainer" in names:
-        names |= set(compat().TRAINER_OPTIONS)
+    moved = getattr(compat(), "MOVED", {name: ("trainer", name) for name in compat().TRAINER_OPTIONS})
+    names |= {old for old, (group, _) in moved.items() if group in names}
     return {k: v for k, v in params.items() if k in names}
 
 

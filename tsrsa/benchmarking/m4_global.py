@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from tsrsa.benchmarking.compat import trainer_kwargs
+from tsrsa.benchmarking.compat import grouped_kwargs
 from tsrsa.benchmarking.m4 import M4Split
 from tsrsa.benchmarking.runner import best_epoch
 
@@ -96,7 +96,7 @@ def run_global_model(val: M4Split, test: M4Split | None, name: str, seed: int, o
     params = {"h": f.h, "input_size": f.input_size, "freq": 1, "val_size": f.h, "random_state": seed,
               "num_threads": num_threads, **PROTOCOL, **({"scaler": "identity"} if naive_scaling else {}),
               **overrides}
-    model = cls(**trainer_kwargs(cls, params))  # num_threads (and any trainer option of overrides) in trainer
+    model = cls(**grouped_kwargs(cls, params))  # num_threads (and any trainer option of overrides) in trainer
     loc, scale = naive_units(val) if naive_scaling else (np.zeros(len(val.ids)), np.ones(len(val.ids)))
 
     def frame(split):
@@ -126,7 +126,7 @@ def run_global_model(val: M4Split, test: M4Split | None, name: str, seed: int, o
     if "trainer" in params:  # tsrsa 0.15 on: the trainer's options one by one, as earlier rows name them
         from tsrsa.estimator.trainer import flat_params
 
-        params = flat_params(params)
+        params = flat_params(params, type(model))
     if naive_scaling:
         params["benchmark_scaling"] = "(y - mean) / in-sample lag-m naive MAE of the validation history, per series"
     return params, fit_seconds, extra, forecasts

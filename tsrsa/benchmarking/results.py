@@ -87,7 +87,7 @@ def explicit_params(model) -> str:
     results row records so that a later change of defaults never relabels it."""
     from tsrsa.estimator.trainer import flat_params
 
-    params = {k: v for k, v in flat_params(model.get_params()).items() if k != "verbose"}
+    params = {k: v for k, v in flat_params(model.get_params(), type(model)).items() if k != "verbose"}
     return json.dumps(params, sort_keys=True, default=str)
 
 

@@ -5,7 +5,7 @@ import time
 
 import numpy as np
 
-from tsrsa.benchmarking.compat import TRAINER_OPTIONS, trainer_kwargs
+from tsrsa.benchmarking.compat import accepted_names, grouped_kwargs
 from tsrsa.benchmarking.configs import ModelConfig
 from tsrsa.benchmarking.protocol import ProtocolData, fit_frame, training_start, validation_size
 from tsrsa.benchmarking.results import COLUMNS, explicit_params
@@ -17,8 +17,8 @@ def build_estimator(config: ModelConfig, data: ProtocolData, h: int, *, seed: in
                     accelerator: str = "cpu"):
     """The configured estimator with the protocol's settings (only those it accepts). The run's threads,
     accelerator and silence are a neural model's trainer options, named one by one as results rows record
-    them (:func:`tsrsa.estimator.trainer.flat_params`) and passed in its ``trainer``
-    (:func:`tsrsa.benchmarking.compat.trainer_kwargs`)."""
+    them (:func:`tsrsa.estimator.trainer.flat_params`) and passed in its ``trainer``, as every option of a
+    group is passed in its group (:func:`tsrsa.benchmarking.compat.grouped_kwargs`)."""
     cls = config.estimator_class()
     params = config.params_for(data.name, variant)
     params.update(overrides or {})
@@ -29,14 +29,14 @@ def build_estimator(config: ModelConfig, data: ProtocolData, h: int, *, seed: in
     harness = {"input_size": data.input_size, "val_size": val_size, "random_state": int(seed),
                "num_threads": num_threads, "accelerator": accelerator, "verbose": 0}
     params.update({k: v for k, v in harness.items() if k in accepted})
-    return cls(h=int(h), **trainer_kwargs(cls, params))
+    return cls(h=int(h), **grouped_kwargs(cls, params))
 
 
 def accepted_params(cls) -> set[str]:
-    """The parameters the harness may give ``cls``: its constructor's, and a trainer's options by their own
-    names where it takes them in ``trainer``."""
-    names = set(cls.param_names())
-    return names | set(TRAINER_OPTIONS) if "trainer" in names else names
+    """The parameters the harness may give ``cls``: its constructor's, and the options of its groups by their
+    own names (a trainer's ``num_threads``, the REM's ``n_cyclic``:
+    :func:`~tsrsa.benchmarking.compat.accepted_names`)."""
+    return set(cls.param_names()) | accepted_names(cls)
 
 
 def device_label(model) -> str:

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from tsrsa.benchmarking.classic import CLASSIC, read_classic
-from tsrsa.benchmarking.compat import trainer_kwargs
+from tsrsa.benchmarking.compat import grouped_kwargs
 from tsrsa.benchmarking.runner import best_epoch
 from tsrsa.benchmarking.simulated import PROCESSES, simulate
 from tsrsa.benchmarking.statistical_anchors import ArimaSpec, ets_forecasts, fit_arima, fit_ets, named_params
@@ -171,7 +171,7 @@ def build_forecaster(name: str, cell: Cell, seed: int, params: dict):
     else:
         protocol = {"input_size": s.input_size, "val_size": s.val_size,
                     "random_state": int(seed), "num_threads": 1, "accelerator": "cpu", "verbose": 0}
-    return cls(h=s.h, **trainer_kwargs(cls, {**protocol, **params}))  # the trainer's options in trainer
+    return cls(h=s.h, **grouped_kwargs(cls, {**protocol, **params}))  # the trainer's options in trainer
 
 
 def run_forecaster(name: str, cell: Cell, seed: int, params: dict) -> dict:
@@ -194,7 +194,7 @@ def run_forecaster(name: str, cell: Cell, seed: int, params: dict) -> dict:
     seconds = time.perf_counter() - began
     val, test = (score_windows(window_forecasts(model, z, o, model.h), z, o)
                  for o in (cell.origins("val", model.h), cell.origins("test", model.h)))
-    explicit = {k: v for k, v in flat_params(model.get_params()).items() if k != "verbose"}
+    explicit = {k: v for k, v in flat_params(model.get_params(), type(model)).items() if k != "verbose"}
     return {"params": explicit, "val_mse": val[0], "test": test, "seconds": seconds,
             "best_epoch": best_epoch(model), "input_size": explicit.get("input_size", ""),
             "val_size": explicit.get("val_size", "")}

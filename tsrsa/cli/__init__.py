@@ -37,6 +37,7 @@ MODELS = {
     "ETS": "ETSForecaster",
     "ARIMA": "ARIMAForecaster",
     "Theta": "ThetaForecaster",
+    "Auto": "AutoForecaster",
 }
 
 #: constructor arguments with a flag of their own (not settable with --param)
@@ -184,16 +185,18 @@ def _data_flags(parser: argparse.ArgumentParser) -> None:
 
 # ---------------------------------------------------------------------- commands
 def _run_fit(args) -> int:
-    from tsrsa.forecasters import FORECASTERS
+    from tsrsa.forecasters import FORECASTERS, MODEL_SETS
 
-    cls = {c.__name__: c for c in FORECASTERS}[args.model]
+    cls = {c.__name__: c for c in (*FORECASTERS, *MODEL_SETS)}[args.model]
     params = {"h": args.h, "id_col": args.id_col, "time_col": args.time_col, "target_col": args.target_col}
     for name in ("freq", "fill", "input_size", "max_epochs", "random_state"):
         if getattr(args, name) is not None:
             params[name] = getattr(args, name)
-    # a neural model's trainer options (verbose, num_threads, ...) are taken one by one, as -p num_threads=2,
-    # and folded into its trainer; -p trainer={"num_threads": 2} says the same
-    valid = [*cls.param_names(), *cls.old_params]
+    # an option of a group is taken by its nested name (-p trainer__num_threads=2, -p rem__n_cyclic=2) or, as
+    # before, by its own (-p num_threads=2, -p start_weight=0.5) and folded into its group;
+    # -p trainer={"num_threads": 2} says the same
+    valid = [*cls.param_names(), *cls.moved_params,
+             *(f"{group}__{field}" for group, kind in cls.option_groups.items() for field in kind.field_names())]
     if args.verbose and "verbose" in valid:  # the naive forecaster has nothing to show
         params["verbose"] = 1
     for key, value in args.param:
@@ -214,13 +217,13 @@ def _run_fit(args) -> int:
         raise CommandError(f"{cls.__name__} has no parameter {unknown[0]!r} ({spelled}); {hint}")
     check_output_folder(args.output, args.overwrite)
     df = read_csv(args.input, id_col=args.id_col, time_col=args.time_col, target_col=args.target_col)
-    model = cls(**cls.upgrade_params(params))
+    model = cls(**cls.upgrade_params(params, nested=True))
     began = time.perf_counter()
     model.fit(df)
     seconds = time.perf_counter() - began
     model.save(args.output, overwrite=args.overwrite)
     if not args.quiet:
-        n_series = len(model.memory_.ids)
+        n_series = len(model.ids_) if getattr(cls, "saves_members", False) else len(model.memory_.ids)
         print(f"{cls.__name__} fitted on {n_series} series from {args.input} in {seconds:.1f} s; "
               f"saved to {args.output}")
     return 0
@@ -360,7 +363,7 @@ def _in_flags(message: str, command: str) -> str:
     from tsrsa.cli.messages import as_flags
     from tsrsa.forecasters import FORECASTERS
 
-    return as_flags(message, command, {name for cls in FORECASTERS for name in (*cls.param_names(), *cls.old_params)})
+    return as_flags(message, command, {name for cls in FORECASTERS for name in (*cls.param_names(), *cls.moved_params)})
 
 
 def _status(stop: SystemExit) -> int:

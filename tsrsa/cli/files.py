@@ -136,5 +136,5 @@ def read_future(path: Path, model):
     missing = [c for c in (model.id_col, model.time_col) if c not in future.columns]
     if missing:
         raise CommandError(f"--future {path} lacks the column(s) {missing}; it needs the model's id and time "
-                           f"columns and its future covariates {list(model.get_params().get('future_covariates') or [])}")
+                           f"columns and its future covariates {list(model.declared_covariates().future)}")
     return future.assign(**{model.time_col: _parse_time(future[model.time_col], path, model.time_col)})

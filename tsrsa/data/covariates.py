@@ -21,17 +21,18 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from tsrsa.data.calendar import CALENDAR_FEATURES
 from tsrsa.data.fill import fill_missing
 from tsrsa.data.validation import format_id
 
 UNKNOWN_POLICIES = ("raise", "unknown")
 
-__all__ = ["CovariateSpec", "UNKNOWN_POLICIES", "check_covariate_frame", "covariate_spec", "future_rows",
+__all__ = ["CovariateSpec", "UNKNOWN_POLICIES", "check_covariate_frame", "column_names", "covariate_spec",
+           "future_rows",
            "static_frame"]
 
 
-def _names(name: str, value) -> tuple[str, ...]:
+def column_names(name: str, value) -> tuple[str, ...]:
+    """``value`` (the option ``name``: a column name, a list of them or None) as a tuple of names, checked."""
     if value is None:
         return ()
     if isinstance(value, str):
@@ -71,37 +72,29 @@ class CovariateSpec:
 
 
 def covariate_spec(estimator) -> CovariateSpec:
-    """The checked :class:`CovariateSpec` of an estimator's parameters (ValueError/TypeError otherwise)."""
-    past = _names("past_covariates", estimator.past_covariates)
-    future = _names("future_covariates", estimator.future_covariates)
-    static = _names("static_covariates", estimator.static_covariates)
+    """The checked :class:`CovariateSpec` of an estimator's ``covariates`` (each option checked by
+    ``estimator.resolved_covariates``; here, that the columns are other than the time and target columns
+    and declared once); ValueError/TypeError otherwise."""
+    given = estimator.resolved_covariates
+    past, future, static = (column_names(kind, getattr(given, kind)) for kind in ("past", "future", "static"))
     seen: dict[str, str] = {}
-    for kind, names in (("past_covariates", past), ("future_covariates", future), ("static_covariates", static)):
+    for kind, names in (("past", past), ("future", future), ("static", static)):
         for name in names:
             if name in seen:
-                raise ValueError(f"column {name!r} is declared in both {seen[name]} and {kind}; declare it once")
+                raise ValueError(f"column {name!r} is declared in both covariates' {seen[name]} and {kind}; "
+                                 f"declare it once")
             seen[name] = kind
             if name in (estimator.time_col, estimator.target_col):
-                raise ValueError(f"{kind} names {name!r}, the {'time' if name == estimator.time_col else 'target'} "
-                                 f"column; covariates are other columns of the frame")
-            if name == estimator.id_col and kind != "static_covariates":
-                raise ValueError(f"{kind} names the id column {name!r}; it can only be a static covariate")
-    calendar = estimator.calendar
-    if calendar is not None:
-        if isinstance(calendar, str):
-            if calendar != "auto":
-                raise ValueError(f"calendar={calendar!r} must be None, 'auto' or a list of {list(CALENDAR_FEATURES)}")
-        else:
-            calendar = _names("calendar", calendar)
-            unknown = [c for c in calendar if c not in CALENDAR_FEATURES]
-            if unknown:
-                raise ValueError(f"calendar names unknown feature(s) {unknown}; choose from {list(CALENDAR_FEATURES)}")
-    country = estimator.holidays
-    if country is not None and not isinstance(country, str):
-        raise TypeError(f"holidays={country!r} must be a country code of the holidays package (e.g. 'US') or None")
-    if estimator.unknown_categories not in UNKNOWN_POLICIES:
-        raise ValueError(f"unknown_categories={estimator.unknown_categories!r} must be one of {UNKNOWN_POLICIES}")
-    return CovariateSpec(past, future, static, calendar, country, estimator.unknown_categories, estimator.id_col)
+                raise ValueError(f"covariates' {kind} names {name!r}, the "
+                                 f"{'time' if name == estimator.time_col else 'target'} column; covariates are "
+                                 f"other columns of the frame")
+            if name == estimator.id_col and kind != "static":
+                raise ValueError(f"covariates' {kind} names the id column {name!r}; it can only be a static "
+                                 f"covariate")
+    calendar = given.calendar
+    if calendar is not None and not isinstance(calendar, str):
+        calendar = column_names("calendar", calendar)
+    return CovariateSpec(past, future, static, calendar, given.holidays, given.unknown_categories, estimator.id_col)
 
 
 def is_categorical(values: pd.Series) -> bool:
@@ -186,8 +179,8 @@ def check_covariate_frame(panel, spec: CovariateSpec, fill: str | None):
             seen = pd.unique(values.iloc[panel.offsets[i]:panel.offsets[i + 1]].dropna())[:2]
             raise ValueError(
                 f"static covariate {name!r} changes within series {panel.ids[i]!r} ({seen[0]!r}, then {seen[1]!r}); "
-                f"a static covariate holds one value per series: declare it in past_covariates or "
-                f"future_covariates if it varies")
+                f"a static covariate holds one value per series: declare it in covariates' past or "
+                f"future if it varies")
         empty = np.flatnonzero(counts.to_numpy() == 0)
         if empty.size:
             raise ValueError(f"static covariate {name!r} has no value for series {panel.ids[int(empty[0])]!r}; "

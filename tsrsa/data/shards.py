@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tsrsa.data.native import to_pandas
 from tsrsa.data.shard_manifest import (
     DEFAULT_COLUMNS, MANIFEST, REWRITE, Manifest, check_dtypes, check_same, check_schemas, file_footer,
     listed_files, read_manifest, schema_text, sha256, unreadable, write_manifest,
@@ -185,7 +186,8 @@ def _pyarrow(part: str):
 
 def write_shards(df: pd.DataFrame, path, *, id_col: str = "unique_id", time_col: str = "ds",
                  target_col: str = "y", n_files: int = 8, overwrite: bool = False) -> ParquetShards:
-    """Write long frame ``df`` to folder ``path`` as ``n_files`` Parquet files, each series whole in one.
+    """Write long frame ``df`` (pandas, polars or pyarrow) to folder ``path`` as ``n_files`` Parquet files,
+    each series whole in one.
 
     Series are dealt out in order of first appearance, near-equal numbers of rows per file
     (``part-00000.parquet``, ...), beside a manifest (``_tsrsa_shards.json``: the declared columns,
@@ -224,6 +226,7 @@ def write_shards(df: pd.DataFrame, path, *, id_col: str = "unique_id", time_col:
 def _checked_table(df, id_col: str, time_col: str, target_col: str, n_files):
     """``df`` as an Arrow table, with each row's series code and the number of series; nothing written."""
     pa = _pyarrow("")
+    df = to_pandas(df)  # a polars or pyarrow frame: as pandas, the user's frame untouched
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"write_shards takes a long DataFrame, got {type(df).__name__}")
     for role, name in (("id", id_col), ("time", time_col), ("target", target_col)):

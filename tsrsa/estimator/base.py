@@ -36,13 +36,14 @@ from tsrsa.data.covariate_encoding import CovariateEncoder
 from tsrsa.data.covariates import CovariateSpec, check_covariate_frame, covariate_spec
 from tsrsa.data.frames import FrameSpec, forecast_frame
 from tsrsa.data.frequency import Frequency, parse_freq
+from tsrsa.data.native import PANDAS, as_kind, frame_kind, to_pandas
 from tsrsa.data.shards import ParquetShards
 from tsrsa.data.validation import (
     build_panel, check_continuation, check_fill, check_finite_forecast, check_min_length, check_time_zone,
 )
 from tsrsa.estimator.conformal import (
-    ConformalCalibration, calibrated, calibration_length, check_levels, frame_scale, held_out_errors,
-    require_calibration, updated_calibration,
+    ConformalCalibration, calibrated, calibration_length, check_levels, frame_scale, head_interval_pairs,
+    held_out_errors, interval_columns, updated_calibration,
 )
 from tsrsa.estimator.conveniences import Conveniences
 from tsrsa.estimator.params import check_choice, check_int, check_str
@@ -123,7 +124,7 @@ class BaseForecaster(Conveniences, Estimator):
     def to_panel(self, df, *, fitted: bool = False):
         """``df`` validated as a Panel with its declared covariate columns checked (and filled by
         ``fill``); ``fitted``: new data for a fitted model (its frequency and time zone are required)."""
-        spec, share = self.declared_covariates(), None
+        spec, share, df = self.declared_covariates(), None, to_pandas(df)
         if isinstance(df, ParquetShards):  # every file, or this rank's share (tsrsa.estimator.sharded)
             df, share = shard_frame(df)
         panel = build_panel(df, self.frame_spec, freq=self.freq, fill=self.fill,
@@ -146,10 +147,11 @@ class BaseForecaster(Conveniences, Estimator):
         return FrameSpec(self.id_col, self.time_col, self.target_col)
 
     def fit(self, df):
-        """Learn from ``df`` (long frame, wide frame, Series, or a folder of Parquet shards:
-        :mod:`tsrsa.estimator.sharded`) and return self."""
+        """Learn from ``df`` (long frame, wide frame, Series, a polars or pyarrow long frame, or a folder of
+        Parquet shards: :mod:`tsrsa.estimator.sharded`) and return self. ``predict()`` answers in the kind
+        of frame given here (:mod:`tsrsa.data.native`)."""
         self.check_params()
-        return self.fit_panel(self.to_panel(df))
+        return self.fit_panel(self.to_panel(df), frame_kind=frame_kind(df))
 
     def fit_panel(self, panel, **fit_options):
         """Fit on a validated panel (``fit`` after validation; cross-validation and tuning).
@@ -163,10 +165,12 @@ class BaseForecaster(Conveniences, Estimator):
         need, why = self.required_length(panel)
         check_min_length(panel, need, why)
         calibration_length(self, panel, need, why)
+        kind = fit_options.pop("frame_kind", PANDAS)  # of the user's frame: what predict() answers in
         before = dict(vars(self))
         for name in [a for a in vars(self) if a.endswith("_") and not a.startswith("_")]:
             delattr(self, name)  # a refit starts from nothing
         try:
+            self.frame_kind_ = kind  # before training: a model it raises from (error.estimator) answers in it
             errors = held_out_errors(self, panel, **fit_options) if self.conformal_windows is not None else None
             self._fit(panel, **fit_options)
             self.freq_ = panel.freq
@@ -217,7 +221,8 @@ class BaseForecaster(Conveniences, Estimator):
         """
         from tsrsa.estimator.crossval import cross_validate
 
-        return cross_validate(self, df, n_windows=n_windows, step_size=step_size, refit=refit, level=level)
+        return as_kind(cross_validate(self, df, n_windows=n_windows, step_size=step_size, refit=refit, level=level),
+                       frame_kind(df))
 
     def predict(self, h: int | None = None, *, df=None, future_df=None, level=None):
         """Forecast the next ``h`` steps of every series.
@@ -238,7 +243,10 @@ class BaseForecaster(Conveniences, Estimator):
             Coverage percentages in (0, 100), e.g. ``[80, 95]``: split-conformal intervals around
             ``yhat``, calibrated per horizon step on held-out windows, for a model fitted with
             ``conformal_windows`` (:mod:`tsrsa.estimator.conformal`). Each level adds
-            ``yhat_lo_{level}`` and ``yhat_hi_{level}`` (``yhat_lo_80``; ``yhat_lo_97.5``).
+            ``yhat_lo_{level}`` and ``yhat_hi_{level}`` (``yhat_lo_80``; ``yhat_lo_97.5``). A quantile or
+            distribution loss fitted without ``conformal_windows`` answers from its own quantiles: level 80
+            copies ``yhat_q10`` and ``yhat_q90`` (``quantiles=`` must hold both ends); with
+            ``conformal_windows`` the conformal intervals are given.
 
         Returns
         -------
@@ -248,19 +256,25 @@ class BaseForecaster(Conveniences, Estimator):
         """
         self.check_is_fitted()
         h = self._check_predict_h(h)
-        levels = check_levels(level)
-        if levels:
-            require_calibration(self, "predict").quantiles(levels, h)  # refused before any work
+        levels, pairs = check_levels(level), {}
+        if levels and self.conformal_ is not None:
+            self.conformal_.quantiles(levels, h)  # refused before any work
+        elif levels:
+            pairs = head_interval_pairs(self, levels)  # the head's quantiles, or a refusal before any work
         with quiet(self.verbosity):
             panel = None if df is None else self._predict_panel(df)
             memory = self.memory_ if df is None else self.memory_.for_frame(self, panel)
-            columns = memory.forecast(self, h, future_df)
-        if levels:
+            columns = memory.forecast(self, h, to_pandas(future_df))
+        if pairs:
+            for level, (lower, upper) in pairs.items():
+                columns.update(zip(interval_columns(level), (columns[lower], columns[upper])))
+        elif levels:
             scale = self.conformal_.scale if df is None else frame_scale(self, panel, memory)
             columns.update(self.conformal_.intervals(columns["yhat"], scale, levels))
         check_finite_forecast(columns, memory.ids)
         times = self.freq_.future(memory.last, h)
-        return forecast_frame(memory.ids, times, columns, self.frame_spec)
+        kind = self.frame_kind_ if df is None else frame_kind(df)
+        return as_kind(forecast_frame(memory.ids, times, columns, self.frame_spec), kind)
 
     def update(self, df, *, new_ids: str = "raise"):
         """Take in observations that continue each series, without refitting; returns self.
@@ -323,6 +337,12 @@ class BaseForecaster(Conveniences, Estimator):
             )
         return int(h)
 
+    def head_quantile_levels(self) -> tuple[float, ...]:
+        """The quantile levels the model's forecasts carry as ``yhat_q..`` columns (none here; a quantile
+        or distribution loss has them), from which ``predict(level=...)`` reads an interval when no
+        conformal calibration was fitted."""
+        return ()
+
     def check_is_fitted(self) -> None:
         """NotFittedError unless ``fit`` (or ``tsrsa.load``) has run."""
         if not hasattr(self, "memory_"):
@@ -345,7 +365,8 @@ class BaseForecaster(Conveniences, Estimator):
             History to draw (and to forecast from when ``forecast`` is None); default: the
             tail the model remembers from fitting.
         forecast : DataFrame, optional
-            Output of ``predict``; computed when not given.
+            Output of ``predict`` (pandas, polars or pyarrow); computed when not given. Its bands are
+            drawn, quantile pairs and ``yhat_lo_{level}``/``yhat_hi_{level}`` intervals alike.
         ids : list, optional
             Series to draw; default the first ``max_series``.
         max_series : int, default 4
@@ -355,8 +376,7 @@ class BaseForecaster(Conveniences, Estimator):
         from tsrsa.estimator.plotting import plot_forecast
 
         self.check_is_fitted()
-        if forecast is None:
-            forecast = self.predict(df=df)
+        forecast = to_pandas(self.predict(df=df) if forecast is None else forecast)
         panel = self._predict_panel(df) if df is not None else None
         return plot_forecast(
             self, panel, forecast, ids=ids, max_series=max_series,
@@ -376,6 +396,8 @@ class BaseForecaster(Conveniences, Estimator):
         """(JSON state, numpy arrays, torch weights or None): what ``save`` writes of the fitted model."""
         state, arrays = self.memory_.to_files()
         state["freq"] = self.freq_.to_json()
+        if self.frame_kind_ != PANDAS:  # a pandas model's files are those of the releases before frame kinds
+            state["frame_kind"] = self.frame_kind_
         encoder = self.covariates_ if self.takes_covariates else None
         if encoder is not None:
             state["covariates"] = encoder.to_json()
@@ -390,6 +412,7 @@ class BaseForecaster(Conveniences, Estimator):
     def restore_fitted(self, state: dict, arrays: dict, weights, device) -> None:
         """Set the fitted model from what ``fitted_files`` wrote (``tsrsa.load``)."""
         self.freq_ = Frequency.from_json(state["freq"])
+        self.frame_kind_ = state.get("frame_kind", PANDAS)
         encoder = state.get("covariates")  # format 3; earlier formats have none
         self.covariates_ = None if encoder is None else CovariateEncoder.from_json(encoder)
         self.memory_ = self.state_type().from_files(state, arrays)

@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import numbers
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -53,9 +52,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tsrsa.data.intervals import check_levels, interval_columns, level_name
 from tsrsa.data.limits import check_request_size
 from tsrsa.data.scalers import series_statistics
 from tsrsa.data.validation import check_finite_forecast, check_min_length
+from tsrsa.estimator.params import quantile_column
 from tsrsa.estimator.window_state import covariate_encoder
 
 #: the arrays of a saved model that hold its calibration (absent: a model fitted without one)
@@ -67,44 +68,6 @@ CALIBRATE_HINT = ("fit with conformal_windows=k (the last k horizons of every se
 
 
 # ---------------------------------------------------------------------- levels
-def check_levels(level) -> tuple[float, ...]:
-    """``level`` checked: distinct percentages in [1, 100), in increasing order; () for None. A level in (0, 1)
-    is refused with the hint that levels are percentages (0.8 means a 0.8 % interval, never what is meant)."""
-    if level is None:
-        return ()
-    if not isinstance(level, (list, tuple, np.ndarray)) or (isinstance(level, np.ndarray) and level.ndim != 1):
-        raise TypeError(f"level must be a list of coverage percentages in (0, 100), e.g. level=[80, 95]; got "
-                        f"{level!r} ({type(level).__name__})")
-    levels: list[float] = []
-    for value in level:
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-            raise TypeError(f"level must hold numbers in (0, 100), got {value!r} ({type(value).__name__}); e.g. "
-                            f"level=[80, 95]")
-        if not 0.0 < float(value) < 100.0:  # NaN too
-            raise ValueError(f"level {value!r} is outside (0, 100): a level is the percentage of values the "
-                             f"interval should hold, e.g. level=[80, 95]")
-        if float(value) < 1.0:
-            raise ValueError(f"level {value!r} would give a {float(value):g} % interval: levels are percentages, "
-                             f"not fractions; write level=[{100 * float(value):g}] for {100 * float(value):g} %")
-        if float(value) in levels:
-            raise ValueError(f"level lists {value!r} twice; give each level once")
-        levels.append(float(value))
-    if not levels:
-        raise ValueError("level is empty; give at least one percentage, e.g. level=[80, 95], or leave it out")
-    return tuple(sorted(levels))
-
-
-def level_name(level: float) -> str:
-    """How a level is written in column names: 80 -> '80', 97.5 -> '97.5'."""
-    return str(int(level)) if float(level).is_integer() else repr(float(level))
-
-
-def interval_columns(level: float) -> tuple[str, str]:
-    """The (lower, upper) column names of a level: ('yhat_lo_80', 'yhat_hi_80')."""
-    name = level_name(level)
-    return f"yhat_lo_{name}", f"yhat_hi_{name}"
-
-
 def conformal_rank(n: int, level: float) -> int:
     """⌈(n + 1)·level/100⌉: the rank, among n residuals, of the conformal quantile (exact arithmetic)."""
     return math.ceil((n + 1) * Fraction(repr(float(level))) / 100)
@@ -142,6 +105,27 @@ def check_interval_size(levels: tuple[float, ...], n_series: int, h: int) -> Non
     check_request_size(f"level= with {len(levels)} levels", values * INTERVAL_VALUE_BYTES,
                        f"{2 * len(levels)} interval columns of {n_series * h:,} rows",
                        "ask for fewer levels (each adds two columns)")
+
+
+def head_interval_pairs(model, levels: tuple[float, ...]) -> dict[float, tuple[str, str]]:
+    """For a model fitted without a calibration: ``{level: (lower, upper)}``, the quantile columns of its
+    head (``yhat_q10``, ``yhat_q90``) that bound each level's central interval (80: the quantiles 0.1 and
+    0.9), for ``predict(level=...)`` to copy as ``yhat_lo_80``/``yhat_hi_80``. A ValueError naming the
+    quantiles to ask for, or the calibration, when the head outputs no such pair (a point loss: none)."""
+    available = model.head_quantile_levels()
+    if not available:
+        require_calibration(model, "predict")  # raises: nothing to read the interval from
+    pairs = {}
+    for level in levels:
+        low = (100.0 - level) / 200.0
+        ends = [next((q for q in available if abs(q - target) < 1e-9), None) for target in (low, 1.0 - low)]
+        if None in ends:
+            raise ValueError(
+                f"predict(level={level_name(level)}) reads the quantiles {low:g} and {1 - low:g} of the head, and "
+                f"this {type(model).__name__} outputs {[float(q) for q in available]}: fit with quantiles= "
+                f"including {low:g} and {1 - low:g}, or with conformal_windows=k for conformal intervals")
+        pairs[level] = (quantile_column(ends[0]), quantile_column(ends[1]))
+    return pairs
 
 
 def require_calibration(model, call: str):

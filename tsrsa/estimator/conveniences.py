@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from tsrsa.data.limits import check_request_size
+from tsrsa.data.native import as_kind, frame_kind
 from tsrsa.data.validation import check_min_length
 from tsrsa.estimator.params import check_int
 
@@ -116,7 +117,7 @@ class Conveniences:
         out["yhat"] = columns.pop("yhat")
         out["residual"] = y - out["yhat"]
         out.update(columns)
-        return pd.DataFrame(out)
+        return as_kind(pd.DataFrame(out), self.frame_kind_ if df is None else frame_kind(df))
 
     def make_future_frame(self, h: int | None = None, *, df=None) -> pd.DataFrame:
         """The frame of known-future covariates ``predict`` reads, to be filled in: ids x next timestamps.
@@ -170,4 +171,4 @@ class Conveniences:
         frame = pd.DataFrame({self.id_col: ids.repeat(steps), self.time_col: self.freq_.future(last, steps)})
         for name in future:
             frame[name] = np.nan
-        return frame
+        return as_kind(frame, self.frame_kind_ if df is None else frame_kind(df))

@@ -28,6 +28,8 @@ from typing import Callable
 CONFIG, STATE, ARRAYS, WEIGHTS = "config.json", "state.json", "arrays.npz", "weights.pt"
 #: the files a saved model consists of (weights.pt for a model with a network only)
 MODEL_FILES = (CONFIG, STATE, ARRAYS, WEIGHTS)
+#: the folder of a saved set of models (:mod:`tsrsa.estimator.set_folder`) that holds each model's own folder
+MEMBERS = "members"
 #: the most bytes config.json may hold (parameters, versions, checksums: a few KiB in practice)
 CONFIG_LIMIT = 16 * 2 ** 20
 #: what to do about a file that was changed after saving
@@ -43,6 +45,15 @@ def holds_model(folder: Path) -> bool:
     except (OSError, UnicodeDecodeError, ValueError):
         return False
     return isinstance(config, dict) and "format_version" in config and "class" in config
+
+
+def _holds_members(folder: Path) -> bool:
+    """Whether ``folder`` holds a saved set of models (its config.json lists members)."""
+    try:
+        config = json.loads(read_model_file(Path(folder), CONFIG, limit=CONFIG_LIMIT))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(config, dict) and isinstance(config.get(MEMBERS), list)
 
 
 def folder_path(path, call: str = "tsrsa.load") -> Path:
@@ -157,7 +168,9 @@ def check_destination(path, *, overwrite: bool = False) -> str:
     if not overwrite:
         raise ValueError(f"{path} already holds a saved tsrsa model; pass overwrite=True to replace it, "
                          f"or save to a new folder")
-    others = [name for name in entries if name not in MODEL_FILES or not (path / name).is_file()]
+    members = _holds_members(path)
+    others = [name for name in entries if not ((name in MODEL_FILES and (path / name).is_file())
+                                               or (members and name == MEMBERS and (path / name).is_dir()))]
     if others:
         raise ValueError(
             f"{path} holds a saved tsrsa model and other files ({_listed(others)}); overwrite=True replaces the "

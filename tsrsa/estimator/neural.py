@@ -6,16 +6,16 @@ network through two hooks:
 - ``network_config()``: a dataclass describing the network (stored with a saved model);
 - ``build_network(config)``: the ``nn.Module`` for that config.
 
-The arguments they share are written once, in :mod:`tsrsa.estimator.common_params`; where and how
-the network trains is one of them, ``trainer`` (a :class:`~tsrsa.estimator.trainer.Trainer`, read through
-``resolved_trainer``).
+The arguments they share are written once, in :mod:`tsrsa.estimator.common_params`; three of them are
+option groups (:mod:`tsrsa.estimator.option_groups`): ``start`` (a :class:`~tsrsa.estimator.groups.Start`),
+``covariates`` (a :class:`~tsrsa.estimator.groups.Covariates`) and ``trainer``, where and how the network
+trains (a :class:`~tsrsa.estimator.trainer.Trainer`), each read resolved (``resolved_start``, ...).
 """
 from __future__ import annotations
 
 import dataclasses
 import numbers
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -23,22 +23,23 @@ import pandas as pd
 import torch
 
 from tsrsa.data.covariate_encoding import CovariateEncoder
+from tsrsa.data.native import frame_kind
 from tsrsa.data.scalers import check_scaled, series_statistics
 from tsrsa.data.windows import ConsecutiveWindows, WindowSource
 from tsrsa.estimator.base import BaseForecaster, quiet
 from tsrsa.estimator.ensembles import Ensembles, ensembled, member_weights, saved_members
 from tsrsa.estimator.fine_tuning import FineTuning, fitted_config, kept_statistics
+from tsrsa.estimator.groups import Covariates, Start
 from tsrsa.estimator.outputs import DEFAULT_QUANTILES, HeadOutputs  # noqa: F401 (DEFAULT_QUANTILES: its old home)
-from tsrsa.estimator.params import check_choice, check_float, check_int, suggest_names
+from tsrsa.estimator.params import check_float, check_int, suggest_names
 from tsrsa.estimator.plan import (
     MIN_TRAINING_WINDOWS, DataSummary, FitPlan, default_input_size, recovered_plan, resolve_plan,
 )
 from tsrsa.estimator.plan_ahead import plan_ahead
 from tsrsa.estimator.sharded import agree_with_rank0, check_shardable, window_counts
 from tsrsa.estimator.started import StatisticalStart
-from tsrsa.estimator.trainer import DEFAULTS as TRAINER_DEFAULTS
 from tsrsa.estimator.trainer import FIELDS as TRAINER_FIELDS
-from tsrsa.estimator.trainer import REMOVED_IN, Trainer, as_trainer, flat_params, upgraded
+from tsrsa.estimator.trainer import REMOVED_OPTIONS, Trainer, as_trainer, flat_params
 from tsrsa.estimator.window_state import SCALED_FIX, encoded
 from tsrsa.nn.covariates import CovariateBatch
 from tsrsa.nn.losses import make_loss
@@ -61,52 +62,48 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
     reads_scaled = True
     takes_covariates = True
     saves_weights = True
-    #: the trainer's options, arguments of their own before tsrsa 0.15: still taken until 0.16, folded
-    #: into ``trainer`` with a DeprecationWarning (:mod:`tsrsa.estimator.trainer`)
-    old_params = TRAINER_FIELDS
+    option_groups = {"start": Start, "trainer": Trainer, "covariates": Covariates}
+    #: options that were arguments of their own, by their old names: the statistical start's and the
+    #: covariates' (until 0.16), the trainer's (its first nine until 0.15, removed in 0.16; the loop's three
+    #: until 0.16)
+    moved_params = {
+        "start_learning_rate": ("start", "learning_rate"), "start_margin": ("start", "margin"),
+        "start_weight": ("start", "weight"),
+        **{name: ("trainer", name) for name in TRAINER_FIELDS},
+        "past_covariates": ("covariates", "past"), "future_covariates": ("covariates", "future"),
+        "static_covariates": ("covariates", "static"), "calendar": ("covariates", "calendar"),
+        "holidays": ("covariates", "holidays"), "unknown_categories": ("covariates", "unknown_categories"),
+        "covariate_norm": ("covariates", "norm"),
+    }
+    removed_params = REMOVED_OPTIONS
 
-    # ------------------------------------------------------------------ the trainer
-    @classmethod
-    def upgrade_params(cls, params: dict, *, owner: str | None = None, current=None, replace: bool = True,
-                       stacklevel: int = 2) -> dict:
-        """``params`` with the trainer's flat options (``num_threads=2``, tsrsa 0.14's spelling) folded into
-        ``trainer`` (the one in ``params``, else ``current``): with a DeprecationWarning naming the new
-        spelling when ``owner`` names the call, silently for a saved model's parameters (``tsrsa.load``)
-        and the command line's ``-p``."""
-        return upgraded(params, owner=owner, current=current, replace=replace, stacklevel=stacklevel + 1)
-
-    def set_params(self, **params):
-        """Set constructor arguments by name (as sklearn's ``set_params``); returns self. A trainer option
-        named on its own (``set_params(num_threads=2)``, deprecated) changes that option of ``trainer``."""
-        if any(name in params for name in TRAINER_FIELDS):
-            params = self.upgrade_params(params, owner=f"{type(self).__name__}.set_params", current=self.trainer)
-        return super().set_params(**params)
-
+    # ------------------------------------------------------------------ the option groups
     @classmethod
     def name_hint(cls, name: str, value) -> str:
-        """The closest parameter names; for a name close to a trainer option, that option in ``trainer``."""
-        option = suggest_names(name, TRAINER_FIELDS, value=value, defaults=TRAINER_DEFAULTS)
-        if option.startswith("did you mean"):
-            field = option.split("'")[1]
-            return f"did you mean trainer={{{field!r}: {value!r}}} (an option of tsrsa.Trainer)?"
+        """The closest parameter names; for a name close to an option of a group, that option in its group."""
+        for group, group_cls in cls.option_groups.items():
+            option = suggest_names(name, group_cls.field_names(), value=value, defaults=group_cls.field_defaults())
+            if option.startswith("did you mean"):
+                field = option.split("'")[1]
+                owner = f"tsrsa.{group_cls.__name__}" if isinstance(group_cls, type) else group
+                return f"did you mean {group}={{{field!r}: {value!r}}} (an option of {owner})?"
         return super().name_hint(name, value)
-
-    def __getattr__(self, name: str):
-        """A trainer option read as an attribute of its own (``model.num_threads``, 0.14's spelling): the
-        trainer's option, with a DeprecationWarning, until tsrsa 0.16. Any other missing attribute raises as
-        it would without this method (a property's own error, such as NotFittedError, included)."""
-        if name in TRAINER_FIELDS and "trainer" in vars(self):
-            warnings.warn(f"{type(self).__name__}.{name} is an option of the trainer since tsrsa 0.15, and the "
-                          f"attribute goes in tsrsa {REMOVED_IN}: read model.resolved_trainer.{name}",
-                          DeprecationWarning, stacklevel=2)
-            return getattr(self.resolved_trainer, name)
-        return object.__getattribute__(self, name)
 
     @property
     def resolved_trainer(self) -> Trainer:
         """``trainer`` as a checked :class:`~tsrsa.estimator.trainer.Trainer` (None: the defaults; a dict: the
         options it names): where and how this model trains, what the library reads."""
         return as_trainer(self.trainer)
+
+    @property
+    def resolved_start(self) -> Start:
+        """``start`` as a checked :class:`~tsrsa.estimator.groups.Start` (a kind's name: that kind)."""
+        return Start.coerce(self.start, "start")
+
+    @property
+    def resolved_covariates(self) -> Covariates:
+        """``covariates`` as a checked :class:`~tsrsa.estimator.groups.Covariates` (None: none)."""
+        return Covariates.coerce(self.covariates, "covariates")
 
     @property
     def verbosity(self) -> int:
@@ -132,8 +129,9 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
         """Subclasses may set initial weights from the training data (training parts only)."""
 
     def _covariate_norm(self) -> str:
-        """``covariate_norm`` resolved: the state type's default ("window"; "fit" when streaming)."""
-        return self.covariate_norm if self.covariate_norm is not None else self.state_type().covariate_norm
+        """The covariates' ``norm`` resolved: the state type's default ("window"; "fit" when streaming)."""
+        norm = self.resolved_covariates.norm
+        return norm if norm is not None else self.state_type().covariate_norm
 
     def _covariate_layout(self) -> dict:
         """The network's covariate layout (``tsrsa.nn.covariates``) from the fitted encoding."""
@@ -171,12 +169,9 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
         self._check_outputs()  # loss, quantiles, scaler
         check_budget("max_epochs", self.max_epochs, allow_none=False)
         check_int("batch_size", self.batch_size)
-        check_budget("batches_per_epoch", self.batches_per_epoch, allow_none=True)
-        check_int("inference_batch_size", self.inference_batch_size)
         check_float("learning_rate", self.learning_rate, strict=True)
         check_float("weight_decay", self.weight_decay)
         check_lr_schedule(self.lr_schedule)
-        check_budget("early_stopping_patience", self.early_stopping_patience, allow_none=True)
         check_int("val_size", self.val_size, minimum=0)
         if 0 < self.val_size < self.h:
             raise ValueError(
@@ -185,8 +180,7 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
             )
         as_trainer(self.trainer)  # each of its options checked (tsrsa.estimator.trainer.Trainer)
         resolve_seed(self.random_state)
-        self.declared_covariates()
-        check_choice("covariate_norm", self.covariate_norm, ("window", "fit"), allow_none=True)
+        self.declared_covariates()  # each option of covariates checked, then the columns
         self._check_start()
         self._check_ensemble()
         self._check_architecture()
@@ -210,7 +204,7 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
             compile=trainer.compile,
             verbose=trainer.verbose, description=type(self).__name__, group_options=self._optimiser_groups(),
             checkpoint=getattr(self, "_checkpoint", None), validate_start=getattr(self, "start_", None) is not None,
-            start_margin=float(self.start_margin),
+            start_margin=float(self.resolved_start.margin),
         )
 
     # ------------------------------------------------------------------ fit
@@ -223,7 +217,7 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
         initialisation). ``tsrsa.convert.to_recurrent`` finetunes a converted model this way.
         """
         self.check_params()
-        return self.fit_panel(self.to_panel(df), warm_start=(weights, tuple(new)))
+        return self.fit_panel(self.to_panel(df), warm_start=(weights, tuple(new)), frame_kind=frame_kind(df))
 
     def plan(self, df) -> FitPlan:
         """The fit plan a ``fit(df)`` would follow (:mod:`tsrsa.estimator.plan`), before any training: the
@@ -286,8 +280,8 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
         if trainer.verbose >= 1 and rank.rank == 0:
             print(f"{type(self).__name__} fit plan\n{plan.describe()}", file=sys.stderr)
         self._checkpoint = None if trainer.checkpoint_dir is None else Checkpoint(  # the parameters as 0.14 named them
-            Path(trainer.checkpoint_dir), fingerprint(type(self).__name__, flat_params(self.get_params()), panel.values,
-                                                      panel.offsets))
+            Path(trainer.checkpoint_dir), fingerprint(type(self).__name__, flat_params(self.get_params(), type(self)),
+                                                      panel.values, panel.offsets))
         if fitted_from is None:
             before = dict(vars(self))
             with quiet(trainer.verbose), torch_threads(plan.threads):  # the start's BLAS on the plan's threads too
@@ -357,7 +351,7 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
                              "'single_device'")
         if placement.mode == "spawn":
             threads = trainer.num_threads or max(1, torch.get_num_threads() // placement.world_size)
-            job = TrainingJob(network, loss_fn, train, val, int(self.batch_size), int(self.inference_batch_size),
+            job = TrainingJob(network, loss_fn, train, val, int(self.batch_size), int(trainer.inference_batch_size),
                               config, seed, placement.devices, threads, int(trainer.verbose))
             try:
                 state, result = spawn_training(job)
@@ -386,13 +380,13 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
             train_loader = ShardLoader(train, self.batch_size, shuffle=True, device=device, rank=rank,
                                        total_windows=totals[0], max_batches=config.batches_per_epoch)
             val_loader = None if val is None else ShardLoader(
-                val, self.inference_batch_size, shuffle=False, device=device, rank=rank, total_windows=totals[1])
+                val, trainer.inference_batch_size, shuffle=False, device=device, rank=rank, total_windows=totals[1])
         else:
             train_loader = WindowLoader(train, self.batch_size, shuffle=True, device=device, rank=rank,
                                         max_batches=config.batches_per_epoch)
             val_loader = None
             if val is not None:
-                val_loader = WindowLoader(val, self.inference_batch_size, shuffle=False, device=device, rank=rank,
+                val_loader = WindowLoader(val, trainer.inference_batch_size, shuffle=False, device=device, rank=rank,
                                           drop_uneven=False)
         result = train_network(network, loss_fn, train_loader, val_loader, config, device=device, rng=rng,
                                rank=rank, on_epoch_end=epoch_hook(trainer.callbacks, epoch_callback, member))
@@ -430,9 +424,10 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
         device = next(network.parameters()).device
         L, n = self.resolved_input_size, len(tails)
         out = np.empty((n, int(self.h), network.config.n_outputs), dtype=np.float64)
+        batch = int(self.resolved_trainer.inference_batch_size)
         with torch_threads(self.plan_.threads):
-            for start in range(0, n, self.inference_batch_size):
-                stop = min(start + self.inference_batch_size, n)
+            for start in range(0, n, batch):
+                stop = min(start + batch, n)
                 x = (tails[start:stop, -L:] - loc[start:stop, None]) / scale[start:stop, None]  # (B, L)
                 x = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32)).to(device)
                 if covariates is not None:
@@ -480,6 +475,11 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
         self.network_ = network.to(device).eval()
         self.fit_history_ = pd.DataFrame(state["fit_history"])
         self.best_epoch_ = state.get("best_epoch")  # saved before it was kept: None
+
+    def to_onnx(self, path, *, overwrite: bool = False):
+        """Export for serving without torch (``tsrsa.load_onnx``): :func:`tsrsa.serving.onnx_export.export_onnx`."""
+        from tsrsa.serving.onnx_export import export_onnx
+        return export_onnx(self, path, overwrite=overwrite)
 
 
 def covariate_batch(x: torch.Tensor, covariates, rows: slice, input_size: int, device) -> CovariateBatch:

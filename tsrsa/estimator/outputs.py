@@ -133,6 +133,10 @@ class HeadOutputs:
             return quantile_levels(self.quantiles)
         return tuple(q for q in DEFAULT_QUANTILES if q != 0.5) if self.loss == "quantile" else ()
 
+    def head_quantile_levels(self) -> tuple[float, ...]:
+        """The levels of the ``yhat_q..`` columns (see :meth:`BaseForecaster.head_quantile_levels`)."""
+        return self._asked_quantiles()
+
     def _head_outputs(self) -> dict:
         """``n_outputs`` and ``distribution`` of the network's configuration."""
         distribution, levels = self._distribution(), self._quantile_levels()

@@ -70,15 +70,23 @@ def _versions() -> dict:
 RUNTIME_PARAMS = ("callbacks", "checkpoint_dir")
 
 
-def saved_param(name: str, value):
-    """What a saved model keeps of parameter ``name``: the value, but a trainer as a JSON object of its
-    options (:func:`~tsrsa.estimator.trainer.saved_trainer`: no callbacks, code of the session that
-    trained it, which a load elsewhere cannot run, and its checkpoint folder as text; None, the
+def saved_param(name: str, value, cls=None):
+    """What a saved model keeps of parameter ``name``: the value, but an option group (of ``cls``'s
+    ``option_groups``; without ``cls``, the trainer and any group's instance) as the JSON object of its options
+    (:meth:`~tsrsa.estimator.option_groups.OptionGroup.saved`: a trainer without callbacks, code of the session
+    that trained it, which a load elsewhere cannot run, and with its checkpoint folder as text; None, the
     defaults, as null)."""
+    from tsrsa.estimator.option_groups import OptionGroup
+
+    groups = cls.option_groups if cls is not None else {}
+    if name in groups:
+        return groups[name].saved(value, name)
     if name == "trainer":
         from tsrsa.estimator.trainer import saved_trainer
 
         return saved_trainer(value)
+    if isinstance(value, OptionGroup):
+        return type(value).saved(value, name)
     if name == "callbacks":  # a parameter of its own before 0.15
         return None
     if name == "checkpoint_dir" and value is not None:
@@ -108,7 +116,7 @@ def save(estimator, path, *, overwrite: bool = False) -> None:
 
     estimator.check_is_fitted()
     check_bool("overwrite", overwrite)
-    params = {k: jsonable(saved_param(k, v), k) for k, v in estimator.get_params().items()}
+    params = {k: jsonable(saved_param(k, v, type(estimator)), k) for k, v in estimator.get_params().items()}
     state, arrays, weights = estimator.fitted_files()
     config = {"format_version": FORMAT_VERSION, "class": type(estimator).__name__, "params": params,
               "versions": _versions()}
@@ -263,6 +271,8 @@ def load_model(path, forecasters, *, device: str = "cpu"):
     cls = whitelist.get(name) if isinstance(name, str) else None
     if cls is None:
         raise ValueError(f"{directory / CONFIG} names class {name!r}, which is not a tsrsa forecaster")
+    if getattr(cls, "saves_members", False):  # a set of models: a folder per model (tsrsa.estimator.set_folder)
+        return cls.from_folder(directory, config, lambda folder: load_model(folder, forecasters, device=device))
     files, contents = _check_files(directory, config, version, name, cls.saves_weights)
     state = _read_json(directory / STATE, contents[STATE])
     try:

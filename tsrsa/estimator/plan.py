@@ -12,14 +12,14 @@ from that list and a test holds the two together):
 
 - ``input_size=None``: two horizons, shortened on short series so that the shortest keeps
   ``MIN_TRAINING_WINDOWS`` training windows (at least half a horizon and one patch);
-- the budget (``max_epochs``, ``batches_per_epoch``, ``early_stopping_patience``): the step
+- the budget (``max_epochs``, the trainer's ``batches_per_epoch`` and ``early_stopping_patience``): the step
   arithmetic of :mod:`tsrsa.training.budget`, about ``TARGET_STEPS`` optimiser steps;
 - ``ensemble_size="auto"``: one network (three members cost three fits for 1-3 % on a handful of
   series, and did not carry over to other data);
 - ``start="auto"``: the candidates "ar" and "ets", and "arima" too on one short series at the
   automatic budget; the one kept is chosen on the held-out windows and recorded in ``plan_.start``;
-- ``start_weight="auto"``: half of the network's correction on a short fit at the automatic budget;
-- ``gate_init="auto"`` (RSA): -2 in a fit of one series at the automatic budget, else 0;
+- ``start=Start(weight="auto")``: half of the network's correction on a short fit at the automatic budget;
+- ``rem=REM(gate_init="auto")`` (RSA): -2 in a fit of one series at the automatic budget, else 0;
 - ``readout_tokens="auto"`` (transformers): the latest ceil(h / patch_len) tokens on fewer than
   ``SHORT_WINDOWS`` training windows, else every token;
 - the trainer's ``num_threads=None``: one torch thread on the CPU (a second thread gains little on these networks
@@ -34,6 +34,8 @@ import numbers
 from dataclasses import dataclass
 
 from tsrsa.training import budget as step_budget
+from tsrsa.training.config import TrainingConfig
+from tsrsa.training.loop import warmup_epochs
 
 AUTO = "auto"
 
@@ -43,11 +45,11 @@ SHORT_WINDOWS = 2000
 #: ``start="auto"``: the candidates of every fit, and of one short series (an ARIMA search pays there)
 START_CANDIDATES = ("ar", "ets")
 SHORT_START_CANDIDATES = ("ar", "ets", "arima")
-#: ``start_weight="auto"`` on a short fit (docs/statistical_start.md, "A combination of start and network")
+#: the start's ``weight="auto"`` on a short fit (docs/statistical_start.md, "A combination of start and network")
 SHORT_START_WEIGHT = 0.5
-#: ``gate_init="auto"``: RSA's gate logit in a fit of one series at the automatic budget (sigmoid(-2) = 0.12)
+#: ``rem``'s ``gate_init="auto"``: RSA's gate logit in a fit of one series at the automatic budget (sigmoid(-2) = 0.12)
 SINGLE_SERIES_GATE = -2.0
-#: ``num_threads=None`` on the CPU
+#: the trainer's ``num_threads=None`` on the CPU
 CPU_THREADS = 1
 #: ``input_size=None`` shortens two horizons so that the shortest series keeps this many training windows
 MIN_TRAINING_WINDOWS = 4
@@ -104,7 +106,12 @@ class FitPlan:
     estimated_seconds: float | None = None  # ``model.plan(df)``'s estimate of the training's wall time
 
     def reason(self, name: str) -> str | None:
-        return dict(self.reasons).get(name)
+        """The reason of the value ``name`` (as the plan names it, ``trainer.num_threads``, or by its field
+        alone, ``num_threads``), or None."""
+        for key, text in self.reasons:
+            if key == name or key.rsplit(".", 1)[-1] == name:
+                return text
+        return None
 
     def describe(self) -> str:
         """The plan in a few lines (what ``verbose=1`` prints)."""
@@ -172,11 +179,12 @@ RULES = (
     ("max_epochs", '"auto"',
      f"about {step_budget.TARGET_STEPS} optimiser steps, in {step_budget.MIN_EPOCHS} to {step_budget.MAX_EPOCHS} "
      f"epochs: a fixed number of epochs is a different amount of training on every data set"),
-    ("batches_per_epoch", '"auto"',
+    ("trainer.batches_per_epoch", '"auto"',
      f"at most {step_budget.EPOCH_STEPS} batches drawn afresh when a pass is longer (with max_epochs=\"auto\"), so "
      f"that validation and the schedule keep their grip on a large panel; every window otherwise"),
-    ("early_stopping_patience", '"auto"',
-     f"a fifth of the epochs, at least {step_budget.MIN_PATIENCE} (only with val_size > 0)"),
+    ("trainer.early_stopping_patience", '"auto"',
+     f"a fifth of the epochs, at least {step_budget.MIN_PATIENCE} (only with val_size > 0); epochs of a one-cycle "
+     f"schedule's warm-up, its first 30 %, spend none"),
     ("ensemble_size", '"auto"',
      "one network: three averaged networks cost three fits for 1-3 % on a handful of short series, a gain "
      "that did not carry over to other data"),
@@ -184,18 +192,18 @@ RULES = (
      f"candidates {', '.join(START_CANDIDATES)}; on one short series ({', '.join(SHORT_START_CANDIDATES)}), where "
      f"an ARIMA search costs little against the network; the one of lowest error on the held-out windows is kept; "
      f"none with stream=True or a distribution loss"),
-    ("start_weight", '"auto"',
+    ("start.weight", '"auto"',
      f"{SHORT_START_WEIGHT} on a short fit (automatic budget, fewer than {SHORT_WINDOWS} training windows) with a "
      f"point forecast: the start keeps half of the forecast; else 0"),
-    ("gate_init", '"auto" (RSA)',
+    ("rem.gate_init", '"auto" (RSA)',
      f"{SINGLE_SERIES_GATE} (sigmoid = 0.12 of each REM head from its REM) in a fit of one series at the automatic "
      f"budget, else 0"),
     ("readout_tokens", '"auto" (transformers)',
      f"the latest ceil(h / patch_len) tokens on fewer than {SHORT_WINDOWS} training windows, else every token"),
-    ("num_threads", "None (trainer)",
+    ("trainer.num_threads", "None",
      f"{CPU_THREADS} torch thread on the CPU: a second thread gains little on these networks and collapses beside "
      f"another busy process; torch's own count on an accelerator"),
-    ("accelerator", '"auto" (trainer)', "CUDA when torch sees it, else the CPU"),
+    ("trainer.accelerator", '"auto"', "CUDA when torch sees it, else the CPU"),
 )
 
 
@@ -237,16 +245,19 @@ def resolve_plan(estimator, summary: DataSummary, *, placement, carried: bool = 
     if estimator.input_size is None and fitted_from is None:
         why("input_size", default_input_size(int(estimator.h), estimator.patch_steps(), summary.shortest)[2])
     has_val = summary.val_windows > 0
+    trainer = estimator.resolved_trainer
     budget = step_budget.resolve_budget(
-        estimator.max_epochs, estimator.early_stopping_patience, summary.train_windows,
-        int(estimator.batch_size), has_val, None if carried else estimator.batches_per_epoch)
+        estimator.max_epochs, trainer.early_stopping_patience, summary.train_windows,
+        int(estimator.batch_size), has_val, None if carried else trainer.batches_per_epoch)
     steps = budget.steps(summary.train_windows, int(estimator.batch_size))
     if _auto(estimator.max_epochs):
         why("max_epochs", f"{budget.epochs} epochs: {steps} steps over {summary.train_windows} training windows "
                           f"(the target is about {step_budget.TARGET_STEPS} steps, in {step_budget.MIN_EPOCHS} to "
                           f"{step_budget.MAX_EPOCHS} epochs)")
-    if _auto(estimator.early_stopping_patience) and budget.patience is not None:
-        why("early_stopping_patience", f"{budget.patience}: a fifth of {budget.epochs} epochs")
+    if _auto(trainer.early_stopping_patience) and budget.patience is not None:
+        warm = warmup_epochs(TrainingConfig(max_epochs=budget.epochs, lr_schedule=estimator.lr_schedule))
+        why("trainer.early_stopping_patience", f"{budget.patience}: a fifth of {budget.epochs} epochs"
+                                               + (f", counted after the {warm} warm-up epochs" if warm else ""))
 
     if fitted_from is not None:
         from tsrsa.nn.ensemble import members_of
@@ -260,9 +271,10 @@ def resolve_plan(estimator, summary: DataSummary, *, placement, carried: bool = 
 
     short = short_fit(estimator, summary)
     candidates: tuple = ()
-    if estimator.start is not None and fitted_from is None:
-        if estimator.start != AUTO:
-            candidates = (estimator.start,)
+    start = estimator.resolved_start
+    if start.kind is not None and fitted_from is None:
+        if start.kind != AUTO:
+            candidates = (start.kind,)
         elif estimator.why_no_start() is None:
             single_short = summary.series == 1 and short
             candidates = SHORT_START_CANDIDATES if single_short else START_CANDIDATES
@@ -273,24 +285,25 @@ def resolve_plan(estimator, summary: DataSummary, *, placement, carried: bool = 
 
     weight = None
     if candidates:
-        if _auto(estimator.start_weight):
+        if _auto(start.weight):
             point = estimator.loss != "quantile"  # a quantile loss learns its spread in the correction
             weight = SHORT_START_WEIGHT if short and point else 0.0
-            why("start_weight", f"{weight}: " + ("a short fit of a point forecast" if weight else
+            why("start.weight", f"{weight}: " + ("a short fit of a point forecast" if weight else
                                                   "not a short fit of a point forecast"))
         else:
-            weight = float(estimator.start_weight)
+            weight = float(start.weight)
 
     gate = None
     params = estimator.get_params(deep=False)
-    if "gate_init" in params:
-        if _auto(params["gate_init"]):
+    given_gate = _gate_init(estimator)
+    if given_gate is not None:
+        if _auto(given_gate):
             single = summary.series == 1 and _auto(estimator.max_epochs)
             gate = SINGLE_SERIES_GATE if single else 0.0
-            why("gate_init", f"{gate}: " + ("one series at the automatic budget" if single else
-                                            "a panel, or a budget of its own"))
+            why("rem.gate_init", f"{gate}: " + ("one series at the automatic budget" if single else
+                                                "a panel, or a budget of its own"))
         else:
-            gate = float(params["gate_init"])
+            gate = float(given_gate)
 
     readout = None
     if _auto(params.get("readout_tokens")):
@@ -299,11 +312,10 @@ def resolve_plan(estimator, summary: DataSummary, *, placement, carried: bool = 
                               f"{summary.train_windows} training windows")
 
     device = placement.device
-    trainer = estimator.resolved_trainer
     threads = trainer.num_threads
     if threads is None and device.type == "cpu" and placement.mode == "single":
         threads = CPU_THREADS
-        why("num_threads", f"{CPU_THREADS}: the CPU")
+        why("trainer.num_threads", f"{CPU_THREADS}: the CPU")
     return FitPlan(epochs=budget.epochs, batches_per_epoch=budget.batches_per_epoch, patience=budget.patience,
                    steps=steps, members=members, start_candidates=candidates, start_weight=weight, gate_init=gate,
                    readout_tokens=readout, device=str(device), precision=check_precision(trainer.precision),
@@ -316,12 +328,12 @@ def recovered_plan(estimator, state: dict) -> FitPlan:
     members by the weights, the start and its weight by the saved start."""
     ids = state.get("ids", {}).get("values", ()) if isinstance(state.get("ids"), dict) else ()
     gate = None
-    params = estimator.get_params(deep=False)
-    if "gate_init" in params:
-        if _auto(params["gate_init"]):
+    given_gate = _gate_init(estimator)
+    if given_gate is not None:
+        if _auto(given_gate):
             gate = SINGLE_SERIES_GATE if len(ids) == 1 and _auto(estimator.max_epochs) else 0.0
         else:
-            gate = float(params["gate_init"])
+            gate = float(given_gate)
     start = state.get("start") if isinstance(state.get("start"), dict) else None
     network = state.get("network") if isinstance(state.get("network"), dict) else {}
     readout = network.get("readout_tokens")
@@ -332,6 +344,11 @@ def recovered_plan(estimator, state: dict) -> FitPlan:
                    readout_tokens=readout if isinstance(readout, int) else None, device="cpu",
                    precision=str(estimator.resolved_trainer.precision), threads=estimator.resolved_trainer.num_threads,
                    reasons=(("plan", "recovered from a model saved before fit plans were kept"),), recovered=True)
+
+
+def _gate_init(estimator):
+    """RSA's ``rem.gate_init`` as given (a number or "auto"), or None for a model without REM heads."""
+    return estimator.resolved_rem.gate_init if "rem" in estimator.option_groups else None
 
 
 def rules_table() -> str:

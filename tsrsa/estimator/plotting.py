@@ -1,7 +1,39 @@
-"""Forecast plots: recent history, the forecast and its quantile bands, one panel per series."""
+"""Forecast plots: recent history, the forecast and its bands, one panel per series.
+
+The bands are whatever the forecast frame holds: pairs of quantile columns (``yhat_q10`` with
+``yhat_q90``: an 80 % band) and interval columns (``yhat_lo_80`` with ``yhat_hi_80``), widest first.
+"""
 from __future__ import annotations
 
+import re
+
 from tsrsa.metrics import quantile_columns
+
+_INTERVAL = re.compile(r"^yhat_(lo|hi)_(\d+(?:\.\d+)?)$")
+
+
+def bands(forecast) -> list[tuple[str, str, float]]:
+    """(lower column, upper column, coverage in percent) of every band ``forecast`` holds, widest first.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> bands(pd.DataFrame(columns=["yhat", "yhat_q10", "yhat_q90", "yhat_lo_95", "yhat_hi_95"]))
+    [('yhat_lo_95', 'yhat_hi_95', 95.0), ('yhat_q10', 'yhat_q90', 80.0)]
+    """
+    found = []
+    levels = sorted(quantile_columns(forecast).items(), key=lambda item: item[1])
+    for k in range(len(levels) // 2):  # the outermost pair of levels first
+        (lo, q_lo), (hi, q_hi) = levels[k], levels[-1 - k]
+        if q_lo < 0.5 < q_hi:
+            found.append((lo, hi, round(100 * (q_hi - q_lo), 10)))
+    sides = {}
+    for col in forecast.columns:
+        match = _INTERVAL.match(str(col))
+        if match:
+            sides.setdefault(match.group(2), {})[match.group(1)] = col
+    found += [(pair["lo"], pair["hi"], float(level)) for level, pair in sides.items() if len(pair) == 2]
+    return sorted(found, key=lambda band: -band[2])
 
 
 def matplotlib_classes():
@@ -30,7 +62,7 @@ def plot_forecast(model, panel, forecast, *, ids=None, max_series: int = 4, hist
     fig = Figure(figsize=(9, 2.6 * len(ids)), layout="constrained")
     FigureCanvasAgg(fig)
     axes = fig.subplots(len(ids), 1, squeeze=False)[:, 0]
-    bands = sorted(quantile_columns(forecast).items(), key=lambda item: item[1])
+    drawn = bands(forecast)
     for ax, sid in zip(axes, ids):
         i = known.index(sid)
         if panel is not None:
@@ -42,10 +74,9 @@ def plot_forecast(model, panel, forecast, *, ids=None, max_series: int = 4, hist
         ax.plot(times, values, color="0.25", lw=1.2, label="history")
         rows = forecast[forecast[spec.id_col] == sid]
         t = rows[spec.time_col].to_numpy()
-        for k in range(len(bands) // 2):  # outermost band first, lighter
-            (lo, q_lo), (hi, q_hi) = bands[k], bands[-1 - k]
+        for k, (lo, hi, coverage) in enumerate(drawn):  # widest first, lighter
             ax.fill_between(t, rows[lo], rows[hi], color="C0", alpha=0.15 + 0.1 * k,
-                            label=f"{100 * (q_hi - q_lo):g}% interval")
+                            label=f"{coverage:g}% interval")
         ax.plot(t, rows["yhat"], color="C0", lw=1.6, label="forecast")
         ax.set_title(str(sid), loc="left", fontsize=10)
         ax.grid(alpha=0.3)

@@ -9,6 +9,7 @@ import inspect
 
 import numpy as np
 
+from tsrsa.estimator.option_groups import fold_params
 from tsrsa.estimator.params import suggest_names
 
 
@@ -25,8 +26,9 @@ def keyword_init(positional: tuple[str, ...], keyword: tuple[tuple[str, object],
     The neural forecasters build theirs from their own arguments and the shared ones
     (:data:`tsrsa.estimator.common_params.COMMON_PARAMS`), so that the common part is written once;
     ``inspect.signature``, ``help``, ``get_params`` and ``sklearn.base.clone`` see the whole signature.
-    Names of an earlier version that the class still takes (``old_params``) are folded into current
-    ones by its ``upgrade_params`` first, with a DeprecationWarning.
+    Names of an earlier version that the class still takes (``moved_params``) are folded into their
+    option groups by its ``upgrade_params`` first, with a DeprecationWarning
+    (:mod:`tsrsa.estimator.option_groups`).
     """
     parameters = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
     parameters += [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD) for name in positional]
@@ -36,8 +38,8 @@ def keyword_init(positional: tuple[str, ...], keyword: tuple[tuple[str, object],
 
     def __init__(self, *args, **kwargs):
         cls = type(self)
-        if cls.old_params and any(name in kwargs for name in cls.old_params):
-            kwargs = cls.upgrade_params(kwargs, owner=cls.__name__, replace=False)
+        if cls.moved_params and any(name in kwargs for name in cls.moved_params):
+            kwargs = cls.upgrade_params(kwargs, owner=cls.__name__)
         bound = signature.bind(self, *args, **kwargs)
         bound.apply_defaults()
         for name, value in bound.arguments.items():
@@ -51,23 +53,33 @@ def keyword_init(positional: tuple[str, ...], keyword: tuple[tuple[str, object],
 class Estimator:
     """The parameter protocol (see the module docstring); forecasters add fit and predict."""
 
-    #: parameter names of an earlier version that the constructor and ``set_params`` still take, with a
-    #: DeprecationWarning, until their removal: ``upgrade_params`` folds them into current parameters
-    old_params: tuple[str, ...] = ()
+    #: the option groups among the parameters: name -> the group's class
+    #: (:class:`~tsrsa.estimator.option_groups.OptionGroup`, or a ``DictGroup`` for one kept as a dict)
+    option_groups: dict = {}
+    #: parameter names of an earlier version, each an option of a group now: old name -> (group, field).
+    #: The constructor and ``set_params`` still take them, with a DeprecationWarning, until their removal
+    moved_params: dict = {}
+    #: the names of ``moved_params`` whose removal came: a user's call that passes one is a TypeError naming
+    #: the new spelling (a saved model's parameters and the command line still fold them silently)
+    removed_params: tuple[str, ...] = ()
 
     def __new__(cls, *args, **kwargs):
         if args or kwargs:  # a constructor call (copy and pickle create the object bare)
-            _check_arguments(cls, args, {k: v for k, v in kwargs.items() if k not in cls.old_params})
+            _check_arguments(cls, args, {k: v for k, v in kwargs.items() if k not in cls.moved_params})
         return super().__new__(cls)
 
     @classmethod
-    def upgrade_params(cls, params: dict, *, owner: str | None = None, current=None, replace: bool = True,
+    def upgrade_params(cls, params: dict, *, owner: str | None = None, current=None, nested: bool = False,
                        stacklevel: int = 2) -> dict:
-        """``params`` with the names of ``old_params`` folded into current parameters (none here). ``owner``
-        names the call that passed them and warns (a DeprecationWarning at ``stacklevel``, counted as
-        ``warnings.warn`` counts from the function that calls this one: 2 is its caller); None folds
-        silently (a saved model's parameters, the command line's ``-p``)."""
-        return params
+        """``params`` with the names of ``moved_params`` folded into their groups (``current``, a dict of
+        parameters, gives a group's value where ``params`` does not) and, with ``nested``, each
+        ``group__field`` (:func:`~tsrsa.estimator.option_groups.fold_params`). ``owner`` names the call that
+        passed them and warns (a DeprecationWarning at ``stacklevel``, counted as ``warnings.warn`` counts
+        from the function that calls this one: 2 is its caller); None folds silently (a saved model's
+        parameters, the command line's ``-p``)."""
+        if not cls.option_groups:
+            return params
+        return fold_params(cls, params, owner=owner, current=current, nested=nested, stacklevel=stacklevel + 1)
 
     @classmethod
     def name_hint(cls, name: str, value) -> str:
@@ -94,7 +106,12 @@ class Estimator:
         return {name: getattr(self, name) for name in self.param_names()}
 
     def set_params(self, **params):
-        """Set constructor arguments by name (as sklearn's ``set_params``); returns self."""
+        """Set constructor arguments by name (as sklearn's ``set_params``); returns self. An option of a group
+        is set by sklearn's nested name (``set_params(rem__n_cyclic=2)``), or, until its removal, by its old
+        name (deprecated). A call that raises changes nothing."""
+        if self.option_groups and any(name in self.moved_params or "__" in name for name in params):
+            params = self.upgrade_params(params, owner=f"{type(self).__name__}.set_params",
+                                         current=self.get_params(deep=False), nested=True)
         valid = self.param_names()
         unknown = [name for name in params if name not in valid]
         if unknown:

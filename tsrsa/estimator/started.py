@@ -1,4 +1,4 @@
-"""The statistical start of the neural forecasters: ``start``, ``start_learning_rate`` and ``start_weight``.
+"""The statistical start of the neural forecasters: ``start`` (a :class:`~tsrsa.estimator.groups.Start`).
 
 :mod:`tsrsa.start.fit` fits the map; this mixin checks the arguments, fits the map on the
 scaled training parts before the network is built, attaches it (:mod:`tsrsa.nn.start`) and starts
@@ -6,7 +6,7 @@ the network's own outputs at zero, so that the untrained forecast is the statist
 fitted ``start_`` (a dict: the model, its order or forms, the window it reads) is saved with the
 model; the map's values are weights of the network (``start.weight``, ``start.bias``).
 
-Once trained, the forecast is the start's S plus the network's correction C. ``start_weight`` w gives
+Once trained, the forecast is the start's S plus the network's correction C. The start's ``weight`` w gives
 the start that weight in a combination of the two forecasts, ``w S + (1 - w) (S + C) = S + (1 - w) C``:
 C is linear in the network's output layers, so their weights and biases are multiplied by ``1 - w``
 and the fitted network is the combination (saved, loaded, fine-tuned and explained as any network).
@@ -16,10 +16,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from tsrsa.estimator.params import check_choice, check_float
 from tsrsa.estimator.plan import SHORT_START_WEIGHT as AUTO_START_WEIGHT  # noqa: F401 (its old home)
 from tsrsa.nn.start import attach_start, scale_outputs, zero_outputs
-from tsrsa.start.fit import START_MODELS, fit_start
+from tsrsa.start.fit import fit_start
 from tsrsa.training.budget import AUTO
 
 
@@ -27,21 +26,15 @@ class StatisticalStart:
     """Mixin of :class:`~tsrsa.estimator.neural.NeuralForecaster` (module docstring)."""
 
     def _check_start(self) -> None:
-        check_choice("start", self.start, START_MODELS, allow_none=True)
-        check_float("start_learning_rate", self.start_learning_rate)
-        check_float("start_margin", self.start_margin)
-        weight = self.start_weight
-        if not (isinstance(weight, str) and weight == AUTO):
-            if isinstance(weight, str):
-                raise ValueError(f'start_weight={weight!r} is not supported; use "auto" or a number in [0, 1]')
-            check_float("start_weight", weight, maximum=1.0)
-            if weight > 0 and self._quantile_levels() is not None:
-                raise ValueError(f"start_weight={weight} shrinks the network's correction of a point forecast; "
-                                 f"loss='quantile' learns the spread of its levels in that correction: use "
-                                 f"start_weight=0 with it")
+        start = self.resolved_start  # each option checked (tsrsa.estimator.groups.Start)
+        weight = start.weight
+        if not (isinstance(weight, str) and weight == AUTO) and weight > 0 and self._quantile_levels() is not None:
+            raise ValueError(f"start=Start(weight={weight}) shrinks the network's correction of a point forecast; "
+                             f"loss='quantile' learns the spread of its levels in that correction: use "
+                             f"start=Start(weight=0) with it")
         why = self.why_no_start()
-        if why is not None and self.start not in (None, "auto"):  # "auto" starts only where a start applies
-            raise ValueError(f"start={self.start!r} {why}")
+        if why is not None and start.kind not in (None, "auto"):  # "auto" starts only where a start applies
+            raise ValueError(f"start={start.kind!r} {why}")
 
     def why_no_start(self) -> str | None:
         """Why this configuration takes no statistical start (the rest of a refusal), or None."""
@@ -54,17 +47,18 @@ class StatisticalStart:
         return None
 
     def _optimiser_groups(self) -> dict | None:
-        """The subclass's groups, and the statistical start's at ``start_learning_rate`` when it trains."""
+        """The subclass's groups, and the statistical start's at its ``learning_rate`` when it trains."""
         groups = self._group_options()
-        if getattr(self, "start_", None) is not None and self.start_learning_rate > 0:
-            groups = {**(groups or {}), "start": {"lr": float(self.start_learning_rate), "weight_decay": 0.0}}
+        rate = self.resolved_start.learning_rate
+        if getattr(self, "start_", None) is not None and rate > 0:
+            groups = {**(groups or {}), "start": {"lr": float(rate), "weight_decay": 0.0}}
         return groups
 
     def _assemble(self, config) -> torch.nn.Module:
         """The network for ``config``, with the fitted statistical start's (still zero) map attached."""
         network = self.build_network(config)
         if getattr(self, "start_", None) is not None:
-            attach_start(network, self.start_["window"], int(self.h), trainable=self.start_learning_rate > 0)
+            attach_start(network, self.start_["window"], int(self.h), trainable=self.resolved_start.learning_rate > 0)
         return network
 
     def _fit_start(self, scaled, offsets, fit_lengths, lengths, freq) -> None:
@@ -77,17 +71,19 @@ class StatisticalStart:
             return
         periods = freq.natural_periods() if freq.is_datetime else []
         series = [np.asarray(scaled[o:o + n], dtype=np.float64) for o, n in zip(offsets, fit_lengths)]
-        held_out = None if self.start != "auto" else [  # only "auto" reads the steps after the training parts
+        kind = self.resolved_start.kind
+        held_out = None if kind != "auto" else [  # only "auto" reads the steps after the training parts
             np.asarray(scaled[o + n:o + m], dtype=np.float64) for o, n, m in zip(offsets, fit_lengths, lengths)]
-        model = candidates[0] if len(candidates) == 1 and self.start != "auto" else "auto"
+        model = candidates[0] if len(candidates) == 1 and kind != "auto" else "auto"
         self._start_map = fit_start(model, series, self.resolved_input_size, int(self.h),
                                     int(periods[0]) if periods else 1, held_out, candidates)
         self.start_ = {**self._start_map.record, "window": int(self._start_map.weight.shape[1])}
 
     def _start_applies(self) -> bool:
-        """Whether a start is fitted: ``start`` is set and, for "auto", the configuration has a window
+        """Whether a start is fitted: the start's ``kind`` is set and, for "auto", the configuration has a window
         to read and a point or quantile forecast to start (not ``stream=True``, not a distribution)."""
-        return self.start is not None and (self.start != "auto" or self.why_no_start() is None)
+        kind = self.resolved_start.kind
+        return kind is not None and (kind != "auto" or self.why_no_start() is None)
 
     def _started(self, network) -> None:
         """Write the fitted start's map into the network and start its own outputs at zero."""
@@ -99,7 +95,7 @@ class StatisticalStart:
     def _members_built(self, trained=()) -> None:
         """Every network of the fit is built and started: drop what only their building read (the map's
         values live in the networks now); the networks of a finished fit (``trained``) keep ``1 - w`` of
-        their correction, w the resolved ``start_weight``, recorded in ``start_["start_weight"]``."""
+        their correction, w the resolved start's ``weight``, recorded in ``start_["start_weight"]``."""
         self._start_map = None
         if not trained or getattr(self, "start_", None) is None:
             return
@@ -109,5 +105,5 @@ class StatisticalStart:
         self.start_ = {**self.start_, "start_weight": weight}
 
     def _resolved_start_weight(self) -> float:
-        """``start_weight`` as the fit plan resolved it (:mod:`tsrsa.estimator.plan`)."""
+        """The start's ``weight`` as the fit plan resolved it (:mod:`tsrsa.estimator.plan`)."""
         return float(self.plan_.start_weight or 0.0)

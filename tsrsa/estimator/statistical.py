@@ -3,13 +3,17 @@
 :class:`StatisticalForecaster` is the estimator contract of :class:`~tsrsa.estimator.base.
 BaseForecaster` for local models (:class:`~tsrsa.forecasters.ets.ETSForecaster`,
 :class:`~tsrsa.forecasters.arima.ARIMAForecaster`, :class:`~tsrsa.forecasters.theta.ThetaForecaster`):
-``fit`` fits one model per series, in turn; its fitted state is a
+``fit`` fits one model per series, in turn or, with ``n_jobs``, in parallel processes (joblib: the
+series cut into contiguous blocks, each block fitted in turn by one process, the fits put back in
+order, so the fits are those of ``n_jobs=1``); its fitted state is a
 :class:`~tsrsa.estimator.statistical_state.StatisticalState` (``state_type()``), which runs each
 model's filter over new observations with the fitted parameters (``update``, ``predict(df=...)``,
 ``forecast_cutoffs``) and saves parameters and states as JSON and arrays. A subclass names its
 parameters and implements ``minimum_length(m)`` and ``fit_series(panel, i)``.
 """
 from __future__ import annotations
+
+import os
 
 import numpy as np
 import pandas as pd
@@ -30,6 +34,9 @@ STATISTICAL_SERIES_DOC = """
 """
 #: the arguments every statistical forecaster shares, documented once (each docstring's ``{common}`` mark)
 STATISTICAL_PARAMS_DOC = """
+    n_jobs : int, default 1
+        Processes fitting the series in parallel (joblib); -1 uses every core. The fits are the same
+        as with 1; a panel of a few series gains nothing (starting processes costs about a second).
     conformal_windows : int, optional
         Hold out the last ``conformal_windows`` horizons of every series to calibrate conformal
         prediction intervals, ``predict(level=[80, 95])`` (one extra fit per series). None: no intervals.
@@ -50,6 +57,9 @@ def statistical_doc(doc: str) -> str:
         "{common}", STATISTICAL_PARAMS_DOC.strip("\n").lstrip())
 
 
+#: blocks of series per process of a parallel fit: several, so that a block of slow series does not
+#: leave the other processes idle at the end
+BLOCKS_PER_WORKER = 4
 #: magnitudes past which statsmodels' likelihoods leave float64 (squares overflow or underflow)
 LARGEST, SMALLEST_SPREAD = 1e100, 1e-100
 
@@ -93,6 +103,9 @@ class StatisticalForecaster(BaseForecaster):
         super().check_params()
         check_int("season_length", self.season_length, allow_none=True)
         check_int("verbose", self.verbose, minimum=0)
+        check_int("n_jobs", self.n_jobs, minimum=-1)
+        if self.n_jobs == 0:
+            raise ValueError("n_jobs=0 fits nothing: pass 1 (in turn), k > 1 processes, or -1 (every core)")
 
     def resolved_season(self, freq) -> int:
         """The season in steps: ``season_length``, else the first natural period of the frequency (24
@@ -108,9 +121,35 @@ class StatisticalForecaster(BaseForecaster):
     def _fit(self, panel, **fit_options) -> None:
         self.season_length_ = self.resolved_season(panel.freq)
         need, _ = self.minimum_length(self.season_length_)
-        with statsmodels_calls(self):
-            fits = [self.fit_series(panel, i) for i in range(panel.n_series)]
+        fits = self.fit_each(panel)
         self.memory_ = StatisticalState.from_fits(panel, fits, need)
+
+    def workers(self, n_series: int) -> int:
+        """The processes a fit of ``n_series`` series uses: ``n_jobs`` (-1: every core), at most one per series."""
+        jobs = getattr(self, "n_jobs", 1)
+        if jobs == -1:
+            jobs = os.cpu_count() or 1
+        return max(1, min(int(jobs), n_series))
+
+    def fit_each(self, panel) -> list:
+        """The fitted model of every series of ``panel``, in order: in turn, or in ``n_jobs`` processes,
+        each given contiguous blocks of series (:meth:`fit_block`); the first series that fails raises
+        its error, as in turn."""
+        workers = self.workers(panel.n_series)
+        if workers == 1:
+            return self.fit_block(panel)
+        from joblib import Parallel, delayed
+
+        blocks = np.array_split(np.arange(panel.n_series), min(panel.n_series, BLOCKS_PER_WORKER * workers))
+        fitter = type(self)(**self.get_params())  # what a process needs: the arguments and the season, no state
+        fitter.season_length_ = self.season_length_
+        done = Parallel(n_jobs=workers)(delayed(fitter.fit_block)(panel.take(rows)) for rows in blocks)
+        return [fit for block in done for fit in block]
+
+    def fit_block(self, panel) -> list:
+        """The fitted model of every series of ``panel``, in turn (one process's share of a fit)."""
+        with statsmodels_calls(self):
+            return [self.fit_series(panel, i) for i in range(panel.n_series)]
 
     def failed(self, panel, i: int, error: Exception) -> ValueError:
         """The ValueError for a series whose model statsmodels could not fit, with the likely cause."""

@@ -49,7 +49,7 @@ def advance_groups(model, groups: list[StreamGroup], values: dict, *, keep_token
     network = model.network_.eval()
     device = next(network.parameters()).device
     chunk = CHUNK_TOKENS * network.patch_len
-    batch = int(model.inference_batch_size)
+    batch = int(model.resolved_trainer.inference_batch_size)
     buckets: dict[int, list] = {}
     last, tokens = {}, {}
     with torch_threads(model.resolved_trainer.num_threads):

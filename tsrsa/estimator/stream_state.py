@@ -121,17 +121,18 @@ class StreamState(WindowState):
         if not kind.recurrent:
             raise ValueError(f"attention kind {kind.kind!r} has no recurrent form, so it cannot stream; "
                              f"use stream=False or a kind with one")
-        if model.covariate_norm == "window":
-            raise ValueError("covariate_norm='window' normalises each window's covariates; the streaming "
-                             "configuration reads no windows: use covariate_norm='fit' (or None)")
+        if model.resolved_covariates.norm == "window":
+            raise ValueError("covariates' norm='window' (formerly covariate_norm='window') normalises each window's "
+                             "covariates; the streaming configuration reads no windows: use "
+                             "covariates=tsrsa.Covariates(norm='fit') (or None)")
         if cls.carries_state(kind) and model.declared_covariates().active:
             raise ValueError(f"attention kind {kind.kind!r} streams after training that carries its state from "
                              f"window to window, which does not read covariates yet; use stream=False with "
                              f"covariates")
-        if model.batches_per_epoch not in (None, "auto") and cls.carries_state(kind):
+        if model.resolved_trainer.batches_per_epoch not in (None, "auto") and cls.carries_state(kind):
             raise ValueError(f"attention kind {kind.kind!r} trains with its state carried through every window of "
                              f"each series in order, so an epoch cannot stop after a few batches; leave "
-                             f"batches_per_epoch='auto' (or None)")
+                             f"the trainer's batches_per_epoch='auto' (or None)")
         if model.resolved_input_size % int(model.patch_len):
             raise ValueError(f"stream=True trains on windows of whole tokens: input_size={model.resolved_input_size} "
                              f"must be a multiple of patch_len={model.patch_len}")

@@ -2,42 +2,45 @@
 
 What to build (the architecture, the loss, the budget, the data's columns) is the estimator's own
 arguments; where and how the training runs (device, processes, precision, compilation, threads,
-progress, checkpoints, callbacks) is one value, ``trainer=``, as darts and neuralforecast pass their
-``trainer_kwargs`` and Hugging Face its ``TrainingArguments``::
+progress, checkpoints, callbacks, the batches an epoch draws, early stopping, the batches of
+inference) is one value, ``trainer=``, as darts and neuralforecast pass their ``trainer_kwargs``,
+Lightning its ``Trainer`` (``limit_train_batches``, early stopping) and Hugging Face its
+``TrainingArguments``::
 
     RSAForecaster(h=24, trainer=tsrsa.Trainer(accelerator="gpu", precision="bf16-mixed"))
     RSAForecaster(h=24, trainer={"num_threads": 2})        # a dict of the same options
 
 ``trainer=None`` (the default) is ``Trainer()``. A dict is read as the options it names (an unknown
 key is refused with the closest names); the estimator keeps the value as given (sklearn's rule) and
-reads it through :func:`as_trainer`.
+reads it through :func:`as_trainer`. The mechanism is every option group's
+(:mod:`tsrsa.estimator.option_groups`).
 
-The nine options were the estimators' own arguments before tsrsa 0.15 (``num_threads=2``). Until
-0.16 (``REMOVED_IN``) the constructors and ``set_params`` still take them, with a
-``DeprecationWarning`` that names the new spelling, and fold them into ``trainer``
-(:func:`fold_into_trainer`); a model folder saved with them loads without a warning
-(``NeuralForecaster.upgrade_params``). :func:`flat_params` writes a parameter dict the old way,
-with the trainer's options beside the others, for records that compare runs across versions
+The first nine options were the estimators' own arguments before tsrsa 0.15 (``num_threads=2``);
+that spelling was removed in 0.16 (``REMOVED_IN``): a constructor or ``set_params`` call that uses it
+is a ``TypeError`` naming the new spelling, while a model folder saved with it loads without a warning
+and the command line's ``-p num_threads=2`` still maps onto the trainer. ``batches_per_epoch``,
+``early_stopping_patience`` and ``inference_batch_size`` moved here in 0.16: their own arguments still
+work until 0.17, with a ``DeprecationWarning``. :func:`flat_params` writes a parameter dict the old
+way, with every group's options beside the others, for records that compare runs across versions
 (checkpoint fingerprints, benchmark rows).
 """
 from __future__ import annotations
 
-import dataclasses
-import warnings
-from collections.abc import Mapping
 from dataclasses import dataclass
 
-from tsrsa.estimator.params import check_int, suggest_names
+from tsrsa.estimator.option_groups import OptionGroup, flat_options
+from tsrsa.estimator.params import check_int
+from tsrsa.training.budget import check_budget
 from tsrsa.training.checkpoint import check_checkpointing
 from tsrsa.training.devices import check_accelerator, check_compile, check_precision
 from tsrsa.training.distributed import check_strategy
 
-#: the version that removes the nine flat arguments (``num_threads=2`` beside ``h=``)
+#: the version that removed the nine flat arguments of 0.14 (``num_threads=2`` beside ``h=``)
 REMOVED_IN = "0.16"
 
 
 @dataclass(frozen=True, repr=False)
-class Trainer:
+class Trainer(OptionGroup):
     """Where and how a neural forecaster trains: ``trainer=`` of every neural forecaster.
 
     Each option is checked when the Trainer is made (``ValueError`` or ``TypeError`` naming it and
@@ -90,6 +93,19 @@ class Trainer:
         0 is silent; 1 prints the fit plan and shows one progress line per fit (on standard error):
         optimiser steps done of the budget, elapsed and estimated time left, the windows an epoch
         reads, the epoch and the latest training and validation losses.
+    batches_per_epoch : int, "auto" or None, default "auto"
+        Optimisation steps per epoch: each epoch trains on this many batches drawn afresh from
+        the shuffled training windows, as Lightning's ``limit_train_batches`` does (validation
+        still reads every validation window). None: every training window once per epoch. "auto":
+        the rule of ``max_epochs="auto"`` (every window when ``max_epochs`` is a number). A number
+        is not allowed with training that carries the state across windows.
+    early_stopping_patience : int, "auto" or None, default "auto"
+        Epochs without validation improvement before stopping; "auto": a fifth of the epochs,
+        at least 3; None: off. Off without validation data (``val_size=0``). With validation the
+        best epoch's weights are kept. With ``lr_schedule="onecycle"`` the warm-up epochs (the first
+        30 %, while the rate rises) spend no patience.
+    inference_batch_size : int, default 1024
+        Windows per forward pass in validation and prediction (bounds their memory).
 
     Examples
     --------
@@ -111,42 +127,45 @@ class Trainer:
     callbacks: list | None = None  # called with every epoch's record
     checkpoint_dir: str | None = None  # resume an interrupted fit from this folder
     verbose: int = 0  # 0 silent; 1 the plan and one progress line
+    batches_per_epoch: int | str | None = "auto"  # batches an epoch draws (None: every window; "auto": the rule)
+    early_stopping_patience: int | str | None = "auto"  # epochs without improvement (None: off; "auto": a fifth)
+    inference_batch_size: int = 1024  # windows per forward pass in validation and prediction
 
-    def __post_init__(self):
-        try:
-            check_accelerator(self.accelerator, self.devices)
-            check_strategy(self.strategy)
-            check_precision(self.precision)
-            check_compile(self.compile)
-            check_int("num_threads", self.num_threads, allow_none=True)
-            check_checkpointing(self.checkpoint_dir, self.callbacks, self.devices)
-            check_int("verbose", self.verbose, minimum=0)
-        except (TypeError, ValueError) as error:
-            raise type(error)(f"Trainer: {error}") from None
+    def check(self) -> None:
+        check_accelerator(self.accelerator, self.devices)
+        check_strategy(self.strategy)
+        check_precision(self.precision)
+        check_compile(self.compile)
+        check_int("num_threads", self.num_threads, allow_none=True)
+        check_checkpointing(self.checkpoint_dir, self.callbacks, self.devices)
+        check_int("verbose", self.verbose, minimum=0)
+        check_budget("batches_per_epoch", self.batches_per_epoch, allow_none=True)
+        check_budget("early_stopping_patience", self.early_stopping_patience, allow_none=True)
+        check_int("inference_batch_size", self.inference_batch_size)
 
-    def __repr__(self) -> str:
-        changed = [f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self)
-                   if not _same(getattr(self, f.name), f.default)]
-        return f"Trainer({', '.join(changed)})"
+    @classmethod
+    def example(cls) -> str:
+        return "tsrsa.Trainer(num_threads=2) or trainer={'num_threads': 2}"
 
-    def to_json(self) -> dict:
-        """Every option as JSON holds it, for a saved model: no callbacks (code of the session that trained,
-        which a load elsewhere cannot run) and the checkpoint folder as text."""
-        return {name: _saved_option(name, getattr(self, name)) for name in FIELDS}
+    @classmethod
+    def saved_option(cls, name: str, value):
+        """No callbacks (code of the session that trained, which a load elsewhere cannot run) and the
+        checkpoint folder as text."""
+        if name == "callbacks":
+            return None
+        if name == "checkpoint_dir" and value is not None:
+            return str(value)
+        return list(value) if isinstance(value, tuple) else value
 
 
-#: the options of a Trainer, in order (also the nine flat arguments of tsrsa 0.14)
-FIELDS = tuple(f.name for f in dataclasses.fields(Trainer))
+#: the options of a Trainer, in order
+FIELDS = Trainer.field_names()
 #: each option's default
-DEFAULTS = {f.name: f.default for f in dataclasses.fields(Trainer)}
-
-
-def _saved_option(name: str, value):
-    if name == "callbacks":
-        return None
-    if name == "checkpoint_dir" and value is not None:
-        return str(value)
-    return list(value) if isinstance(value, tuple) else value
+DEFAULTS = Trainer.field_defaults()
+#: the nine options that were arguments of their own in tsrsa 0.14 (removed in 0.16)
+REMOVED_OPTIONS = FIELDS[:9]
+#: the options that were arguments of their own until 0.16 (deprecated; removed in 0.17)
+MOVED_OPTIONS = FIELDS[9:]
 
 
 def saved_trainer(value):
@@ -154,106 +173,37 @@ def saved_trainer(value):
     defaults), a dict its options, a Trainer the JSON object of all its options (:meth:`Trainer.to_json`);
     so that a loaded model's ``get_params()`` is the saved one's (a Trainer comes back as the dict of its
     options, which means the same)."""
-    options = as_trainer(value)
-    if value is None:
-        return None
-    if isinstance(value, Trainer):
-        return options.to_json()
-    return {name: _saved_option(name, option) for name, option in value.items()}
-
-
-def _same(a, b) -> bool:
-    try:
-        return type(a) is type(b) and bool(a == b)
-    except Exception:
-        return False
+    return Trainer.saved(value, "trainer")
 
 
 def as_trainer(value, what: str = "trainer") -> Trainer:
     """``value`` (a ``trainer=`` argument) as a checked :class:`Trainer`: None is ``Trainer()``, a dict the
     options it names; anything else is refused (``TypeError``), as is a dict's unknown key (``ValueError``
     with the closest option names)."""
-    if value is None:
-        return Trainer()
-    if isinstance(value, Trainer):
-        return value
-    if isinstance(value, Mapping):
-        for key in value:
-            if not isinstance(key, str):
-                raise TypeError(f"{what} keys are option names (text), got {key!r}; use e.g. "
-                                f"{what}={{'num_threads': 2}}")
-            if key not in FIELDS:
-                hint = suggest_names(key, FIELDS, value=value[key], defaults=DEFAULTS)
-                raise ValueError(f"{what} has no option {key!r}; {hint} (a tsrsa.Trainer's options: "
-                                 f"{', '.join(FIELDS)})")
-        return Trainer(**value)
-    raise TypeError(f"{what} must be None, a tsrsa.Trainer or a dict of its options, got {value!r} "
-                    f"({type(value).__name__}); e.g. {what}=tsrsa.Trainer(num_threads=2) or "
-                    f"{what}={{'num_threads': 2}}")
+    return Trainer.coerce(value, what)
 
 
-def fold_into_trainer(trainer, options: dict, *, replace: bool = True):
-    """The ``trainer=`` value ``trainer`` (None, a dict or a Trainer) with the flat ``options`` folded in:
-    a Trainer stays a Trainer (``dataclasses.replace``), None or a dict becomes a dict (checked at fit,
-    as every argument is). ``replace=False`` (a constructor call) refuses an option given both ways with
-    another value (``TypeError``); ``set_params`` replaces it."""
-    if not options:
-        return trainer
-    if isinstance(trainer, Trainer):
-        return dataclasses.replace(trainer, **options)
-    if trainer is None:
-        return dict(options)
-    if isinstance(trainer, Mapping):
-        if not replace:
-            for name, value in options.items():
-                if name in trainer and not _same(trainer[name], value):
-                    raise TypeError(f"{name} is given twice, as {name}={value!r} and in trainer={dict(trainer)!r}; "
-                                    f"give it once, in trainer")
-        return {**trainer, **options}
-    return as_trainer(trainer)  # the TypeError of a value that is no trainer
-
-
-def deprecation(owner: str, options: dict) -> str:
-    """The DeprecationWarning's text for the flat ``options`` passed to ``owner`` (``RSAForecaster`` or
-    ``RSAForecaster.set_params``), with their new spelling."""
-    given = ", ".join(f"{k}={v!r}" for k, v in options.items())
-    as_dict = "{" + ", ".join(f"{k!r}: {v!r}" for k, v in options.items()) + "}"
-    moved = ", ".join(options)
-    return (f"{owner}({given}): {moved} moved into the trainer argument in tsrsa 0.15, and the old spelling goes "
-            f"in tsrsa {REMOVED_IN}; pass trainer=tsrsa.Trainer({given}) or trainer={as_dict}")
-
-
-def split_flat(params: dict) -> tuple[dict, dict]:
-    """(the parameters without the nine flat trainer options, those options), each in the given order."""
-    flat = {k: v for k, v in params.items() if k in FIELDS}
-    return {k: v for k, v in params.items() if k not in flat}, flat
-
-
-def upgraded(params: dict, *, owner: str | None = None, current=None, replace: bool = True,
-             stacklevel: int = 2) -> dict:
-    """``params`` with the flat trainer options folded into ``trainer`` (given there, else ``current``).
-    ``owner`` (the call's name) warns with a DeprecationWarning at ``stacklevel``; None folds silently (a
-    saved folder, the command line)."""
-    rest, flat = split_flat(params)
-    if not flat:
-        return params
-    if owner is not None:
-        warnings.warn(deprecation(owner, flat), DeprecationWarning, stacklevel=stacklevel + 1)
-    rest["trainer"] = fold_into_trainer(rest.get("trainer", current), flat, replace=replace)
-    return rest
-
-
-def flat_params(params: dict) -> dict:
-    """``params`` (``get_params()``) with ``trainer`` written out as its nine options beside the others, as
-    tsrsa 0.14 named them: what records that compare runs across versions read (a checkpoint's
-    fingerprint, a benchmark row). Parameters without a trainer come back as they are."""
+def flat_params(params: dict, cls=None) -> dict:
+    """``params`` (``get_params()``) with ``trainer`` written out as its options beside the others, as tsrsa
+    0.14 named them, and, given the estimator's class ``cls``, every other option group too (``start``'s kind
+    as ``start``, ``rem``'s options as ``n_cyclic``, ...: :func:`~tsrsa.estimator.option_groups.flat_options`):
+    what records that compare runs across versions read (a checkpoint's fingerprint, a benchmark row).
+    Parameters without a trainer come back as they are."""
     if "trainer" not in params:
         return dict(params)
+    if cls is not None and getattr(cls, "option_groups", None):
+        return flat_options(cls, params)
     options = as_trainer(params["trainer"])
     out = {k: v for k, v in params.items() if k != "trainer"}
     out.update({name: getattr(options, name) for name in FIELDS})
     return out
 
 
-__all__ = ["DEFAULTS", "FIELDS", "REMOVED_IN", "Trainer", "as_trainer", "deprecation", "flat_params",
-           "fold_into_trainer", "saved_trainer", "split_flat", "upgraded"]
+def flat_defaults(cls) -> dict:
+    """The constructor defaults of ``cls`` with every option group written out (:func:`flat_params`): what a
+    record that names each option by its own name compares with today's defaults."""
+    return flat_params(cls.param_defaults(), cls)
+
+
+__all__ = ["DEFAULTS", "FIELDS", "MOVED_OPTIONS", "REMOVED_IN", "REMOVED_OPTIONS", "Trainer", "as_trainer",
+           "flat_defaults", "flat_params", "saved_trainer"]

@@ -225,7 +225,7 @@ class WindowState(SeriesMemory):
     def kept_history(self, model) -> pd.DataFrame:
         """Which history bounded caches keep: only the streaming configuration has caches."""
         raise ValueError("kept_history() needs a fitted model with stream=True and a bounded cache: set "
-                         "cache_size (RSAForecaster) or attention_options={'cache_size': k}")
+                         "attention_options={'cache_size': k}")
 
     # ------------------------------------------------------------------ saving
     def to_files(self) -> tuple[dict, dict]:
@@ -251,9 +251,9 @@ def horizon_covariates(model, ids: pd.Index, last: pd.Index, h: int, future_df) 
     encoder = covariate_encoder(model)
     spec = encoder.spec if encoder is not None else CovariateSpec()
     if future_df is not None and not spec.future:
-        raise ValueError(f"future_df was given, but this {type(model).__name__} declares no future_covariates: "
+        raise ValueError(f"future_df was given, but this {type(model).__name__} declares no future covariates: "
                          f"it has nothing to read there; leave future_df out, or refit with "
-                         f"future_covariates=[...]")
+                         f"covariates=tsrsa.Covariates(future=[...])")
     if encoder is None or encoder.n_future == 0:
         return None
     if spec.future and future_df is None:

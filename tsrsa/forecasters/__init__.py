@@ -2,38 +2,40 @@
 
 Each file is a thin class that names its network (or statistical model) and its defaults; what they
 share (validation, windows, training, prediction frames, saving) is the estimator's machinery in
-:mod:`tsrsa.estimator`. The other modules in this folder are the old addresses of that machinery,
-kept for one minor version (:mod:`tsrsa.forecasters.moved`).
+:mod:`tsrsa.estimator`.
 """
 from tsrsa.estimator.base import BaseForecaster
 from tsrsa.estimator.neural import NeuralForecaster
 from tsrsa.estimator.persistence import load_model
 from tsrsa.estimator.statistical import StatisticalForecaster
 from tsrsa.forecasters.arima import ARIMAForecaster
+from tsrsa.forecasters.auto import AutoForecaster
 from tsrsa.forecasters.dlinear import DLinearForecaster
 from tsrsa.forecasters.ets import ETSForecaster
 from tsrsa.forecasters.lstm import LSTMForecaster
+from tsrsa.forecasters.multi import MultiForecaster
 from tsrsa.forecasters.naive import SeasonalNaiveForecaster
+from tsrsa.forecasters.registry import FORECASTERS  # the classes tsrsa.load may instantiate
 from tsrsa.forecasters.rsa import RSAForecaster
 from tsrsa.forecasters.theta import ThetaForecaster
 from tsrsa.forecasters.transformer import TransformerForecaster
 
-#: the classes ``tsrsa.load`` may instantiate (nothing else is ever built from a file)
-FORECASTERS = (SeasonalNaiveForecaster, LSTMForecaster, TransformerForecaster, DLinearForecaster, RSAForecaster,
-               ETSForecaster, ARIMAForecaster, ThetaForecaster)
+#: the sets of models ``tsrsa.load`` may instantiate besides (each saved as a folder per model)
+MODEL_SETS = (MultiForecaster, AutoForecaster)
 
 __all__ = [
-    "ARIMAForecaster", "ETSForecaster", "FORECASTERS", "BaseForecaster", "DLinearForecaster", "LSTMForecaster",
-    "NeuralForecaster", "RSAForecaster", "SeasonalNaiveForecaster", "StatisticalForecaster", "ThetaForecaster",
-    "TransformerForecaster", "load",
+    "ARIMAForecaster", "AutoForecaster", "ETSForecaster", "FORECASTERS", "MODEL_SETS", "BaseForecaster",
+    "DLinearForecaster", "LSTMForecaster", "MultiForecaster", "NeuralForecaster", "RSAForecaster",
+    "SeasonalNaiveForecaster", "StatisticalForecaster", "ThetaForecaster", "TransformerForecaster", "load",
 ]
 
 
 def load(path, *, device: str = "cpu"):
     """Load a forecaster saved with ``save``; its network goes to ``device`` (CPU by default).
 
-    Only the classes of :data:`FORECASTERS` are instantiated (the class named in config.json is looked up
-    among them by name). The folder's checks are :func:`tsrsa.estimator.persistence.load_model`'s.
+    Only the classes of :data:`FORECASTERS` and :data:`MODEL_SETS` are instantiated (the class named in
+    config.json is looked up among them by name; a set's members among the former). The folder's checks
+    are :func:`tsrsa.estimator.persistence.load_model`'s.
 
     Raises
     ------
@@ -43,4 +45,4 @@ def load(path, *, device: str = "cpu"):
         from another model, the parameters disagree with the saved network or state, or the class
         is not a tsrsa forecaster. The message names the file.
     """
-    return load_model(path, FORECASTERS, device=device)
+    return load_model(path, FORECASTERS + MODEL_SETS, device=device)

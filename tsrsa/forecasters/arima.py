@@ -58,8 +58,9 @@ class ARIMAForecaster(StatisticalForecaster):
 
     kind = "arima"
 
-    def __init__(self, h, *, season_length=None, order="auto", seasonal_order="auto", conformal_windows=None,
-                 fill=None, freq=None, verbose=0, id_col="unique_id", time_col="ds", target_col="y"):
+    def __init__(self, h, *, season_length=None, order="auto", seasonal_order="auto", n_jobs=1,
+                 conformal_windows=None, fill=None, freq=None, verbose=0, id_col="unique_id", time_col="ds",
+                 target_col="y"):
         store_init_args(self, locals())
 
     def check_params(self) -> None:

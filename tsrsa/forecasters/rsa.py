@@ -7,45 +7,65 @@ import numpy as np
 import pandas as pd
 
 from tsrsa.estimator.common_params import COMMON_PARAMS_DOC, neural_init
-from tsrsa.estimator.params import check_bool, check_choice, check_float, check_int
+from tsrsa.estimator.option_groups import DictGroup
+from tsrsa.estimator.params import check_int
 from tsrsa.estimator.plan import SINGLE_SERIES_GATE  # noqa: F401 (its old home)
+from tsrsa.forecasters.rem_options import LAYER_NAMES, REM, REM_INITS  # noqa: F401 (REM_INITS: its old home)
 from tsrsa.forecasters.transformer import TRANSFORMER_PARAMS, TransformerForecaster
 from tsrsa.nn.ensemble import members_of
 from tsrsa.nn.patches import n_tokens
-from tsrsa.nn.rem import REM_MASKS, fold_angle
-from tsrsa.nn.rsa import GATES, RSAAttention
+from tsrsa.nn.rem import fold_angle
+from tsrsa.nn.rsa import RSAAttention
 from tsrsa.nn.rsa_heads import plan_heads
 from tsrsa.nn.t2r import check_feature_size
 from tsrsa.start.fit import start_estimates
 from tsrsa.training.budget import AUTO
 
-REM_INITS = ("data", "start", "paper")
-_INIT_KEYS = ("lambda", "gamma", "theta", "gate")
 _REPORT_COLUMNS = ["head", "rem_type", "source", "estimate", "lambda_init", "gamma_init", "theta_init",
                    "dilation", "note"]
 #: the layer's options the estimator does not offer: the REM product's algorithm is chosen by length,
 #: ALiBi by the configuration (``stream=True``)
 _LAYER_ONLY = ("method", "alibi")
-#: the options of the "rsa" kind that RSAForecaster takes as parameters of its own
+#: the options of the "rsa" kind that RSAForecaster takes: the REM's in ``rem`` (a :class:`REM`), the others
+#: (the softmax branch's cache and T2R features) in ``attention_options``
 KIND_OPTIONS = tuple(name for name in RSAAttention.option_defaults() if name not in _LAYER_ONLY)
+_REM_LAYER_OPTIONS = tuple(REM().layer_options())
+#: RSAForecaster's ``attention_options``: the kind's options beside the REM's, with the layer's defaults
+ATTENTION_OPTIONS = {name: RSAAttention.option_defaults()[name] for name in KIND_OPTIONS
+                     if name not in _REM_LAYER_OPTIONS}
 #: where the estimator's defaults differ from the layer's, and why: one dilated regular head fills the
 #: four default heads (1 regular, 1 cyclic pair, 1 dilated: a seasonal memory); the dilation comes from
 #: the data's seasonal periods at fit (a layer built without data takes its own default, 2); the gate's
-#: start follows the data (the fit plan's rule, :mod:`tsrsa.estimator.plan`)
+#: start follows the data (the fit plan's rule, :mod:`tsrsa.estimator.plan`): :class:`REM`'s defaults
 ESTIMATOR_DEFAULTS = {"n_dilated_regular": 1, "dilations": None, "gate_init": AUTO}
-#: RSAForecaster's own parameters and their defaults, after TransformerForecaster's ``readout_tokens``: the
-#: kind's options with the layer's defaults but for ``ESTIMATOR_DEFAULTS``, and the data start after ``gate_init``
-_LAYER = {name: ESTIMATOR_DEFAULTS.get(name, RSAAttention.option_defaults()[name]) for name in KIND_OPTIONS}
-_AFTER = KIND_OPTIONS.index("gate_init") + 1
-RSA_PARAMS = {**dict(list(_LAYER.items())[:_AFTER]), "rem_init": "data", "rem_learning_rate": None,
-              **dict(list(_LAYER.items())[_AFTER:])}
 #: RSAForecaster's own arguments, between ``input_size`` and the shared ones: the transformer's, without the
-#: kind's name and options (``attention``, ``attention_options``: the kind is "rsa"), and RSA's after
-#: ``readout_tokens``
-_KIND = ("attention", "attention_options")
+#: kind's name (the kind is "rsa"), and the REM heads' group after ``readout_tokens``
 _READOUT = [name for name, _ in TRANSFORMER_PARAMS].index("readout_tokens") + 1
-RSA_OWN_PARAMS = (*[(n, d) for n, d in TRANSFORMER_PARAMS[:_READOUT] if n not in _KIND], *RSA_PARAMS.items(),
-                  *TRANSFORMER_PARAMS[_READOUT:])
+RSA_OWN_PARAMS = (*[(n, d) for n, d in TRANSFORMER_PARAMS[:_READOUT] if n not in ("attention", "attention_options")],
+                  ("rem", None), ("attention_options", None), *TRANSFORMER_PARAMS[_READOUT:])
+#: the REM's options whose names as arguments of their own (before 0.16) differ: field -> old name
+_OLD_NAMES = {"mask": "rem_mask", "init": "rem_init", "learning_rate": "rem_learning_rate"}
+
+
+#: a layer option of the REM's -> its nested parameter name (``rem_mask`` -> ``rem__mask``)
+_NESTED = {layer: f"rem__{field}" for field, layer in {**{n: n for n in REM.field_names()}, **LAYER_NAMES}.items()}
+
+
+class _NestedTrial:
+    """An Optuna trial whose suggestions are named by ``names`` (a layer's option -> its nested parameter name),
+    so that a study's ``best_params`` are parameters ``set_params`` takes."""
+
+    def __init__(self, trial, names: dict):
+        self.trial, self.names = trial, names
+
+    def suggest_float(self, name, *args, **kwargs):
+        return self.trial.suggest_float(self.names.get(name, name), *args, **kwargs)
+
+    def suggest_int(self, name, *args, **kwargs):
+        return self.trial.suggest_int(self.names.get(name, name), *args, **kwargs)
+
+    def suggest_categorical(self, name, *args, **kwargs):
+        return self.trial.suggest_categorical(self.names.get(name, name), *args, **kwargs)
 
 
 def _automatic(value) -> bool:
@@ -68,57 +88,29 @@ class RSAForecaster(TransformerForecaster):
         Look-back window in steps; None uses ``2 * h`` (at least one patch, ``patch_len``).
     d_model, n_heads, n_layers, d_ff, dropout, causal, revin, stream, readout_tokens, known_future
         As in TransformerForecaster. With ``causal=True`` (and so with ``stream=True``) both branches
-        are causal: the softmax mask, and ``rem_mask`` must be "causal". In the streaming configuration
-        each REM head advances by its recurrence, O(1) per token, ``max_lag`` must be None, and the
-        softmax branch carries ALiBi relative positions (the kind's ``alibi`` option).
-    n_regular : int, default 1
-        Regular REM heads per layer (lam ** l, an exponential decay).
-    n_cyclic : int, default 1
-        Cyclic REM head pairs per layer (gamma ** l cos/sin(theta l), a damped cycle); two heads each.
-    n_dilated_regular : int, default 1
-        Dilated regular heads (non-zero only at multiples of the dilation: a seasonal memory).
-    n_dilated_cyclic : int, default 0
-        Dilated cyclic pairs.
-    dilations : int or list of int, optional
-        Dilation in tokens of each dilated head or pair. None: from the seasonal periods of the
-        training data with ``rem_init="data"`` (round(period / patch_len)), else 2. Heads left
-        over are plain softmax heads; the defaults fill the 4 default heads: 1 regular, 1 cyclic
-        pair, 1 dilated regular.
-    gate : {"layer", "head"}, default "layer"
-        One gate per layer, or one per REM head.
-    share_cyclic : bool, default True
-        The cos and sin heads of a pair share (gamma, theta).
-    rem_mask : {"causal", "bidirectional"}, default "causal"
-        REMs over past tokens only (the recurrence), or over both directions.
-    max_lag : int, optional
-        Zero every REM lag above it (tokens).
-    gate_init : float or "auto", default "auto"
-        Initial gate logit mu (sigmoid(0) = 0.5 mixes both branches equally). "auto": -2 (0.12 of
-        the REM branch) in a fit of one series at the automatic budget (``max_epochs="auto"``), else 0.
-    rem_init : {"data", "start", "paper"} or dict, default "data"
-        "data": start the REM heads from the training data -- AR roots give regular heads and
-        cyclic pairs, seasonal periods give dilations and cycles (see ``tsrsa.init``); heads
-        with no usable estimate keep the paper's values, and ``init_report_`` says which got
-        what. "start": the same, from the fit of the statistical start (``start``): the roots of
-        its autoregression (a first difference adds a unit root), or, for exponential smoothing,
-        lam = 1 - alpha per step and the season of its seasonal form, decaying by 1 - gamma from
-        one season to the next (:func:`tsrsa.start.fit.start_estimates`). "paper": the
-        paper's initialisation (eta spread over +-[1, 2], nu over [1, 2], theta = pi/4). A dict sets
-        values for every layer: keys "lambda", "gamma", "theta" (a number or one per regular head /
-        cyclic parameter, per token) and "gate" (mu).
-    rem_learning_rate : float, optional
-        AdamW step size of the REM values and gates (a few scalars per layer), without weight
-        decay. None steps them at ``learning_rate`` like every other weight; at small rates
-        (1e-4) they then stay close to where they started.
-    cache_size, cache_policy, cache_sinks : int or None, str, int; default None, "window", 4
-        Streaming only: bound the softmax branch's key/value cache (each query attends to at most
-        ``cache_size`` tokens; "window", "sinks", "h2o" or "tova" picks the token to drop); None keeps
-        every token. See docs/streaming.md, "Bounded caches".
-    t2r_features : int, optional
-        Replace the softmax branch's exp(q·k / √d) by T2R's learned relu features of this size per
-        head (Kasai et al. 2021): with ``stream=True`` both branches are then recurrences of fixed
-        size. Usually set by ``tsrsa.convert.to_recurrent``, which finetunes a fitted softmax
-        model into this form; None keeps softmax.
+        are causal: the softmax mask, and the REM's ``mask`` must be "causal". In the streaming
+        configuration each REM head advances by its recurrence, O(1) per token, the REM's ``max_lag``
+        must be None, and the softmax branch carries ALiBi relative positions (the kind's ``alibi``
+        option).
+    rem : REM or dict, optional
+        The REM heads and their start: ``tsrsa.REM(n_regular=..., n_cyclic=..., n_dilated_regular=...,
+        n_dilated_cyclic=..., dilations=..., gate=..., share_cyclic=..., mask=..., max_lag=...,
+        gate_init=..., init=..., learning_rate=...)`` or a dict of those options (``{"n_cyclic": 2}``);
+        None: ``REM()``, one regular head, one cyclic pair and one dilated regular head per layer,
+        started from the training data (:class:`tsrsa.REM` documents each option). Until tsrsa 0.17
+        the options are also taken as arguments of their own (``n_cyclic=2``, ``rem_init="paper"``,
+        ``rem_mask``, ``rem_learning_rate``), with a DeprecationWarning, and folded in here.
+    attention_options : dict, optional
+        The softmax branch's options (those of the "rsa" kind beside the REM's), checked by the kind
+        at ``fit``: ``cache_size``, ``cache_policy``, ``cache_sinks`` (int or None, str, int; default
+        None, "window", 4): streaming only, bound the softmax branch's key/value cache (each query
+        attends to at most ``cache_size`` tokens; "window", "sinks", "h2o" or "tova" picks the token to
+        drop; None keeps every token; docs/streaming.md, "Bounded caches"); ``t2r_features`` (int,
+        optional): replace the softmax branch's exp(q·k / √d) by T2R's learned relu features of this
+        size per head (Kasai et al. 2021), so that with ``stream=True`` both branches are recurrences
+        of fixed size; usually set by ``tsrsa.convert.to_recurrent``, which finetunes a fitted softmax
+        model into this form; None keeps softmax. Until tsrsa 0.17 they are also taken as arguments of
+        their own (``cache_size=8``), with a DeprecationWarning, and folded in here.
     {common}
     Examples
     --------
@@ -137,126 +129,147 @@ class RSAForecaster(TransformerForecaster):
     """
 
     __init__ = neural_init(RSA_OWN_PARAMS)
+    option_groups = {**TransformerForecaster.option_groups, "rem": REM,
+                     "attention_options": DictGroup("attention_options", ATTENTION_OPTIONS)}
+    #: the REM's options and the softmax branch's, arguments of their own before 0.16
+    moved_params = {**TransformerForecaster.moved_params,
+                    **{_OLD_NAMES.get(name, name): ("rem", name) for name in REM.field_names()},
+                    **{name: ("attention_options", name) for name in ATTENTION_OPTIONS}}
+
+    @property
+    def resolved_rem(self) -> REM:
+        """``rem`` as a checked :class:`~tsrsa.forecasters.rem_options.REM` (None: the defaults)."""
+        return REM.coerce(self.rem, "rem")
+
+    def resolved_attention_options(self) -> dict:
+        """``attention_options`` with the defaults filled (an unknown key refused, the REM's with its place)."""
+        given = self.attention_options
+        if isinstance(given, dict):
+            misplaced = [k for k in given if k in _REM_LAYER_OPTIONS or k in REM.field_names()]
+            if misplaced:
+                raise ValueError(f"attention_options={given!r} names the REM's option {misplaced[0]!r}; RSAForecaster "
+                                 f"takes it in rem (rem={{{misplaced[0]!r}: ...}}, tsrsa.REM)")
+        return self.option_groups["attention_options"].coerce(given, "attention_options")
 
     # ------------------------------------------------------------------ checks and network
     @classmethod
     def search_space(cls, trial, estimator=None) -> dict:
         """Default space of ``tsrsa.tune``: the transformer's, the gate's start, the REM mask (unless the
-        model is causal) and the REM values' own learning rate."""
+        model is causal) and the REM values' own learning rate, each by its nested name (``rem__gate_init``)."""
         space = super().search_space(trial, estimator)
         if estimator is None:
-            space.update(cls._searched_options(estimator, RSAAttention.search_space(trial)))
-        return {**space, "rem_learning_rate": trial.suggest_float("rem_learning_rate", 1e-4, 3e-2, log=True)}
+            space.update(cls._searched_options(estimator, RSAAttention.search_space(cls._kind_trial(trial))))
+        return {**space, "rem__learning_rate": trial.suggest_float("rem__learning_rate", 1e-4, 3e-2, log=True)}
+
+    @staticmethod
+    def _kind_trial(trial):
+        """The trial the kind's space draws from: its options are the REM's, named ``rem__<field>``."""
+        return _NestedTrial(trial, _NESTED)
 
     @staticmethod
     def _searched_options(estimator, options: dict) -> dict:
-        return dict(options)  # RSA's options are parameters of their own
+        """The kind's sampled options (the layer's names) as the REM's, by their nested names (``rem__mask``)."""
+        return {_NESTED.get(name, name): value for name, value in options.items()}
 
     def attention_kind(self) -> type:
         return RSAAttention
 
     def _check_architecture(self) -> None:
+        rem = self.resolved_rem  # each option checked (tsrsa.REM)
         plan_heads(self.n_heads, **self._allocation())  # raises for impossible allocations
-        check_choice("gate", self.gate, GATES)
-        check_bool("share_cyclic", self.share_cyclic)
-        check_choice("rem_mask", self.rem_mask, REM_MASKS)
-        check_int("max_lag", self.max_lag, allow_none=True)
-        if not _automatic(self.gate_init):
-            if isinstance(self.gate_init, str):
-                raise TypeError(f'gate_init must be "auto" or a number, got {self.gate_init!r}')
-            check_float("gate_init", self.gate_init, minimum=-math.inf)
-        check_float("rem_learning_rate", self.rem_learning_rate, strict=True, allow_none=True)
-        if self.t2r_features is not None:
-            check_feature_size(self.t2r_features, "t2r_features")
+        features = self.resolved_attention_options()["t2r_features"]
+        if features is not None:
+            check_feature_size(features, "t2r_features")
         super()._check_architecture()  # builds a layer: the kind checks its options (the cache's among them)
         self.rem_init_values()
-        if self.rem_init == "start" and not self._start_applies():
-            raise ValueError('rem_init="start" starts the REM heads from the statistical start\'s fit, and this '
-                             'configuration has none: set start="ar", "ets", "arima" or "auto" (with a fixed window '
-                             'and a point or quantile loss), or use rem_init="data"')
+        if rem.init == "start" and not self._start_applies():
+            raise ValueError('rem=REM(init="start") starts the REM heads from the statistical start\'s fit, and '
+                             'this configuration has none: set start="ar", "ets", "arima" or "auto" (with a fixed '
+                             'window and a point or quantile loss), or use rem=REM(init="data")')
 
     def _group_options(self) -> dict | None:
-        """The REM values and gates at ``rem_learning_rate``, without weight decay."""
-        if self.rem_learning_rate is None:
+        """The REM values and gates at the REM's ``learning_rate``, without weight decay."""
+        rate = self.resolved_rem.learning_rate
+        if rate is None:
             return None
-        return {"recurrence": {"lr": float(self.rem_learning_rate), "weight_decay": 0.0}}
+        return {"recurrence": {"lr": float(rate), "weight_decay": 0.0}}
 
     def _allocation(self) -> dict:
+        rem = self.resolved_rem
         dilations = getattr(self, "_fit_dilations", None)  # chosen from the data for this fit
         if dilations is None:
-            given = RSAAttention.option_defaults()["dilations"] if self.dilations is None else self.dilations
+            given = RSAAttention.option_defaults()["dilations"] if rem.dilations is None else rem.dilations
             dilations = given if isinstance(given, int) else list(given)
-        return dict(n_regular=self.n_regular, n_cyclic=self.n_cyclic, n_dilated_regular=self.n_dilated_regular,
-                    n_dilated_cyclic=self.n_dilated_cyclic, dilations=dilations, share_cyclic=self.share_cyclic)
+        return dict(n_regular=rem.n_regular, n_cyclic=rem.n_cyclic, n_dilated_regular=rem.n_dilated_regular,
+                    n_dilated_cyclic=rem.n_dilated_cyclic, dilations=dilations, share_cyclic=rem.share_cyclic)
 
     def _attention_options(self) -> dict:
-        options = {name: getattr(self, name) for name in KIND_OPTIONS}
+        options = {**self.resolved_rem.layer_options(), **self.resolved_attention_options()}
+        options = {name: options[name] for name in KIND_OPTIONS}  # the layer's order
         return {**options, **self._allocation(), "gate_init": self._gate_logit()}
 
     def _gate_logit(self) -> float:
-        """``gate_init`` resolved: the fit plan's (:mod:`tsrsa.estimator.plan`; a loaded model's as its fit
-        decided), the number given, or for "auto" without a fit (the integrations build networks so) the
+        """The REM's ``gate_init`` resolved: the fit plan's (:mod:`tsrsa.estimator.plan`; a loaded model's as its
+        fit decided), the number given, or for "auto" without a fit (the integrations build networks so) the
         layer's own start."""
         plan = vars(self).get("plan_")
         if plan is not None and plan.gate_init is not None:
             return float(plan.gate_init)
-        if not _automatic(self.gate_init):
-            return float(self.gate_init)
+        given = self.resolved_rem.gate_init
+        if not _automatic(given):
+            return float(given)
         return float(RSAAttention.option_defaults()["gate_init"])
 
     def rem_init_values(self) -> dict:
-        """The explicit initial values of ``rem_init`` ({} for "paper")."""
-        if isinstance(self.rem_init, str):
-            check_choice("rem_init", self.rem_init, REM_INITS)
+        """The explicit initial values of the REM's ``init`` ({} for "data", "start" and "paper")."""
+        rem = self.resolved_rem
+        if isinstance(rem.init, str):
             return {}
-        if not isinstance(self.rem_init, dict):
-            raise TypeError(f"rem_init must be one of {REM_INITS} or a dict of values, got {self.rem_init!r}")
-        unknown = set(self.rem_init) - set(_INIT_KEYS)
-        if unknown:
-            raise ValueError(f"rem_init has unknown key(s) {sorted(unknown)}; use {_INIT_KEYS}")
         plan = plan_heads(self.n_heads, **self._allocation())
         sizes = {"lambda": plan.n_eta, "gamma": plan.n_cyclic_params, "theta": plan.n_cyclic_params,
-                 "gate": 1 if self.gate == "layer" else len(plan.kinds)}
+                 "gate": 1 if rem.gate == "layer" else len(plan.kinds)}
         bounds = {"lambda": (-1.0, 1.0), "gamma": (0.0, 1.0)}
         values = {}
-        for key, raw in self.rem_init.items():
+        for key, raw in rem.init.items():
             arr = np.broadcast_to(np.asarray(raw, dtype=np.float64), (sizes[key],)) if np.ndim(raw) == 0 \
                 else np.asarray(raw, dtype=np.float64)
             if arr.shape != (sizes[key],):
-                raise ValueError(f"rem_init[{key!r}] needs one value or {sizes[key]}, got {len(arr)}")
+                raise ValueError(f"rem's init[{key!r}] needs one value or {sizes[key]}, got {len(arr)}")
             lo, hi = bounds.get(key, (-np.inf, np.inf))
             if not np.all((arr > lo) & (arr < hi)):
-                raise ValueError(f"rem_init[{key!r}] values must lie in ({lo}, {hi}), got {arr.tolist()}")
+                raise ValueError(f"rem's init[{key!r}] values must lie in ({lo}, {hi}), got {arr.tolist()}")
             values[key] = arr.copy()
         return values
 
     def _prepare_fit(self, panel, fit_lengths) -> None:
-        """With rem_init="data": estimate AR roots and seasonal periods on the training parts and
+        """With the REM's init="data": estimate AR roots and seasonal periods on the training parts and
         assign them to heads (dilations included, before the network is built)."""
         from tsrsa.init.heads import assign_heads, estimate_panel
 
         self._fit_dilations, self._head_init = None, None
-        if self.rem_init not in ("data", "start"):
+        rem = self.resolved_rem
+        if rem.init not in ("data", "start"):
             return
         stride = int(self.patch_len)
         tokens = n_tokens(self.resolved_input_size, stride)
-        fixed = [self.dilations] if isinstance(self.dilations, int) else list(self.dilations or [])
+        fixed = [rem.dilations] if isinstance(rem.dilations, int) else list(rem.dilations or [])
         reach = max([tokens - 1, *fixed]) * stride  # the longest lag a dilated head reads, in steps
         estimates = estimate_panel(panel.values, panel.offsets, fit_lengths, freq=panel.freq, max_lag=reach)
-        if self.rem_init == "start":
+        if rem.init == "start":
             estimates = start_estimates(self.start_, estimates)
         allocation = self._allocation()
         self._head_init = assign_heads(
             estimates, stride=stride, n_tokens=tokens,
-            n_regular=self.n_regular, n_cyclic=self.n_cyclic, n_dilated_regular=self.n_dilated_regular,
-            n_dilated_cyclic=self.n_dilated_cyclic, dilations=self.dilations,
-            default_dilation=RSAAttention.option_defaults()["dilations"], share_cyclic=self.share_cyclic,
+            n_regular=rem.n_regular, n_cyclic=rem.n_cyclic, n_dilated_regular=rem.n_dilated_regular,
+            n_dilated_cyclic=rem.n_dilated_cyclic, dilations=rem.dilations,
+            default_dilation=RSAAttention.option_defaults()["dilations"], share_cyclic=rem.share_cyclic,
         )
         if allocation["n_dilated_regular"] + allocation["n_dilated_cyclic"]:
             self._fit_dilations = self._head_init.dilations
 
     def _initialise_network(self, network, panel, fit_lengths) -> None:
-        assigned = getattr(self, "_head_init", None) if self.rem_init in ("data", "start") else None
+        init = self.resolved_rem.init
+        assigned = getattr(self, "_head_init", None) if isinstance(init, str) and init in ("data", "start") else None
         if assigned is not None:
             values = {"lambda": assigned.lam, "gamma": assigned.gamma, "theta": assigned.theta}
         else:
@@ -275,8 +288,8 @@ class RSAForecaster(TransformerForecaster):
         """Which head got what: one row per REM head of a layer (every layer starts the same);
         values per token, dilation in time steps."""
         rows = []
-        source = {"paper": "paper"}.get(self.rem_init, "rem_init") if isinstance(self.rem_init, str) \
-            else "rem_init"
+        init = self.resolved_rem.init
+        source = "paper" if isinstance(init, str) and init == "paper" else "rem_init"  # saved: the old label kept
         for rec in attention.describe_heads():
             if rec["rem_type"] == "softmax":
                 continue

@@ -1,4 +1,4 @@
-"""ThetaForecaster: the Theta method per series, statsmodels' ThetaModel."""
+"""ThetaForecaster: the Theta method per series, as the M3 competition ran it."""
 from __future__ import annotations
 
 from tsrsa.estimator.params import check_bool, check_float
@@ -8,24 +8,30 @@ from tsrsa.statistical.theta_model import fit_theta
 
 
 class ThetaForecaster(StatisticalForecaster):
-    """The Theta method (Assimakopoulos and Nikolopoulos 2000, as Hyndman and Billah 2003 read it), one
-    statsmodels ``ThetaModel`` per series.
+    """The Theta method (Assimakopoulos and Nikolopoulos 2000) as the M3 competition ran it, per series.
 
-    Simple exponential smoothing with a drift: half (``theta=2``) of a least-squares trend line's slope
-    added to the smoothed level. With ``deseasonalize`` (the default) a series that statsmodels' test
-    finds seasonal at lag m is adjusted by a classical decomposition first (multiplicative for a positive
-    series) and the forecast re-seasonalised. ``update(df)`` adjusts and smooths the new observations with
-    the fitted parameters (no refit); ``params_`` lists each series' slope ``b0``, ``alpha`` and seasonal
-    indices; see :mod:`tsrsa.statistical.theta_model`.
+    With ``deseasonalize`` (the default) and a season m > 1, a series whose autocorrelation at lag m
+    passes M3's 90 % test (|r_m| > 1.645·sqrt((1 + 2·Σ_{k<m} r_k²)/n)) is divided by the seasonal
+    indices of a classical multiplicative decomposition (additive for a series with a value <= 0).
+    The adjusted series is then split into its theta lines: the least-squares line (theta = 0),
+    extrapolated, and the theta = 2 line, extrapolated by simple exponential smoothing whose alpha is
+    fitted to that line; the two are averaged and re-seasonalised. This equals SES of the adjusted
+    series with half the line's slope as drift (Hyndman and Billah 2003), which is how the state is
+    kept: ``update(df)`` adjusts and smooths the new observations with the fitted parameters (no
+    refit); ``params_`` lists each series' slope ``b0``, ``alpha`` and seasonal indices; see
+    :mod:`tsrsa.statistical.theta_model`, which also says where statsmodels' ``ThetaModel`` (used
+    before 0.16) differs: a seasonality test that finds more seasons, and alpha fitted to the
+    adjusted series instead of the theta line.
 
     Parameters
     ----------
     {series}
     deseasonalize : bool, default True
-        Test each series for a season of m steps and adjust it where one is found.
+        Test each series for a season of m steps (M3's test) and adjust it where one is found.
     theta : float, default 2.0
-        The weight of the trend line: its slope enters times (theta - 1) / theta (theta >= 1; 1 is simple
-        exponential smoothing).
+        The theta line smoothed, theta·X − (theta − 1)·line, combined with the line by weights 1/theta and
+        (theta − 1)/theta: the slope enters times (theta − 1)/theta (theta >= 1; 1 is simple exponential
+        smoothing; 2 is M3's).
     {common}
 
     Examples
@@ -40,8 +46,8 @@ class ThetaForecaster(StatisticalForecaster):
 
     kind = "theta"
 
-    def __init__(self, h, *, season_length=None, deseasonalize=True, theta=2.0, conformal_windows=None, fill=None,
-                 freq=None, verbose=0, id_col="unique_id", time_col="ds", target_col="y"):
+    def __init__(self, h, *, season_length=None, deseasonalize=True, theta=2.0, n_jobs=1, conformal_windows=None,
+                 fill=None, freq=None, verbose=0, id_col="unique_id", time_col="ds", target_col="y"):
         store_init_args(self, locals())
 
     def check_params(self) -> None:

@@ -144,10 +144,15 @@ class TransformerForecaster(NeuralForecaster):
                  "n_layers": trial.suggest_int("n_layers", 1, 3),
                  "patch_len": trial.suggest_categorical("patch_len", patch_lens)}
         if estimator is not None:
-            options = estimator.attention_kind().search_space(trial, causal=estimator._causal())
+            options = estimator.attention_kind().search_space(cls._kind_trial(trial), causal=estimator._causal())
             if options:
                 space.update(cls._searched_options(estimator, options))
         return space
+
+    @staticmethod
+    def _kind_trial(trial):
+        """The trial the kind's own space draws from (named estimators rename its suggestions)."""
+        return trial
 
     @staticmethod
     def _searched_options(estimator, options: dict) -> dict:

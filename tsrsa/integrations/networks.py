@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 
 from tsrsa.estimator.params import check_int
+from tsrsa.forecasters.rem_options import REM
 from tsrsa.forecasters.rsa import RSAForecaster
 from tsrsa.forecasters.transformer import TransformerForecaster
 from tsrsa.nn.backbone import ForecastingTransformer
@@ -18,8 +19,7 @@ from tsrsa.nn.backbone import ForecastingTransformer
 _BACKBONE = ("d_model", "n_heads", "n_layers", "d_ff", "dropout", "causal", "revin", "patch_len")
 ARCHITECTURE = {
     TransformerForecaster: _BACKBONE + ("attention", "attention_options"),
-    RSAForecaster: _BACKBONE + ("n_regular", "n_cyclic", "n_dilated_regular", "n_dilated_cyclic", "dilations",
-                                "gate", "share_cyclic", "rem_mask", "max_lag", "gate_init", "rem_init"),
+    RSAForecaster: _BACKBONE + ("rem", "attention_options"),
 }
 
 
@@ -41,13 +41,14 @@ def build_network(forecaster: type, *, h: int, input_size: int, n_outputs: int =
         ``n_static``, ``cardinalities``); None: the target alone.
     **architecture
         The forecaster's architecture arguments (``ARCHITECTURE[forecaster]``); the rest keep
-        its defaults. ``rem_init`` (RSA) is "paper" or a dict of values: the data
-        initialisation needs a tsrsa fit.
+        its defaults. RSA's ``rem`` (a ``tsrsa.REM`` or a dict of its options) starts the heads
+        from ``init="paper"`` unless it names a dict of values: the data initialisation needs a
+        tsrsa fit.
 
     Returns
     -------
     ForecastingTransformer
-        Freshly initialised; RSA heads start from ``rem_init``.
+        Freshly initialised; RSA heads start from the REM's ``init``.
     """
     if forecaster not in ARCHITECTURE:
         raise TypeError(f"forecaster must be one of {[cls.__name__ for cls in ARCHITECTURE]}, got {forecaster!r}")
@@ -59,10 +60,15 @@ def build_network(forecaster: type, *, h: int, input_size: int, n_outputs: int =
     check_int("input_size", input_size)
     check_int("n_outputs", n_outputs)
     if forecaster is RSAForecaster:
-        architecture = {"rem_init": "paper", **architecture}
-        if architecture["rem_init"] == "data":
-            raise ValueError("rem_init='data' estimates the REM heads during a tsrsa fit; here use 'paper' or a "
-                             "dict of values, e.g. {'lambda': 0.9, 'theta': 0.26}")
+        given = architecture.get("rem")
+        rem = REM.coerce(given, "rem")
+        named = isinstance(given, REM) or (isinstance(given, dict) and "init" in given)
+        if not named:
+            rem = dataclasses.replace(rem, init="paper")
+        elif isinstance(rem.init, str) and rem.init in ("data", "start"):
+            raise ValueError(f"rem's init={rem.init!r} estimates the REM heads during a tsrsa fit; here use 'paper' "
+                             f"or a dict of values, e.g. rem={{'init': {{'lambda': 0.9, 'theta': 0.26}}}}")
+        architecture = {**architecture, "rem": rem}
     estimator = forecaster(h=h, input_size=input_size, **architecture)
     estimator.check_params()
     config = dataclasses.replace(estimator.network_config(), n_outputs=n_outputs, covariates=dict(covariates or {}))

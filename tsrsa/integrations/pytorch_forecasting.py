@@ -5,7 +5,8 @@ train it with a lightning ``Trainer``, and use ``predict`` (modes "prediction", 
 "raw"), ``plot_prediction`` and ``load_from_checkpoint`` as with the library's own models. The
 network inside, ``model.network``, is the ``tsrsa.nn.ForecastingTransformer`` that
 ``RSAForecaster`` / ``TransformerForecaster`` train, built and checked by those classes, with the
-same argument names and defaults (except ``rem_init``, see ``RSATransformer``).
+same argument names and defaults (``RSATransformer`` takes the REM's options as hyperparameters of
+their own, as pytorch-forecasting's models take theirs, and starts them from ``rem_init="paper"``).
 
 The model reads the target's encoder history, as the dataset's target normaliser scales it, and
 returns forecasts in the target's units, with a fixed encoder length. The dataset's covariates map
@@ -77,11 +78,15 @@ class _BackboneModel(BaseModel):
             warnings.filterwarnings("ignore", message="Attribute '(loss|logging_metrics)' is an instance")
             super().__init__(loss=loss, logging_metrics=logging_metrics, **kwargs)
         _check_loss(self.loss, output_size)
-        architecture = {name: self.hparams[name] for name in ARCHITECTURE[self._forecaster]}
+        architecture = self._architecture()
         self.layout = dict(covariate_layout or {"target": 0})
         self.network = build_network(self._forecaster, h=self.hparams.prediction_length,
                                      input_size=self.hparams.context_length, n_outputs=output_size,
                                      covariates=_network_shape(self.layout), **architecture)
+
+    def _architecture(self) -> dict:
+        """The forecaster's architecture arguments (``tsrsa.integrations.networks.ARCHITECTURE``) from the hparams."""
+        return {name: self.hparams[name] for name in ARCHITECTURE[self._forecaster]}
 
     @classmethod
     def from_dataset(cls, dataset: TimeSeriesDataSet, **kwargs):
@@ -236,6 +241,19 @@ class RSATransformer(_BackboneModel):
         self.save_hyperparameters(ignore=["loss", "logging_metrics"])
         super().__init__(output_size=output_size, loss=loss, logging_metrics=logging_metrics,
                          covariate_layout=covariate_layout, **kwargs)
+
+    def _architecture(self) -> dict:
+        """The backbone's arguments, and the REM's options gathered into RSAForecaster's ``rem``."""
+        backbone = [name for name in ARCHITECTURE[RSAForecaster] if name not in ("rem", "attention_options")]
+        rem = {field: self.hparams[_REM_HPARAMS.get(field, field)] for field in _REM_FIELDS}
+        return {**{name: self.hparams[name] for name in backbone}, "rem": rem}
+
+
+#: the REM options RSATransformer takes as hyperparameters of its own (pytorch-forecasting's flat hparams), and
+#: the two whose names there differ from tsrsa.REM's fields
+_REM_FIELDS = ("n_regular", "n_cyclic", "n_dilated_regular", "n_dilated_cyclic", "dilations", "gate", "share_cyclic",
+               "mask", "max_lag", "gate_init", "init")
+_REM_HPARAMS = {"mask": "rem_mask", "init": "rem_init"}
 
 
 # ---------------------------------------------------------------------- checks

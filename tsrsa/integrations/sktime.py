@@ -20,9 +20,9 @@ How sktime's contract maps onto tsrsa's:
   data seen (tsrsa's ``fitted(step=1)``), NaN within a series' first look-back; intervals are
   out-of-sample only (``capability:pred_int:insample`` is False).
 - **Exogenous X.** X's columns are tsrsa covariates of every series (variable) of their instance.
-  The wrapped estimator's declared ``past_covariates`` (read up to each series' end: X in ``fit``
-  and ``update``), ``future_covariates`` (also read for the horizon: X in ``predict``) and
-  ``static_covariates`` (one value per instance) name X's columns; when it declares none, every
+  The wrapped estimator's declared covariates (``covariates=tsrsa.Covariates(...)``): ``past`` (read up
+  to each series' end: X in ``fit`` and ``update``), ``future`` (also read for the horizon: X in
+  ``predict``) and ``static`` (one value per instance) name X's columns; when it declares none, every
   column of X given to ``fit`` becomes a known-future covariate (sktime's reading of X: known for
   the forecast times too). Other X columns are ignored; a model without covariates
   (``SeasonalNaiveForecaster``) ignores X (``capability:exogenous`` False).
@@ -192,7 +192,7 @@ class TsrsaForecaster(BaseForecaster):
             params["freq"] = axis.step  # integer time in steps of k: tsrsa's freq=k
         read = covariate_columns(model, X)
         if model.takes_covariates and X is not None and not declares_covariates(model):
-            params["future_covariates"] = list(read.values())  # no declaration: X is known for the horizon too
+            params["covariates__future"] = list(read.values())  # no declaration: X is known for the horizon too
         fitted = model.clone().set_params(**params)
         fitted.check_params()
         table, history = SeriesTable.of(y).long(y, select(X, read), axis, fitted.frame_spec)

@@ -67,11 +67,10 @@ class Model(nn.Module):
         The runner's argument namespace; ``CONFIG_FIELDS`` are read, plus ``use_norm`` and
         ``task_name`` where present.
     **options
-        RSAForecaster's other architecture arguments (``patch_len``, ``causal``, ``n_regular``,
-        ``n_cyclic``, ``n_dilated_regular``, ``n_dilated_cyclic``, ``dilations``, ``gate``,
-        ``share_cyclic``, ``rem_mask``, ``max_lag``, ``gate_init``, ``rem_init``); the defaults are
-        RSAForecaster's, with ``rem_init="paper"`` and the gate started at 0 (its "auto" reads the series
-        of a tsrsa fit). The RSA heads need ``configs.n_heads`` >= 4 with
+        RSAForecaster's other architecture arguments (``patch_len``, ``causal``, ``rem``: a
+        ``tsrsa.REM`` or a dict of its options, ``attention_options``); the defaults are
+        RSAForecaster's, with the REM's ``init="paper"`` and the gate started at 0 (its "auto" reads the
+        series of a tsrsa fit). The RSA heads need ``configs.n_heads`` >= 4 with
         the default allocation (1 regular, 1 cyclic pair, 1 dilated regular).
     time_marks : bool, default False
         Read ``x_mark_enc`` / ``x_mark_dec`` as known-future covariates (see the module docstring).

@@ -6,7 +6,18 @@ not), seasonal None, "add" or "mul" with a season of m steps. The fit is statsmo
 (``initialization_method="estimated"``), or of the smoothing parameters alone, the initial states
 set by statsmodels' heuristic (``"heuristic"``: faster; by default for a season above
 :data:`SHORT_SEASON` steps, so that dozens of seasonal states stay out of the optimiser, as the
-benchmarks' anchors do). Among several forms the one of lowest AIC (statsmodels' ``aic``) is kept.
+benchmarks' anchors do). Among several forms the one of lowest AICc (statsmodels' ``aicc``: the
+forecaster's search, as R's ``ets`` and statsforecast's ``AutoETS`` choose) or of lowest AIC (``aic``:
+:func:`fit_lowest_aic`) is kept (:func:`fit_best`). Each form is fitted by statsmodels' own
+optimiser, once; only the chosen one is smoothed into a results object (``fit(return_params=True)``
+and ``loglike`` for the others: the same parameters and likelihood, without the results each fit
+would build), and a form with no degrees of freedom left for AICc (n <= parameters + 2) is not fitted.
+
+The search of :func:`candidate_forms` at ``error="auto"`` and ``seasonal="auto"`` is R's
+``ets(restrict=TRUE)`` and ``AutoETS``'s: additive or multiplicative error, no / additive / damped
+trend, no / additive season, and the multiplicative season with the multiplicative error only (no
+additive error with a multiplicative season, no multiplicative trend); the forecaster leaves the
+multiplicative forms out for a series with a value <= 0.
 
 The state after observation t is ``[level, trend, s_(t-m+1), ..., s_t]`` (trend 0 without one, no
 seasonal part without a season): the seasonal states oldest first, so the forecast k steps ahead
@@ -119,34 +130,74 @@ def candidate_forms(error, trend, damped, seasonal, m: int, initialization: str 
 
 
 # ---------------------------------------------------------------------- fitting
-def fit_lowest_aic(y: np.ndarray, forms: list[EtsForm]) -> SeriesFit:
-    """The form of lowest AIC among ``forms`` fitted to ``y`` (forms that fail to fit are skipped); a
-    constant series gets :func:`constant_fit`.
+#: the criteria :func:`fit_best` chooses by (statsmodels' names)
+CRITERIA = ("aic", "aicc")
+
+
+def criterion_value(criterion: str, llf: float, nobs: int, df_model: int) -> float:
+    """statsmodels' ``aic`` or ``aicc`` of a fit (``df_model``: its free parameters and initial states,
+    plus one for the variance, as statsmodels counts them); inf where it is not finite, and for AICc
+    where no degree of freedom is left (n - df_model - 1 <= 0)."""
+    from statsmodels.tools.eval_measures import aic, aicc
+
+    if criterion == "aicc" and nobs - df_model - 1 <= 0:
+        return np.inf
+    with np.errstate(all="ignore"):
+        value = float((aicc if criterion == "aicc" else aic)(llf, nobs, df_model))
+    return value if np.isfinite(value) else np.inf
+
+
+def fit_best(y: np.ndarray, forms: list[EtsForm], criterion: str = "aic") -> SeriesFit:
+    """The form of lowest ``criterion`` ("aic" or "aicc") among ``forms`` fitted to ``y`` (forms that
+    fail to fit, or leave no degree of freedom for AICc, are skipped; the first of equal values is kept);
+    a constant series gets :func:`constant_fit`.
 
     Raises
     ------
     ValueError
         When no form could be fitted (the last error is chained).
     """
+    if criterion not in CRITERIA:
+        raise ValueError(f"criterion={criterion!r} is not one of {CRITERIA}")
+    y = np.asarray(y, dtype=np.float64)
     if len(y) and np.ptp(y) == 0:
         return constant_fit(y, forms)
-    best, best_form, failure = None, None, None
+    best, failure = None, None  # best: (value, form, model, params)
     for form in forms:
         try:
-            res = form.model(y).fit(disp=False)
+            model = form.model(y)
+            df_model = model.k_params + 1  # statsmodels' df_model of the fit (ETSResults)
+            if criterion == "aicc" and len(y) - df_model - 1 <= 0:
+                failure = ValueError(f"{form.name} has {df_model} parameters and initial states, too many "
+                                     f"for AICc on {len(y)} observations")
+                continue
+            params = model.fit(disp=False, return_params=True)
+            value = criterion_value(criterion, model.loglike(params), len(y), df_model)
         except (ValueError, ArithmeticError, np.linalg.LinAlgError) as err:
             failure = err
             continue
-        if np.isfinite(res.aic) and (best is None or res.aic < best.aic):
-            best, best_form = res, form
+        if np.isfinite(value) and (best is None or value < best[0]):
+            best = (value, form, model, params)
     if best is None:
         why = failure or "the likelihood of every form came out infinite or NaN"
         raise ValueError(f"no ETS form could be fitted ({why})") from failure
+    _, best_form, model, params = best
+    best = model.smooth(params)  # the results statsmodels' fit() returns for these parameters
     k = len(best_form.param_names)
     initial = initial_state(best_form, best)
     params = np.asarray(best.params[:k], dtype=np.float64)
     fit = SeriesFit(best_form.to_json(), params, initial, initial, 0, float(best.aic))
     return fit.moved(states_of(best_form, best, initial)[-1], len(y))
+
+
+def fit_lowest_aic(y: np.ndarray, forms: list[EtsForm]) -> SeriesFit:
+    """:func:`fit_best` by AIC."""
+    return fit_best(y, forms, "aic")
+
+
+def fit_lowest_aicc(y: np.ndarray, forms: list[EtsForm]) -> SeriesFit:
+    """:func:`fit_best` by AICc (the forecaster's choice)."""
+    return fit_best(y, forms, "aicc")
 
 
 def constant_fit(y: np.ndarray, forms: list[EtsForm]) -> SeriesFit:

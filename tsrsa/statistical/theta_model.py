@@ -1,26 +1,38 @@
-"""The Theta method of one series: statsmodels' ``ThetaModel`` and its state.
+"""The Theta method of one series as the M3 competition ran it, and its state.
 
-The fit is statsmodels' ``ThetaModel(y, period=m, deseasonalize=...).fit()``: where the series is
-seasonal by its test (the autocorrelation at lag m, 10 %), it is divided by (or, for a series with a
-value <= 0, reduced by) the seasonal indices of a classical decomposition; then b0 is the slope of a
-least-squares line, and alpha the smoothing parameter of simple exponential smoothing (SES) from the
-first value. The forecast ``h`` steps after observation T is
+The method (Assimakopoulos and Nikolopoulos 2000; the M3 competition's Theta, Makridakis and Hibon
+2000), as :func:`fit_theta` fits it:
+
+1. Seasonality test (:func:`seasonality_test`), where m > 1: the series is seasonal when its
+   autocorrelation at lag m passes the 90 % one-sided test, |r_m| > 1.645·sqrt((1 + 2·Σ_{k<m} r_k²)/n)
+   (the sum over lags 1 to m - 1; R's ``forecast::thetaf`` and the M4 competition's benchmark code).
+2. Classical decomposition (:func:`classical_indices`) of a seasonal series: a centred moving average
+   of m steps (2×m for an even m) as the trend, the ratios y / trend averaged by position in the
+   season, normalised to mean 1; the series is divided by them (multiplicative, as in M3). A series
+   with a value <= 0 takes the additive decomposition instead (differences, normalised to mean 0).
+3. The theta lines of the adjusted series X: the theta = 0 line, the least-squares line
+   L_t = a0 + b0·t, extrapolated; the theta = 2 line, Z_t = 2·X_t − L_t (``theta·X − (theta − 1)·L``
+   for another theta), extrapolated by simple exponential smoothing (SES) from its first value, alpha
+   of least squared one-step errors on Z (:func:`ses_alpha`); the two combined with weights
+   (theta − 1)/theta and 1/theta (1/2 and 1/2), then re-seasonalised.
+
+The combination equals SES of X itself with the same alpha (from X's first value) plus a drift
+(Hyndman and Billah 2003): the forecast ``h`` steps after observation T is
 
     (theta - 1) / theta * b0 * (h - 1 + 1/alpha - (1 - alpha)^T / alpha) + level_T
 
-re-seasonalised with the index of its position in the season (statsmodels'
-``ThetaModelResults.forecast``). The state is ``[level_T, T]``: the SES level and the steps it has
-run; the parameters are ``[b0, alpha]`` and the m seasonal indices by position (1, or 0 for the
-additive adjustment, where there is no season). New observations are adjusted by the index of their
-position and smoothed with alpha fixed (:func:`run`).
+re-seasonalised with the index of its position in the season (the form of statsmodels'
+``ThetaModelResults.forecast``). The state is ``[level_T, T]``: X's SES level and the steps it has run;
+the parameters are ``[b0, alpha]`` and the m seasonal indices by position (1, or 0 for the additive
+adjustment, where there is no season). New observations are adjusted by the index of their position
+and smoothed with alpha fixed (:func:`run`).
 
-A constant (seasonally adjusted) series has slope b0 = 0, and its forecast is the constant. statsmodels
-(0.14, 0.15) finds a slope there: the least-squares step builds its regressors with ``add_trend(y,
-"ct")``, which leaves the intercept out when the data it is given -- the series itself -- is a nonzero
-constant, so the slope takes the intercept's place (42 everywhere gave b0 = 1.02, and forecasts that
-climbed from 47 to 50). :func:`fit_theta` keeps statsmodels' other estimates and sets b0 = 0 there.
+What differs from statsmodels' ``ThetaModel`` (0.15), which this module used before: its seasonality
+test counts sum_{k<m} r_k² once (``n·r_m² / Σ_{k=0}^{m-1} r_k² > 1.645²``), not twice, so it finds a
+season in more series; its SES alpha is fitted to X, not to the theta = 2 line. Its decomposition
+(``seasonal_decompose``) is the classical one above.
 
-statsmodels is imported inside the functions that need it.
+A constant (seasonally adjusted) series has slope b0 = 0, and its forecast is the constant.
 """
 from __future__ import annotations
 
@@ -28,29 +40,97 @@ import numpy as np
 
 from tsrsa.statistical.series_fit import SeriesFit
 
+#: the one-sided 90 % normal quantile of M3's seasonality test
+SEASONALITY_Z = 1.645
+#: the grid of alpha that :func:`ses_alpha` searches before refining the best point
+ALPHA_GRID = np.linspace(0.01, 0.99, 99)
+
+
+def autocorrelations(y: np.ndarray, lags: int) -> np.ndarray:
+    """(lags,) r_1 ... r_lags: sum_t (y_t - mean)(y_(t+k) - mean) / sum_t (y_t - mean)^2 (R's ``acf``,
+    statsmodels' ``acf``)."""
+    d = np.asarray(y, dtype=np.float64) - np.mean(y)
+    denominator = d @ d
+    return np.array([d[:len(d) - k] @ d[k:] / denominator for k in range(1, lags + 1)])
+
+
+def seasonality_test(y: np.ndarray, m: int) -> bool:
+    """M3's test (module docstring): |r_m| > 1.645·sqrt((1 + 2·sum_{k=1}^{m-1} r_k²) / n); False for m < 2,
+    a constant series, or one of fewer than 2·m values."""
+    y = np.asarray(y, dtype=np.float64)
+    if m < 2 or len(y) < 2 * m or np.ptp(y) == 0:
+        return False
+    r = autocorrelations(y, m)
+    return bool(abs(r[-1]) > SEASONALITY_Z * np.sqrt((1.0 + 2.0 * np.sum(r[:-1] ** 2)) / len(y)))
+
+
+def centred_moving_average(y: np.ndarray, m: int) -> np.ndarray:
+    """(n,) the centred moving average of m steps (2×m, weights 1/2m at both ends, for an even m), NaN
+    where the window leaves the series."""
+    weights = np.r_[0.5, np.ones(m - 1), 0.5] / m if m % 2 == 0 else np.ones(m) / m
+    half = len(weights) // 2
+    out = np.full(len(y), np.nan)
+    out[half:len(y) - half] = np.convolve(y, weights, mode="valid")
+    return out
+
+
+def classical_indices(y: np.ndarray, m: int, method: str) -> np.ndarray:
+    """(m,) the seasonal index of each position (position 0 = the first value) of the classical
+    decomposition: y / trend ("mul") or y - trend ("add") averaged by position over the steps the
+    centred moving average covers, normalised to mean 1 ("mul") or 0 ("add")."""
+    y = np.asarray(y, dtype=np.float64)
+    trend = centred_moving_average(y, m)
+    detrended = y / trend if method == "mul" else y - trend
+    position = np.arange(len(y)) % m
+    index = np.array([np.nanmean(detrended[position == j]) for j in range(m)])
+    return index / index.mean() if method == "mul" else index - index.mean()
+
+
+def ses_errors(alpha: float, z: np.ndarray) -> np.ndarray:
+    """(n - 1,) the one-step errors of SES on ``z`` started from its first value."""
+    level = levels(alpha, z, z[0])  # (n,) the level after each value
+    return z[1:] - level[:-1]
+
+
+def ses_alpha(z: np.ndarray) -> float:
+    """The alpha in (0, 1) of least squared one-step SES errors on ``z`` (from its first value): the best
+    of :data:`ALPHA_GRID`, refined by bounded Brent search between its neighbours."""
+    from scipy.optimize import minimize_scalar
+
+    z = np.asarray(z, dtype=np.float64)
+    sse = lambda a: float(np.sum(ses_errors(a, z) ** 2))  # noqa: E731
+    values = [sse(a) for a in ALPHA_GRID]
+    best = int(np.argmin(values))
+    low, high = (ALPHA_GRID[best - 1] if best else 1e-6), (ALPHA_GRID[best + 1] if best + 1 < len(ALPHA_GRID)
+                                                             else 1.0 - 1e-6)
+    found = minimize_scalar(sse, bounds=(low, high), method="bounded", options={"xatol": 1e-10})
+    return float(found.x) if found.fun <= values[best] else float(ALPHA_GRID[best])
+
 
 def fit_theta(y: np.ndarray, m: int, deseasonalize: bool, theta: float) -> SeriesFit:
-    """statsmodels' ThetaModel fitted to ``y`` with its SES state (module docstring)."""
-    from statsmodels.tsa.forecasting.theta import ThetaModel
-
-    seasonal = bool(deseasonalize and m > 1)
-    model = ThetaModel(np.asarray(y, dtype=np.float64), period=m if seasonal else None, deseasonalize=seasonal)
-    res = model.fit()
-    b0, alpha = (float(v) for v in np.asarray(res.params))
+    """The M3 Theta method fitted to ``y`` with its SES state (module docstring)."""
+    y = np.asarray(y, dtype=np.float64)
     n = len(y)
-    method = "mul" if seasonal and model.method.startswith("mul") else "add"
+    seasonal = bool(deseasonalize and seasonality_test(y, m))
+    method = "mul" if y.min() > 0 else "add"
     indices = np.ones(m) if method == "mul" else np.zeros(m)
-    if seasonal:  # the index of each position of the season, read off the forecast's components
-        parts = res.forecast_components(m)
-        indices[(n + np.arange(m)) % m] = np.asarray(parts["seasonal"], dtype=np.float64)
+    if seasonal:
+        indices = classical_indices(y, m, method)
+        if method == "mul" and indices.min() <= 0:  # cannot happen for positive values; kept as a guard
+            method, indices = "add", classical_indices(y, m, "add")
     form = {"kind": "theta", "m": int(m), "method": method, "theta": float(theta), "deseasonalize": seasonal}
-    adjusted = adjust(form, np.r_[b0, alpha, indices], np.asarray(y, dtype=np.float64), 0)
-    if np.ptp(adjusted) <= 1e-12 * np.abs(adjusted).max(initial=0.0):  # a constant: no slope (module docstring)
-        b0 = 0.0
+    x = adjust(form, np.r_[0.0, 0.0, indices], y, 0)  # the seasonally adjusted series
+    t = np.arange(n, dtype=np.float64)
+    if np.ptp(x) <= 1e-12 * np.abs(x).max(initial=0.0):  # a constant: no slope
+        a0, b0 = float(np.mean(x)), 0.0
+    else:
+        a0, b0 = (float(v) for v in np.linalg.lstsq(np.column_stack([np.ones(n), t]), x, rcond=None)[0])
+    line = a0 + b0 * t  # the theta = 0 line
+    alpha = ses_alpha(theta * x - (theta - 1.0) * line)  # SES on the theta line
     params = np.r_[b0, alpha, indices]
-    start = np.array([adjust(form, params, y[:1], 0)[0], 0.0])  # statsmodels' SES starts from the first value
+    start = np.array([x[0], 0.0])  # SES from the first (adjusted) value
     fit = SeriesFit(form, params, start, start, 0, np.nan)
-    return replay(fit, np.asarray(y, dtype=np.float64))  # the level statsmodels' SES reaches (its "ses")
+    return replay(fit, y)
 
 
 def adjust(form: dict, params: np.ndarray, y: np.ndarray, start: int) -> np.ndarray:

@@ -30,6 +30,19 @@ def check_lr_schedule(schedule) -> None:
         raise ValueError(f"lr_schedule={schedule!r} is not supported; use None or one of {LR_SCHEDULES}")
 
 
+#: the share of a one-cycle schedule's steps that raise the rate to its peak (torch's ``pct_start``)
+ONECYCLE_WARMUP = 0.3
+
+
+def warmup_epochs(config: TrainingConfig) -> int:
+    """The epochs in which a one-cycle schedule raises the rate (0 for the other schedules).
+
+    Early stopping spends no patience in them: while the rate climbs, the validation loss says little
+    about where the run will end, and a stop there keeps a network that never trained at a falling
+    rate (or the statistical start alone)."""
+    return math.ceil(ONECYCLE_WARMUP * int(config.max_epochs)) if config.lr_schedule == "onecycle" else 0
+
+
 def make_scheduler(optimizer, config: TrainingConfig, steps_per_epoch: int):
     check_lr_schedule(config.lr_schedule)
     total_steps = steps_per_epoch * config.max_epochs
@@ -37,8 +50,8 @@ def make_scheduler(optimizer, config: TrainingConfig, steps_per_epoch: int):
         return torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=max(total_steps, 1))
     if config.lr_schedule == "onecycle":
         return torch.optim.lr_scheduler.OneCycleLR(  # each group peaks at its own rate
-            optimizer, max_lr=[group["lr"] for group in optimizer.param_groups], total_steps=max(total_steps, 1)
-        )
+            optimizer, max_lr=[group["lr"] for group in optimizer.param_groups], total_steps=max(total_steps, 1),
+            pct_start=ONECYCLE_WARMUP)
     if config.lr_schedule == "halving":  # Time-Series-Library's "type1": half the rate after every epoch
         return torch.optim.lr_scheduler.StepLR(optimizer, step_size=max(steps_per_epoch, 1), gamma=0.5)
     return None
@@ -158,7 +171,8 @@ def train_network(
     state of a fit cut short, saves its state after every epoch and removes the file when it ends.
 
     With a validation loader the network ends with the weights of its best validation epoch
-    (and stops after ``early_stopping_patience`` epochs without improvement); without one it
+    (and stops after ``early_stopping_patience`` epochs without improvement, not counting the warm-up
+    epochs of a one-cycle schedule: :func:`warmup_epochs`); without one it
     keeps its last weights. With ``config.validate_start`` the starting weights are scored first,
     as epoch 0, and kept when no epoch beats them (a network started at a statistical model); with
     ``config.start_margin`` > 0 also when the best epoch beats them by no more than that many standard
@@ -188,7 +202,7 @@ def train_network(
     grad_scaler = torch.amp.GradScaler(device.type) if precision == "16-mixed" else None
     result = TrainingResult()
     best_loss, best_state = math.inf, _snapshot(network)
-    patience_left = config.early_stopping_patience
+    patience_left, warmup = config.early_stopping_patience, warmup_epochs(config)
     checkpoint = config.checkpoint if rank.rank == 0 else None
     saved = checkpoint.load(network=network, optimizer=optimizer) if checkpoint is not None else None
     if saved is not None:  # a fit cut short: continue after its last finished epoch
@@ -271,7 +285,7 @@ def train_network(
             if monitored < best_loss:
                 best_loss, best_state, result.best_epoch = monitored, _snapshot(network), epoch
                 patience_left = config.early_stopping_patience
-            elif val_loader is not None and patience_left is not None:
+            elif val_loader is not None and patience_left is not None and epoch > warmup:
                 patience_left -= 1
             if bar is not None:
                 _report_epoch(bar, epoch, config.max_epochs, train_loss, val_loss, result.best_epoch)

@@ -1,0 +1,250 @@
+"""AutoForecaster: the choice on validation windows, what is kept, failures, saving."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import tsrsa
+from tsrsa import AutoForecaster, DLinearForecaster, ETSForecaster, SeasonalNaiveForecaster, ThetaForecaster
+
+H, W = 4, 2
+
+
+def monthly(n_series: int = 3, length: int = 40, seed: int = 0, negative: bool = False) -> pd.DataFrame:
+    """Series of differing nature (a season, a trend, noise), so that candidates win on different series;
+    with ``negative`` the last one is below zero (a multiplicative ETS cannot fit it)."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(length)
+    frames = []
+    for k in range(n_series):
+        level = -10.0 if negative and k == n_series - 1 else 10.0 + k
+        y = level + (2 - k) * np.sin(2 * np.pi * t / 12) + 0.1 * k * t + rng.normal(0, 0.3 + 0.2 * k, length)
+        frames.append(pd.DataFrame({"unique_id": f"s{k}", "ds": pd.date_range("2020-01-01", periods=length, freq="MS"),
+                                    "y": y}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def candidates():
+    return {"Naive": SeasonalNaiveForecaster(h=H),
+            "ETS": ETSForecaster(h=H, trend=None, seasonal="add", initialization="heuristic"),
+            "Theta": ThetaForecaster(h=H)}
+
+
+def test_the_choice_is_the_argmin_of_its_table_and_forecasts_are_the_chosen_models():
+    df = monthly()
+    given = df.copy()
+    models = candidates()
+    before = {name: m.get_params() for name, m in models.items()}
+    auto = AutoForecaster(h=H, models=models, n_windows=W, combine=None).fit(df)
+    pd.testing.assert_frame_equal(df, given)
+    table = auto.choice_
+    names = list(models)
+    assert list(table.columns) == ["unique_id", *names, "kept", "basis", "failed"]
+    assert (table["basis"] == "series").all()
+    best = [names[i] for i in np.argmin(table[names].to_numpy(), axis=1)]
+    assert table["kept"].tolist() == best
+    out = auto.predict()
+    for sid, name in zip(table["unique_id"], best):  # bit for bit the chosen model fitted alone
+        alone = models[name].clone().fit(df).predict()
+        np.testing.assert_array_equal(out.loc[out.unique_id == sid, "yhat"].to_numpy(),
+                                      alone.loc[alone.unique_id == sid, "yhat"].to_numpy())
+    assert {name: m.get_params() for name, m in models.items()} == before
+    assert not any(hasattr(m, "memory_") for m in models.values())
+
+
+def test_validation_errors_are_mase_of_each_candidates_own_cross_validation():
+    df = monthly()
+    models = candidates()
+    auto = AutoForecaster(h=H, models=models, n_windows=W, combine=None).fit(df)
+    for sid in ["s0", "s2"]:
+        y = df.loc[df.unique_id == sid, "y"].to_numpy()
+        inside = y[: len(y) - H - (W - 1) * H]
+        scale = np.mean(np.abs(inside[12:] - inside[:-12]))
+        for name, model in models.items():
+            cv = model.cross_validate(df, n_windows=W, step_size=H)
+            cv = cv[cv.unique_id == sid]
+            mase = np.mean(np.abs(cv.y - cv.yhat)) / scale
+            got = auto.choice_.set_index("unique_id").loc[sid, name]
+            assert got == pytest.approx(mase, rel=1e-12)
+
+
+def test_a_failing_candidate_is_skipped_where_it_fails_and_recorded():
+    df = monthly(negative=True)
+    models = {**candidates(), "ETSmul": ETSForecaster(h=H, error="mul", trend=None, seasonal="mul")}
+    auto = AutoForecaster(h=H, models=models, n_windows=W, combine=None).fit(df)
+    table = auto.choice_.set_index("unique_id")
+    assert np.isnan(table.loc["s2", "ETSmul"]) and table.loc["s2", "failed"] == "ETSmul"
+    assert np.isfinite(table.loc[["s0", "s1"], "ETSmul"]).all()
+    assert "ETSmul" not in table.loc["s2", "kept"]
+    failures = auto.failures_
+    assert failures[["unique_id", "candidate", "stage"]].values.tolist() == [["s2", "ETSmul", "validation"]]
+    assert "value" in failures.loc[0, "error"]
+    assert np.isfinite(auto.predict()["yhat"]).all()
+
+
+def test_a_candidate_failing_everywhere_is_recorded_for_every_series():
+    df = monthly()
+    models = {**candidates(), "Long": ETSForecaster(h=H, season_length=30, seasonal="add")}  # needs 60 values
+    auto = AutoForecaster(h=H, models=models, n_windows=W, combine=None).fit(df)
+    assert auto.choice_["Long"].isna().all()
+    assert sorted(auto.failures_.unique_id) == ["s0", "s1", "s2"]
+    assert "Long" not in auto.models_
+
+
+def test_a_series_too_short_to_validate_takes_the_panels_best():
+    df = monthly()
+    short = df[df.unique_id == "s1"].head(20).assign(unique_id="short")  # ETS needs 24 + the block: not validated
+    auto = AutoForecaster(h=H, models=candidates(), n_windows=W, combine=None).fit(
+        pd.concat([df, short], ignore_index=True))
+    table = auto.choice_.set_index("unique_id")
+    assert table.loc["short", "basis"] == "panel" and (table.drop(index="short")["basis"] == "series").all()
+    assert np.isnan(table.loc["short", "ETS"])
+    failures = auto.failures_
+    mine = failures[(failures.unique_id == "short") & (failures.candidate == "ETS")]
+    assert "too short" in mine["error"].iloc[0]
+
+    def fits(model):
+        try:
+            model.clone().fit(short)
+        except ValueError:
+            return False
+        return True
+
+    ranking = table.drop(index="short")[list(candidates())].mean().sort_values().index
+    expected = next(name for name in ranking if fits(candidates()[name]))
+    assert table.loc["short", "kept"] == expected
+    if expected != ranking[0]:  # the panel's best could not be fitted on it: recorded as a failed refit
+        assert ("short", ranking[0], "refit") in set(map(tuple, auto.failures_[["unique_id", "candidate", "stage"]]
+                                                          .to_numpy()))
+    assert np.isfinite(auto.predict().yhat).all()
+
+
+def test_combinations_weight_the_best_k():
+    df = monthly()
+    models = candidates()
+    mean = AutoForecaster(h=H, models=models, combine="mean", top_k=2, n_windows=W).fit(df)
+    weighted = AutoForecaster(h=H, models=models, combine="weighted", top_k=2, n_windows=W).fit(df)
+    errors = mean.choice_[list(models)].to_numpy()
+    fits = {name: model.clone().fit(df).predict() for name, model in models.items()}
+    for i, sid in enumerate(mean.choice_.unique_id):
+        order = np.argsort(errors[i])[:2]
+        np.testing.assert_allclose(mean.weights_.iloc[i].to_numpy()[order], [0.5, 0.5])
+        inverse = 1 / errors[i][order]
+        np.testing.assert_allclose(weighted.weights_.iloc[i].to_numpy()[order], inverse / inverse.sum())
+        alone = [fits[list(models)[c]] for c in order]
+        expected = sum(0.5 * f.loc[f.unique_id == sid, "yhat"].to_numpy() for f in alone)
+        out = mean.predict()
+        np.testing.assert_allclose(out.loc[out.unique_id == sid, "yhat"].to_numpy(), expected, rtol=1e-12)
+
+
+def test_panel_choice_keeps_one_candidate_for_every_series():
+    auto = AutoForecaster(h=H, models=candidates(), choose="panel", n_windows=W, combine=None).fit(monthly())
+    table = auto.choice_
+    assert table["kept"].nunique() == 1
+    names = list(candidates())
+    assert table["kept"].iloc[0] == names[int(np.argmin(table[names].mean().to_numpy()))]
+
+
+def test_intervals_new_history_and_update():
+    df = monthly()
+    auto = AutoForecaster(h=H, models=candidates(), n_windows=3).fit(df)
+    out = auto.predict(level=[80])
+    assert list(out.columns) == ["unique_id", "ds", "yhat", "yhat_lo_80", "yhat_hi_80"]
+    assert (out.yhat_lo_80 <= out.yhat).all() and (out.yhat <= out.yhat_hi_80).all()
+    # predict(df=train) is predict(); an unseen id takes the panel's best
+    pd.testing.assert_frame_equal(auto.predict(df=df), auto.predict())
+    other = df[df.unique_id == "s1"].assign(unique_id="new")
+    fresh = auto.predict(df=other)
+    assert fresh.unique_id.unique().tolist() == ["new"] and np.isfinite(fresh.yhat).all()
+    new = pd.DataFrame({"unique_id": "s0", "ds": pd.date_range("2023-05-01", periods=3, freq="MS"),
+                        "y": [10.0, 11.0, 12.0]})
+    after = auto.update(new).predict()
+    assert after.loc[after.unique_id == "s0", "ds"].iloc[0] == pd.Timestamp("2023-08-01")
+    with pytest.raises(ValueError):
+        auto.update(new)  # no longer continues s0; nothing changes
+    pd.testing.assert_frame_equal(auto.predict(), after)
+    with pytest.raises(ValueError, match="new_ids"):
+        auto.update(other)
+    added = auto.update(other, new_ids="add").predict(level=[80])
+    assert added.unique_id.unique().tolist() == ["s0", "s1", "s2", "new"]
+    np.testing.assert_array_equal(added.loc[added.unique_id == "new", "yhat"].to_numpy(), fresh["yhat"].to_numpy())
+
+
+def test_save_load_round_trip_and_an_edited_file_is_refused(tmp_path):
+    df = monthly(negative=True)
+    models = {**candidates(), "ETSmul": ETSForecaster(h=H, error="mul", trend=None, seasonal="mul")}
+    auto = AutoForecaster(h=H, models=models, combine="mean", n_windows=W).fit(df)
+    path = tmp_path / "auto"
+    auto.save(path)
+    loaded = tsrsa.load(path)
+    pd.testing.assert_frame_equal(loaded.predict(level=[80]), auto.predict(level=[80]))
+    with pytest.raises(ValueError, match="larger n_windows"):
+        auto.predict(level=[95])
+    pd.testing.assert_frame_equal(loaded.choice_, auto.choice_)
+    pd.testing.assert_frame_equal(loaded.failures_, auto.failures_)
+    assert [(name, m.get_params()) for name, m in loaded.models] == [(n, m.get_params()) for n, m in models.items()]
+    state = path / "state.json"
+    data = json.loads(state.read_text())
+    data["weights"][0] = data["weights"][1]
+    state.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match="state.json"):
+        tsrsa.load(path)
+
+
+def test_cross_validate_refits_the_choice_at_each_cutoff():
+    df = monthly()
+    auto = AutoForecaster(h=H, models=candidates(), n_windows=W, combine=None)
+    cv = auto.cross_validate(df, n_windows=2)
+    own = SeasonalNaiveForecaster(h=H).cross_validate(df, n_windows=2)
+    pd.testing.assert_frame_equal(cv.drop(columns="yhat"), own.drop(columns="yhat"))
+    assert not hasattr(auto, "models_")
+    head = df.groupby("unique_id").head(len(df) // 3 - 2 * H)
+    first = AutoForecaster(h=H, models=candidates(), n_windows=W, combine=None).fit(head).predict()
+    np.testing.assert_array_equal(cv[cv.cutoff == cv.cutoff.min()]["yhat"].to_numpy(), first["yhat"].to_numpy())
+
+
+def test_neural_candidates_are_repeatable_with_random_state(small_budget):
+    df = monthly(n_series=2, length=36)
+    models = [SeasonalNaiveForecaster(h=H), DLinearForecaster(h=H, input_size=8)]
+    a = AutoForecaster(h=H, models=models, random_state=3, n_windows=W).fit(df)
+    b = AutoForecaster(h=H, models=models, random_state=3, n_windows=W).fit(df)
+    pd.testing.assert_frame_equal(a.predict(), b.predict())
+    pd.testing.assert_frame_equal(a.choice_, b.choice_)
+    assert models[1].random_state is None  # the candidate passed in is left as it was
+
+
+def test_default_candidates_and_bad_input():
+    assert AutoForecaster(h=H).combine == "mean" and AutoForecaster(h=H).choose == "series"
+    names = [name for name, _ in AutoForecaster(h=H).candidate_models()]
+    assert names == ["SeasonalNaive", "ETS", "ARIMA", "Theta", "RSA", "Transformer", "DLinear"]
+    df = monthly()
+    with pytest.raises(ValueError, match="combine"):
+        AutoForecaster(h=H, models=candidates(), combine="max").fit(df)
+    with pytest.raises(ValueError, match="h=6"):
+        AutoForecaster(h=H, models=[ETSForecaster(h=6)]).fit(df)
+    with pytest.raises(ValueError, match="more than one model"):
+        AutoForecaster(h=H, models=[ETSForecaster(h=H), ETSForecaster(h=H, trend=None)]).fit(df)
+    with pytest.raises(ValueError, match="no candidate could forecast"):
+        AutoForecaster(h=H, models=candidates(), n_windows=20).fit(df)
+    with pytest.raises(ValueError, match="no candidate could forecast"):
+        AutoForecaster(h=H, models=[ETSForecaster(h=H, season_length=30, seasonal="add")], n_windows=W).fit(df)
+    with pytest.raises(ValueError, match="above the horizon"):
+        AutoForecaster(h=H, models=candidates(), n_windows=W).fit(df).predict(H + 1)
+
+
+def test_command_line_fits_and_forecasts_with_auto(tmp_path, small_budget, long_csv, capsys):
+    from tsrsa.cli import main
+
+    model_dir = tmp_path / "auto"
+    assert main(["fit", "--model", "Auto", "--h", "4", "--input", str(long_csv), "--output", str(model_dir),
+                 "--random-state", "0", "--quiet"]) == 0
+    out = tmp_path / "forecast.csv"
+    assert main(["predict", "--model-dir", str(model_dir), "--output", str(out)]) == 0
+    forecast = pd.read_csv(out)
+    assert list(forecast.columns) == ["unique_id", "ds", "yhat"] and len(forecast) == 2 * 4
+    loaded = tsrsa.load(model_dir)
+    kept = {name for names in loaded.choice_["kept"] for name in names.split("+")}
+    assert isinstance(loaded, AutoForecaster) and kept == set(loaded.models_)

@@ -1,0 +1,236 @@
+"""The statistical candidates at their references' strength: ETS's search of every admissible form by
+AICc (R's ``ets``, statsforecast's ``AutoETS``), its restrictions and its positive-only rule; the M3
+Theta method (seasonality test, classical decomposition, theta lines) against direct float64
+implementations of its formulas; and fits in parallel processes equal to fits in turn."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tsrsa import ARIMAForecaster, ETSForecaster, ThetaForecaster
+from tsrsa.statistical.ets_model import EtsForm, candidate_forms, fit_best, fit_lowest_aic
+from tsrsa.statistical.theta_model import (
+    autocorrelations, classical_indices, fit_theta, forecast, levels, seasonality_test, ses_errors,
+)
+
+
+@pytest.fixture(autouse=True)
+def one_blas_thread():
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
+
+
+def frame(*series) -> pd.DataFrame:
+    return pd.concat([pd.DataFrame({"unique_id": f"s{i}", "ds": np.arange(len(y)), "y": y})
+                      for i, y in enumerate(series)], ignore_index=True)
+
+
+def multiplicative_season(n: int = 72, seed: int = 3) -> np.ndarray:
+    """A season whose swing grows with the level: the multiplicative season's series."""
+    t = np.arange(n)
+    noise = np.exp(0.02 * np.random.default_rng(seed).standard_normal(n))
+    return (100 + 3 * t) * (1 + 0.35 * np.sin(2 * np.pi * t / 12)) * noise
+
+
+def damped_trend(n: int = 72, seed: int = 3) -> np.ndarray:
+    """A trend that fades: each step's slope 0.85 times the last one's."""
+    t = np.arange(n)
+    return 100 + np.cumsum(8 * 0.85 ** t) + 0.5 * np.random.default_rng(seed).standard_normal(n)
+
+
+# ---------------------------------------------------------------------- ETS: the search
+def test_the_default_search_is_the_admissible_forms_of_r_ets():
+    names = sorted(f.name for f in candidate_forms("auto", "auto", "auto", "auto", 12))
+    expected = sorted(f"ETS({e},{t},{s})" for e in "AM" for t in ("N", "A", "Ad") for s in ("N", "A[12]", "M[12]")
+                      if not (e == "A" and s == "M[12]"))  # no additive error with a multiplicative season
+    assert names == expected and len(names) == 15
+    assert len(candidate_forms("auto", "auto", "auto", "auto", 1)) == 6  # no season where m = 1
+
+
+def test_a_growing_season_keeps_the_multiplicative_form_by_aicc():
+    y = multiplicative_season()
+    model = ETSForecaster(h=12, season_length=12).fit(frame(y))
+    assert model.params_.loc[0, "model"] == "ETS(M,A,M[12])"
+    old = ETSForecaster(h=12, season_length=12, error="add", criterion="aic").fit(frame(y))
+    assert old.params_.loc[0, "model"] == "ETS(A,A,A[12])"  # the default before: additive forms only
+
+
+def test_the_kept_form_is_the_lowest_statsmodels_aicc():
+    from statsmodels.tsa.exponential_smoothing.ets import ETSModel
+
+    y = multiplicative_season(48, seed=5)
+    forms = candidate_forms("auto", "auto", "auto", "auto", 4)
+    fit = fit_best(y, forms, "aicc")
+    values = {}
+    with warnings.catch_warnings(action="ignore"):
+        for f in forms:
+            res = ETSModel(y, error=f.error, trend=f.trend, damped_trend=f.damped, seasonal=f.seasonal,
+                           seasonal_periods=f.m if f.seasonal else None).fit(disp=False)
+            values[f.name] = res.aicc
+    assert EtsForm.from_json(fit.form).name == min(values, key=values.get)
+    by_aic = fit_lowest_aic(y, forms)
+    assert by_aic.aic == pytest.approx(min(
+        ETSModel(y, error=f["error"], trend=f["trend"], damped_trend=f["damped"], seasonal=f["seasonal"],
+                 seasonal_periods=f["m"] if f["seasonal"] else None).fit(disp=False).aic
+        for f in [by_aic.form]), rel=1e-12)
+
+
+def test_a_fading_trend_keeps_the_damped_form():
+    model = ETSForecaster(h=6, season_length=1).fit(frame(damped_trend()))
+    assert model.params_.loc[0, "model"] == "ETS(A,Ad,N)"
+    undamped = ETSForecaster(h=6, season_length=1, damped=False).fit(frame(damped_trend()))
+    assert undamped.params_.loc[0, "model"] == "ETS(A,A,N)"
+
+
+@pytest.mark.parametrize("kw, allowed", [
+    ({"error": "add"}, lambda name: name.startswith("ETS(A,") and "M[" not in name),
+    ({"seasonal": None}, lambda name: name.endswith(",N)")),
+    ({"trend": None}, lambda name: ",N," in name),
+    ({"error": "mul", "seasonal": "mul"}, lambda name: name.startswith("ETS(M,") and "M[12]" in name),
+])
+def test_each_argument_restricts_the_search(kw, allowed):
+    model = ETSForecaster(h=6, season_length=12, **kw).fit(frame(multiplicative_season(), damped_trend()))
+    assert all(allowed(name) for name in model.params_["model"]), model.params_["model"].tolist()
+
+
+def test_multiplicative_forms_only_for_a_positive_series():
+    y = multiplicative_season() - 150  # values below 0
+    model = ETSForecaster(h=6, season_length=12).fit(frame(y))
+    assert model.params_.loc[0, "model"].startswith("ETS(A,") and "M[" not in model.params_.loc[0, "model"]
+    with pytest.raises(ValueError, match=r"needs every value > 0"):
+        ETSForecaster(h=6, season_length=12, error="mul").fit(frame(y))
+
+
+def test_criterion_is_checked():
+    with pytest.raises(ValueError, match="criterion"):
+        ETSForecaster(h=3, criterion="bic").fit(frame(damped_trend()))
+
+
+# ---------------------------------------------------------------------- parallel fits
+@pytest.mark.parametrize("make", [
+    lambda jobs: ETSForecaster(h=6, season_length=4, n_jobs=jobs),
+    lambda jobs: ThetaForecaster(h=6, season_length=4, n_jobs=jobs),
+    lambda jobs: ARIMAForecaster(h=6, season_length=4, n_jobs=jobs),
+], ids=["ETS", "Theta", "ARIMA"])
+@pytest.mark.processes  # joblib starts worker processes
+def test_two_processes_fit_what_one_fits(make):
+    series = [multiplicative_season(40, seed=s)[:40] for s in range(3)] + [damped_trend(40, seed=s) for s in range(3)]
+    one, two = make(1).fit(frame(*series)), make(2).fit(frame(*series))
+    pd.testing.assert_frame_equal(one.predict(), two.predict(), check_exact=True)
+    pd.testing.assert_frame_equal(one.params_, two.params_, check_exact=True)
+
+
+def test_n_jobs_is_checked():
+    with pytest.raises(ValueError, match="n_jobs=0"):
+        ThetaForecaster(h=3, n_jobs=0).fit(frame(damped_trend()))
+    with pytest.raises(TypeError, match="n_jobs"):
+        ThetaForecaster(h=3, n_jobs="2").fit(frame(damped_trend()))
+
+
+# ---------------------------------------------------------------------- Theta: the M3 method
+def direct_autocorrelations(y, lags):
+    """r_k = sum_t (y_t - mean)(y_(t+k) - mean) / sum_t (y_t - mean)^2, by explicit loops."""
+    n, mean = len(y), sum(y) / len(y)
+    denominator = sum((v - mean) ** 2 for v in y)
+    return [sum((y[t] - mean) * (y[t + k] - mean) for t in range(n - k)) / denominator for k in range(1, lags + 1)]
+
+
+def direct_indices(y, m):
+    """The classical multiplicative decomposition's indices, by explicit loops."""
+    n, half = len(y), m // 2
+    ratios = [[] for _ in range(m)]
+    for t in range(half, n - half):
+        if m % 2 == 0:
+            trend = (0.5 * y[t - half] + sum(y[t - half + 1:t + half]) + 0.5 * y[t + half]) / m
+        else:
+            trend = sum(y[t - half:t + half + 1]) / m
+        ratios[t % m].append(y[t] / trend)
+    means = [sum(r) / len(r) for r in ratios]
+    return [v / (sum(means) / m) for v in means]
+
+
+def ar1(n, phi, seed):
+    rng = np.random.default_rng(seed)
+    y = np.zeros(n)
+    for t in range(1, n):
+        y[t] = phi * y[t - 1] + rng.standard_normal()
+    return 50 + y
+
+
+@pytest.mark.parametrize("m", [4, 12, 5])
+def test_seasonality_test_and_decomposition_equal_the_formulas_in_float64(m):
+    tested = 0
+    for seed in range(12):
+        rng = np.random.default_rng(seed)
+        n = 3 * m + 7 + seed
+        t = np.arange(n)
+        y = 20 + 0.05 * t + 2 * (seed % 3) * np.sin(2 * np.pi * t / m) + rng.standard_normal(n)
+        r = autocorrelations(y, m)
+        direct = direct_autocorrelations(list(y), m)
+        np.testing.assert_allclose(r, direct, rtol=1e-12, atol=1e-14)
+        limit = 1.645 * np.sqrt((1 + 2 * sum(v * v for v in direct[:-1])) / n)
+        assert seasonality_test(y, m) == (abs(direct[-1]) > limit)
+        tested += abs(direct[-1]) > limit
+        np.testing.assert_allclose(classical_indices(y, m, "mul"), direct_indices(list(y), m), rtol=1e-12)
+    assert 0 < tested < 12  # both answers of the test were met
+
+
+def test_the_decomposition_is_statsmodels_seasonal_decompose():
+    from statsmodels.tsa.seasonal import seasonal_decompose
+
+    y = multiplicative_season(50)
+    for m, method in ((12, "mul"), (4, "add"), (5, "mul")):
+        np.testing.assert_allclose(classical_indices(y, m, method),
+                                   seasonal_decompose(y, model=method, period=m).seasonal[:m], rtol=1e-12)
+
+
+def test_m3_test_counts_the_lower_lags_twice_and_finds_fewer_seasons_than_statsmodels():
+    from statsmodels.tsa.forecasting.theta import ThetaModel
+
+    differing = []
+    for seed in range(40):
+        y = ar1(40, 0.8, seed)
+        model = ThetaModel(y, period=4)
+        model.fit()
+        if model._has_seasonality and not seasonality_test(y, 4):
+            differing.append(y)
+    assert differing  # persistent series that statsmodels' test calls seasonal and M3's does not
+    model = ThetaForecaster(h=4, season_length=4).fit(frame(differing[0]))
+    assert model.params_.loc[0, "model"] == "Theta(theta=2)"  # not seasonally adjusted
+
+
+@pytest.mark.parametrize("theta", [2.0, 3.0])
+def test_theta_forecast_is_the_combined_theta_lines(theta):
+    y = multiplicative_season(60, seed=7)
+    m, h, n = 12, 18, 60
+    fit = fit_theta(y, m, True, theta)
+    assert fit.form["deseasonalize"] and fit.form["method"] == "mul"
+    index = np.asarray(direct_indices(list(y), m))
+    x = y / index[np.arange(n) % m]
+    t = np.arange(n, dtype=np.float64)
+    b, a = np.polyfit(t, x, 1)
+    line = a + b * t
+    z = theta * x - (theta - 1) * line  # the theta line
+    alpha = fit.params[1]
+    level = z[0]
+    for value in z[1:]:
+        level = alpha * value + (1 - alpha) * level
+    ahead = np.arange(1, h + 1)
+    direct = ((1 - 1 / theta) * (a + b * (n - 1 + ahead)) + level / theta) * index[(n - 1 + ahead) % m]
+    np.testing.assert_allclose(forecast(fit, h), direct, rtol=1e-10)
+    sse = lambda v: np.sum(ses_errors(v, z) ** 2)  # noqa: E731 - alpha: least squares on the theta line
+    assert all(sse(alpha) <= sse(v) * (1 + 1e-9) for v in np.linspace(0.001, 0.999, 999))
+    np.testing.assert_allclose(levels(alpha, x, x[0])[-1], fit.state[0], rtol=1e-12)
+
+
+@pytest.mark.processes  # joblib starts worker processes
+def test_a_series_that_fails_in_a_process_raises_as_in_turn():
+    series = [damped_trend(30), damped_trend(30) - 200]  # the second below 0
+    for jobs in (1, 2):
+        with pytest.raises(ValueError, match=r"series 's1' has the value .* needs every value > 0"):
+            ETSForecaster(h=3, season_length=1, error="mul", trend=None, n_jobs=jobs).fit(frame(*series))

@@ -1,0 +1,132 @@
+"""Choosing among candidate forecasters on validation windows: the scale, the errors, the choice, the weights.
+
+The numbers :class:`~tsrsa.forecasters.auto.AutoForecaster` decides with, as plain arrays:
+
+- ``naive_scale(panel, ends, m)``: MASE's scale of each series, the mean absolute seasonal difference
+  ``|y[t] - y[t - m]|`` over its first ``ends[i]`` values (the in-sample part, before the validation
+  block); 1-step differences where the part holds no whole season or the seasonal ones are all zero, and
+  1 where those are zero too (a constant series: the error is then the plain mean absolute error);
+- ``validation_targets(panel, ends, n_windows, step, h)``: the actual values (S, W, h) of the windows;
+- ``scaled_errors(yhat, y, scale)``: each candidate's mean absolute scaled error per series, NaN where it
+  has no finite forecast;
+- ``choice_weights(errors, by, combine, top_k)``: (S, C) weights of the candidates kept for each series:
+  the best one (weight 1), or the best ``top_k`` by their mean (equal weights) or by validation weights
+  (each the inverse of its error, normalised); ranked by the series' own errors, or by the panel's mean
+  errors (``by="panel"``, and a series on which fewer than two candidates could be validated);
+- ``combined(weights, yhat)``: the kept candidates' forecasts combined by those weights.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tsrsa.data.validation import format_id
+
+#: how candidates are kept for each series, and how several are combined
+CHOOSE_BY = ("series", "panel")
+COMBINE = ("mean", "weighted")
+#: an error below this counts as this much when weighting by inverse errors (a perfect fit on validation)
+SMALLEST_ERROR = 1e-12
+#: a series with fewer candidates validated than this chooses by the panel's mean errors instead
+MIN_VALIDATED = 2
+
+
+def naive_scale(panel, ends: np.ndarray, m: int) -> np.ndarray:
+    """(S,) MASE's scale of each series from its first ``ends[i]`` values (module docstring)."""
+    scale = np.ones(panel.n_series)
+    for i in range(panel.n_series):
+        y = panel.series(i)[: int(ends[i])]
+        for lag in dict.fromkeys((m, 1)):
+            if len(y) > lag:
+                value = float(np.mean(np.abs(y[lag:] - y[:-lag])))
+                if np.isfinite(value) and value > 0:
+                    scale[i] = value
+                    break
+    return scale
+
+
+def validation_targets(panel, ends: np.ndarray, n_windows: int, step: int, h: int) -> np.ndarray:
+    """(S, W, h) the actual values of validation window w of each series: the h steps after its first
+    ``ends[i] + w * step`` values."""
+    starts = panel.offsets[:-1, None] + ends[:, None] + step * np.arange(n_windows)[None, :]  # (S, W)
+    positions = starts[:, :, None] + np.arange(h)[None, None, :]  # (S, W, h)
+    return panel.values[np.minimum(positions, len(panel.values) - 1)]  # clipped: a series too short has none
+
+
+def scaled_errors(yhat: np.ndarray, y: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """(S, C) mean absolute scaled error of each candidate's forecasts ``yhat`` (S, C, W, h) against ``y``
+    (S, W, h); NaN where a candidate has no forecast or a non-finite one."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        errors = np.mean(np.abs(yhat - y[:, None]), axis=(2, 3)) / scale[:, None]
+    return np.where(np.isfinite(errors), errors, np.nan)
+
+
+def _weights_of(errors: np.ndarray, order: np.ndarray, combine, top_k: int) -> np.ndarray:
+    """(C,) weights of the first ``top_k`` candidates of ``order`` (one without ``combine``)."""
+    kept = order[: 1 if combine is None else top_k]
+    weights = np.zeros(len(errors))
+    if combine == "weighted":
+        inverse = 1.0 / np.maximum(errors[kept], SMALLEST_ERROR)
+        weights[kept] = inverse / inverse.sum()
+    else:
+        weights[kept] = 1.0 / len(kept)
+    return weights
+
+
+def ranked(errors: np.ndarray) -> np.ndarray:
+    """The candidates with an error, best first (a tie keeps the candidates' order)."""
+    valid = np.flatnonzero(np.isfinite(errors))
+    return valid[np.argsort(errors[valid], kind="stable")]
+
+
+def panel_means(errors: np.ndarray) -> np.ndarray:
+    """(C,) each candidate's mean error over the series where it has one (NaN where it has none)."""
+    counts = np.isfinite(errors).sum(axis=0)
+    totals = np.where(np.isfinite(errors), errors, 0.0).sum(axis=0)
+    return np.where(counts > 0, totals / np.maximum(counts, 1), np.nan)
+
+
+def panel_rows(errors: np.ndarray, by: str = "series", least: int = MIN_VALIDATED) -> np.ndarray:
+    """(S,) bool: the series that choose by the panel's mean errors: all with ``by="panel"``, else those
+    with fewer than ``least`` candidates validated (as many as there are, when fewer)."""
+    if by == "panel":
+        return np.ones(len(errors), dtype=bool)
+    return np.isfinite(errors).sum(axis=1) < min(least, errors.shape[1])
+
+
+def choice_weights(errors: np.ndarray, ids, names, *, by: str = "series", combine=None, top_k: int = 2,
+                   blocked: np.ndarray | None = None) -> np.ndarray:
+    """(S, C) weights of the candidates kept for each series (rows sum to 1).
+
+    A series ranks the candidates by its own validation errors; with ``by="panel"``, or when fewer than
+    :data:`MIN_VALIDATED` candidates could be validated on it (a series too short for the others'
+    validation), by their mean errors over the panel (:func:`panel_means`). ``blocked`` (S, C) marks the
+    candidates a series may not keep (its refit failed there). ValueError naming a series left with no
+    candidate."""
+    S, C = errors.shape
+    blocked = np.zeros((S, C), dtype=bool) if blocked is None else blocked
+    means, by_panel = panel_means(errors), panel_rows(errors, by)
+    weights = np.zeros((S, C))
+    for i in range(S):
+        scores = np.where(blocked[i], np.nan, means if by_panel[i] else errors[i])
+        order = ranked(scores)
+        if not order.size:
+            raise ValueError(f"series {format_id(ids[i])}: no candidate could forecast it ({', '.join(names)}); see "
+                             f"the candidates' errors in failures_, or give candidates that fit shorter or simpler "
+                             f"series (e.g. tsrsa.SeasonalNaiveForecaster)")
+        weights[i] = _weights_of(scores, order, combine, top_k)
+    return weights
+
+
+def panel_weights(errors: np.ndarray, allowed: np.ndarray, *, combine=None, top_k: int = 2) -> np.ndarray:
+    """(C,) the weights of a series never validated (a new id): the ``allowed`` candidates ranked by their
+    mean error over the series where they have one."""
+    means = np.where(allowed, panel_means(errors), np.nan)
+    return _weights_of(means, ranked(means), combine, top_k)
+
+
+def combined(weights: np.ndarray, yhat: np.ndarray) -> np.ndarray:
+    """(S, ...) the forecasts ``yhat`` (S, C, ...) combined with ``weights`` (S, C); a candidate of weight 0
+    is not read (its forecast may be NaN)."""
+    used = weights > 0
+    values = np.where(used.reshape(used.shape + (1,) * (yhat.ndim - 2)), yhat, 0.0)
+    return np.einsum("sc,sc...->s...", weights, values)

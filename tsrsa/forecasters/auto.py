@@ -1,0 +1,412 @@
+"""AutoForecaster: choose among candidate forecasters per series on validation windows, then forecast."""
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pandas as pd
+
+from tsrsa.data.frames import FrameSpec, forecast_frame
+from tsrsa.data.native import as_kind, frame_kind, to_pandas
+from tsrsa.data.validation import build_panel, check_continuation
+from tsrsa.estimator.choice_record import ChoiceRecord, candidate_specs
+from tsrsa.estimator.conformal import ConformalCalibration, check_enough, check_levels
+from tsrsa.estimator.model_choice import (
+    CHOOSE_BY, COMBINE, choice_weights, combined, naive_scale, panel_rows, panel_weights, scaled_errors,
+    validation_targets,
+)
+from tsrsa.estimator.model_set import check_shared, named_models, panel_frame, rows_of
+from tsrsa.estimator.params import check_choice, check_int, check_str
+from tsrsa.estimator.protocol import Estimator, store_init_args
+from tsrsa.forecasters.auto_candidates import default_candidates, rebuilt_candidates
+
+
+class AutoForecaster(Estimator):
+    """Choose, for each series, the candidate forecaster that did best on validation windows, and forecast.
+
+    Validation (inside the training frame only): the last ``h + (n_windows - 1) * step_size`` steps of
+    every series are the validation block; each candidate is fitted **once** on the frame without that
+    block and forecasts ``n_windows`` windows of ``h`` steps, whose cutoffs are ``step_size`` apart (default
+    ``h``: back-to-back windows; the candidates' own ``cross_validate(..., refit=False)``, so a statistical
+    model runs its filter over the block with the parameters fitted before it and a network reads the
+    windows with the weights trained before it). The metric is MASE: the mean absolute error over the
+    windows' steps divided by the in-sample mean absolute seasonal difference (season ``season_length``,
+    over the part before the block; :func:`tsrsa.estimator.model_choice.naive_scale`). Each series keeps
+    the candidate of lowest MASE, or with ``combine`` the best ``top_k`` combined; ``choose="panel"`` ranks
+    the candidates by their mean MASE over the series instead, and so does a series on which fewer than two
+    candidates could be validated (too short for the others' look-back plus the block: ``basis`` "panel" in
+    ``choice_``). What is kept is then refitted once on the whole frame: a network (global) on every series
+    long enough for it, a statistical model on the series that keep it. Cost: every candidate fitted once
+    without the block, then the kept ones once more, so at most about twice the sum of the candidates' fits
+    (the networks dominate; pass fewer or cheaper candidates to spend less).
+
+    A candidate that fails on a series (too short for it, a fit that raises, a non-finite forecast) is
+    skipped there and recorded (``failures_``), and the series keeps the next best; a series that no
+    candidate forecasts is a ValueError.
+    ``predict(level=[80])`` adds split-conformal intervals calibrated on the validation errors of what
+    each series keeps (the combination's own errors, scaled by each series' MASE scale, pooled over series).
+
+    Parameters
+    ----------
+    h : int
+        Forecast horizon (steps); every candidate has it.
+    models : list or dict, optional
+        The candidates (forecasters, ``(name, forecaster)`` pairs or a dict, as ``MultiForecaster``'s). None:
+        ``SeasonalNaive``, ``ETS``, ``ARIMA``, ``Theta``, ``RSA``, ``Transformer`` (RSA's twin with softmax
+        attention; both with their statistical start) and ``DLinear``, at their defaults.
+    season_length : int, optional
+        The season of MASE's scale and of the default statistical candidates; None: the first natural
+        period of the frequency (12 monthly, 4 quarterly, 24 hourly, ...), 1 where there is none.
+    choose : {"series", "panel"}, default "series"
+    combine : {"mean", "weighted", None}, default "mean"
+        "mean": the mean of the best ``top_k`` candidates; "weighted": their mean weighted by inverse
+        validation MASE; None: the best candidate alone. The default is the rule of lowest MASE on a later
+        block than the one it chose on (M3 sample, 60 series: mean MASE 1.089 against 1.095 weighted and
+        1.263 for the best alone; ``benchmarks/auto_m3_sample.py``).
+    top_k : int, default 2
+    n_windows : int, default 2
+        Validation windows per series.
+    step_size : int, optional
+        Steps between validation cutoffs (default ``h``).
+    n_jobs : int, optional
+        Given to the default statistical candidates that take it (processes fitting their series).
+    random_state : int, optional
+        Seed of the default neural candidates (and of given candidates whose ``random_state`` is None):
+        the same data and seed give the same choice and forecasts.
+    freq, fill, id_col, time_col, target_col
+        As every forecaster's (given to the default candidates).
+
+    Attributes
+    ----------
+    choice_ : DataFrame
+        One row per series: its id, each candidate's validation MASE (NaN where it failed or was too short
+        to validate), ``kept`` (the names kept, "+"-joined, heaviest first), ``basis`` ("series": ranked by
+        its own errors; "panel": by the panel's means) and ``failed`` (the candidates that failed on it).
+    weights_ : DataFrame
+        Series x candidates: the weight of each candidate in each series' forecast.
+    failures_ : DataFrame
+        id, candidate, stage ("validation" or "refit") and the error of each failure.
+    models_ : dict
+        name -> the refitted candidates that some series keeps.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> import tsrsa
+    >>> y = pd.Series(np.sin(np.arange(48.0) * np.pi / 6) + 5, index=pd.RangeIndex(48))
+    >>> auto = tsrsa.AutoForecaster(h=3, season_length=12, combine=None, models=[
+    ...     ("yearly", tsrsa.SeasonalNaiveForecaster(h=3, season_length=12)),
+    ...     ("last", tsrsa.SeasonalNaiveForecaster(h=3, season_length=1))]).fit(y)
+    >>> auto.choice_[["unique_id", "kept", "basis"]].values.tolist()
+    [['y', 'yearly', 'series']]
+    """
+
+    #: a set of models: saved as a folder per model (:mod:`tsrsa.estimator.set_folder`)
+    saves_members = True
+
+    def __init__(self, h, *, models=None, season_length=None, choose="series", combine="mean", top_k=2, n_windows=2,
+                 step_size=None, n_jobs=None, random_state=None, freq=None, fill=None, id_col="unique_id",
+                 time_col="ds", target_col="y"):
+        store_init_args(self, locals())
+
+    # ------------------------------------------------------------------ parameters, candidates
+    def check_params(self) -> None:
+        """ValueError/TypeError naming the fix (``fit`` runs it first)."""
+        check_int("h", self.h)
+        check_int("season_length", self.season_length, allow_none=True)
+        check_choice("choose", self.choose, CHOOSE_BY)
+        check_choice("combine", self.combine, COMBINE, allow_none=True)
+        check_int("top_k", self.top_k)
+        check_int("n_windows", self.n_windows)
+        check_int("step_size", self.step_size, allow_none=True)
+        check_int("n_jobs", self.n_jobs, minimum=-1, allow_none=True)
+        for name in ("id_col", "time_col", "target_col"):
+            check_str(name, getattr(self, name))
+
+    @property
+    def frame_spec(self) -> FrameSpec:
+        return FrameSpec(self.id_col, self.time_col, self.target_col)
+
+    def candidate_models(self) -> list[tuple[str, object]]:
+        """The candidates as ``[(name, unfitted copy)]``, configured as ``fit`` uses them."""
+        columns = {"id_col": self.id_col, "time_col": self.time_col, "target_col": self.target_col}
+        if self.models is None:
+            return default_candidates(self, columns)
+        named = [(name, model.clone()) for name, model in named_models(self.models, type(self).__name__)]
+        check_shared(named, type(self).__name__, h=self.h, columns=columns)
+        for _, model in named:
+            if self.random_state is not None and "random_state" in model.param_names() and model.random_state is None:
+                model.set_params(random_state=self.random_state)
+        return named
+
+    def clone(self):
+        """An unfitted copy with the same parameters."""
+        return type(self)(**copy.deepcopy(self.get_params()))
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, df):
+        """Validate every candidate, keep the best per series, refit what is kept; returns self."""
+        self.check_params()
+        kind, df = frame_kind(df), to_pandas(df)  # polars or pyarrow: read as pandas, answered in kind
+        panel = build_panel(df, self.frame_spec, freq=self.freq, fill=self.fill)
+        frame = panel_frame(panel, self.frame_spec)
+        named = self.candidate_models()
+        names = [name for name, _ in named]
+        h, W = int(self.h), int(self.n_windows)
+        step = int(self.step_size or h)
+        block = h + (W - 1) * step
+        ends = np.maximum(panel.lengths - block, 1)  # (S,) values before the validation block
+        m = self.season_of(panel.freq)
+        scale = naive_scale(panel, ends, m)
+        record = ChoiceRecord(panel.ids, names, self.id_col)
+        yhat = np.full((panel.n_series, len(names), W, h), np.nan)
+        needs = {}  # name -> the observations the candidate needs to fit a series
+        for c, (name, model) in enumerate(named):
+            need = needs[name] = record.required(c, model, frame, panel.lengths, block)
+            rows = np.flatnonzero(panel.lengths >= need + block)
+            if not rows.size:
+                continue
+            for _, cv in record.attempt(c, model, frame, lambda m_, f: m_.cross_validate(
+                    f, n_windows=W, step_size=step, refit=False), rows=rows):
+                rows = panel.ids.get_indexer(cv[self.id_col].to_numpy()[:: W * h])  # cv: series, cutoff, step
+                yhat[rows, c] = cv["yhat"].to_numpy().reshape(len(rows), W, h)
+        y = validation_targets(panel, ends, W, step, h)  # (S, W, h); meaningless where no candidate validated
+        errors = scaled_errors(yhat, y, scale)
+        record.non_finite(errors, yhat)
+        models, weights = self._refit(named, frame, errors, record, panel.lengths >= np.array(
+            [needs[name] for name in names])[:, None])
+        residuals = np.abs(y - combined(weights, yhat)) / scale[:, None, None]  # (S, W, h)
+        residuals = residuals.reshape(-1, h)
+        residuals = residuals[np.isfinite(residuals).all(axis=1)]  # a series kept unvalidated has none
+        self.models_ = models
+        self.ids_, self.last_, self.freq_, self.season_length_ = panel.ids, pd.Index(panel.last), panel.freq, m
+        self.names_, self.errors_, self.weight_array_ = names, errors, weights
+        self.default_weights_ = panel_weights(errors, weights.sum(axis=0) > 0, combine=self.combine,
+                                              top_k=int(self.top_k))
+        self.scale_ = scale
+        self.calibration_ = ConformalCalibration(residuals, scale)
+        self.failure_rows_, self.frame_kind_ = record.rows, kind
+        return self
+
+    def _refit(self, named, frame, errors, record, able) -> tuple[dict, np.ndarray]:
+        """Fit what is kept on the whole frame (``able`` (C, S): the series long enough for each candidate;
+        a network is fitted on all of those); a refit that fails on a series is recorded there and the
+        series keeps the next best. Returns (name -> fitted model, weights)."""
+        fitted: dict[str, tuple[object, set]] = {}
+        blocked = np.zeros(errors.shape, dtype=bool)  # (S, C) what a series may not keep: its refit failed
+        while True:  # ends: each pass that fails blocks at least one more (series, candidate)
+            weights = choice_weights(errors, record.ids, record.names, by=self.choose, combine=self.combine,
+                                     top_k=int(self.top_k), blocked=blocked)
+            failed = False
+            for c, (name, model) in enumerate(named):
+                keep = weights[:, c] > 0
+                short = np.flatnonzero(keep & ~able[c])
+                if short.size:  # kept by the panel's ranking, too short to fit: not tried
+                    record.fail(short, c, "refit", "too short to fit")
+                    blocked[short, c], failed = True, True
+                    continue
+                if not keep.any():
+                    continue
+                want = set(np.flatnonzero(keep if local(model) else able[c]))
+                if name in fitted and want <= fitted[name][1]:
+                    continue
+                done = record.attempt(c, model, frame, lambda m_, f: m_.fit(f), rows=sorted(want), stage="refit")
+                fitted.pop(name, None)
+                for rows, fit in done:
+                    fitted[name] = (fit, set(rows))
+                lost = sorted(want - fitted.get(name, (None, set()))[1])
+                if lost:
+                    blocked[lost, c], failed = True, True
+            if not failed:
+                break
+        kept = {name: fitted[name][0] for c, (name, _) in enumerate(named) if (weights[:, c] > 0).any()}
+        return kept, weights
+
+    # ------------------------------------------------------------------ results
+    @property
+    def choice_(self) -> pd.DataFrame:
+        self.check_is_fitted()
+        basis = np.where(panel_rows(self.errors_, self.choose), "panel", "series")
+        return ChoiceRecord.table(self.ids_, self.names_, self.errors_, self.weight_array_, self.failure_rows_,
+                                  self.id_col, basis)
+
+    @property
+    def weights_(self) -> pd.DataFrame:
+        self.check_is_fitted()
+        return pd.DataFrame(self.weight_array_, index=self.ids_, columns=self.names_)
+
+    @property
+    def failures_(self) -> pd.DataFrame:
+        self.check_is_fitted()
+        return pd.DataFrame(self.failure_rows_, columns=[self.id_col, "candidate", "stage", "error"])
+
+    def season_of(self, freq) -> int:
+        """The season in steps: ``season_length``, else the frequency's first natural period, else 1."""
+        if self.season_length is not None:
+            return int(self.season_length)
+        periods = freq.natural_periods() if freq.is_datetime else []
+        return int(periods[0]) if periods else 1
+
+    def check_is_fitted(self) -> None:
+        """NotFittedError unless ``fit`` (or ``tsrsa.load``) has run."""
+        if not hasattr(self, "models_"):
+            from sklearn.exceptions import NotFittedError
+
+            raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet; call fit(df) first.")
+
+    def __sklearn_is_fitted__(self) -> bool:
+        return hasattr(self, "models_")
+
+    # ------------------------------------------------------------------ predict, update
+    def predict(self, h: int | None = None, *, df=None, future_df=None, level=None) -> pd.DataFrame:
+        """Forecast every series with what it keeps: id, time, ``yhat`` (and ``yhat_lo_{level}``,
+        ``yhat_hi_{level}`` with ``level``). ``df``: forecast after the end of each series in it; an id not
+        seen in fit takes the candidates best on average over the panel among those fitted (a statistical
+        one is fitted on that series' history)."""
+        self.check_is_fitted()
+        if future_df is not None:
+            raise ValueError("AutoForecaster's candidates read no covariates; leave future_df out")
+        h = self._check_h(h)
+        levels = check_levels(level)
+        kind, df = self.frame_kind_ if df is None else frame_kind(df), to_pandas(df)
+        if df is None:
+            ids, last, weights, scale, frame = self.ids_, self.last_, self.weight_array_, self.scale_, None
+        else:
+            panel = build_panel(df, self.frame_spec, freq=self.freq, fill=self.fill, expected_freq=self.freq_)
+            frame, ids, last = panel_frame(panel, self.frame_spec), panel.ids, pd.Index(panel.last)
+            weights = self._weights_for(ids)
+            scale = naive_scale(panel, panel.lengths, self.season_length_)
+        yhat = np.zeros((len(ids), h))
+        for c, name in enumerate(self.names_):
+            use = weights[:, c] > 0
+            if not use.any():
+                continue
+            model = self.models_[name]
+            given = None if frame is None else (rows_of(frame, ids[use], self.id_col) if local(model) else frame)
+            out = model.predict(h, df=given)
+            rows = ids.get_indexer(out[self.id_col].to_numpy()[::h])
+            keep = weights[rows, c] > 0
+            yhat[rows[keep]] += weights[rows[keep], c, None] * out["yhat"].to_numpy().reshape(-1, h)[keep]
+        columns = {"yhat": yhat}
+        if levels:
+            n = len(self.calibration_.residuals)
+            try:
+                check_enough(levels, n, len(self.scale_))
+            except ValueError:
+                raise ValueError(f"level={max(levels):g} needs more validation windows than the {n} this fit scored "
+                                 f"({len(self.scale_)} series x n_windows={self.n_windows}): refit with a larger "
+                                 f"n_windows, or ask for a lower level") from None
+            columns.update(self.calibration_.intervals(yhat, scale, levels))
+        return as_kind(forecast_frame(ids, self.freq_.future(last, h), columns, self.frame_spec), kind)
+
+    def _weights_for(self, ids) -> np.ndarray:
+        known = self.ids_.get_indexer(ids)
+        weights = np.tile(self.default_weights_, (len(ids), 1))
+        weights[known >= 0] = self.weight_array_[known[known >= 0]]
+        return weights
+
+    def _check_h(self, h) -> int:
+        if h is None:
+            return int(self.h)
+        check_int("h", h)
+        if h > self.h:
+            raise ValueError(f"h={h} is above the horizon this model was fitted for ({self.h}); refit with h={h} or "
+                             f"forecast at most {self.h} steps")
+        return int(h)
+
+    def update(self, df, *, new_ids: str = "raise"):
+        """Take in observations that continue each series, no refit (each kept model's ``update``); returns
+        self. ``new_ids="add"`` takes in unseen ids with the candidates best on average over the panel. All
+        or nothing."""
+        self.check_is_fitted()
+        check_choice("new_ids", new_ids, ("raise", "add"))
+        panel = build_panel(to_pandas(df), self.frame_spec, freq=self.freq, fill=self.fill, expected_freq=self.freq_)
+        known = self.ids_.get_indexer(panel.ids)
+        check_continuation(panel, self.last_, known, new_ids=new_ids)
+        frame = panel_frame(panel, self.frame_spec)
+        weights = self._weights_for(panel.ids)
+        models = {}
+        for c, name in enumerate(self.names_):
+            if name not in self.models_:
+                continue
+            model = copy.deepcopy(self.models_[name])
+            given = rows_of(frame, panel.ids[weights[:, c] > 0], self.id_col) if local(model) else frame
+            if len(given):
+                model.update(given, new_ids=new_ids)
+            models[name] = model
+        new = known < 0
+        ids = self.ids_.append(panel.ids[new])
+        last = list(self.last_.append(pd.Index(panel.last)[new]))
+        for position, stamp in zip(ids.get_indexer(panel.ids), pd.Index(panel.last)):
+            last[position] = stamp
+        self.models_, self.ids_, self.last_ = models, ids, pd.Index(last, dtype=self.last_.dtype)
+        if new.any():
+            self.weight_array_ = np.vstack([self.weight_array_, weights[new]])
+            self.errors_ = np.vstack([self.errors_, np.full((int(new.sum()), len(self.names_)), np.nan)])
+            self.scale_ = np.concatenate([self.scale_, naive_scale(panel.take(np.flatnonzero(new)),
+                                                                   panel.lengths[new], self.season_length_)])
+            self.calibration_ = ConformalCalibration(self.calibration_.residuals, self.scale_)
+        return self
+
+    # ------------------------------------------------------------------ evaluation, saving
+    def cross_validate(self, df, *, n_windows: int = 3, step_size: int | None = None) -> pd.DataFrame:
+        """Rolling-origin evaluation of the whole procedure: at each of the last ``n_windows`` cutoffs
+        (``step_size`` apart, default ``h``) a copy chooses and refits on the data up to the cutoff only and
+        forecasts the next ``h`` steps. Returns id, time, ``cutoff``, ``step``, the actual value and ``yhat``."""
+        from tsrsa.estimator.crossval import cutoff_positions
+
+        self.check_params()
+        check_int("n_windows", n_windows)
+        check_int("step_size", step_size, allow_none=True)
+        kind, df = frame_kind(df), to_pandas(df)
+        panel = build_panel(df, self.frame_spec, freq=self.freq, fill=self.fill)
+        h = int(self.h)
+        cutoffs = cutoff_positions(panel.lengths, h, n_windows, int(step_size or h))  # (S, W)
+        if (cutoffs < 1).any():
+            raise ValueError(f"cross_validate(n_windows={n_windows}) leaves a series without history before its "
+                             f"first cutoff; lower n_windows or step_size")
+        parts = []
+        for w in range(n_windows):
+            head = panel.head(cutoffs[:, w] + 1)
+            out = self.clone().fit(panel_frame(head, self.frame_spec)).predict()
+            out.insert(2, "cutoff", np.repeat(np.asarray(pd.Index(head.last)), h))
+            out.insert(3, "step", np.tile(np.arange(1, h + 1), panel.n_series))
+            targets = (panel.offsets[:-1] + cutoffs[:, w])[:, None] + np.arange(1, h + 1)[None, :]
+            out.insert(4, self.target_col, panel.values[targets].ravel())
+            out["_order"] = np.repeat(np.arange(panel.n_series) * n_windows + w, h)
+            parts.append(out)
+        result = pd.concat(parts, ignore_index=True).sort_values(["_order", "step"], kind="stable")
+        return as_kind(result.drop(columns="_order").reset_index(drop=True), kind)
+
+    def save(self, path, *, overwrite: bool = False) -> None:
+        """Write the fitted models and the choice to the folder ``path`` (:mod:`tsrsa.estimator.set_folder`);
+        ``tsrsa.load(path)`` reads it back. All or nothing."""
+        from tsrsa.estimator.set_folder import save_set
+
+        self.check_is_fitted()
+        params = {k: v for k, v in self.get_params().items() if k != "models"}
+        params["models"] = None if self.models is None else candidate_specs(
+            named_models(self.models, type(self).__name__))
+        state = ChoiceRecord.to_state(self)
+        save_set(self, path, members=list(self.models_.items()), params=params, state=state, overwrite=overwrite)
+
+    @classmethod
+    def from_folder(cls, directory, config: dict, load_member):
+        """The AutoForecaster saved in ``directory`` (``tsrsa.load``)."""
+        from tsrsa.estimator.set_folder import read_set
+
+        params, members, state = read_set(directory, config, load_member)
+        try:
+            params = dict(params)
+            params["models"] = None if params.get("models") is None else rebuilt_candidates(params["models"])
+            model = cls(**params)
+            model.models_ = dict(members)
+            ChoiceRecord.from_state(model, state)
+        except (KeyError, TypeError, ValueError, IndexError) as err:
+            raise ValueError(f"{directory} does not describe a fitted {cls.__name__} ({err})") from err
+        return model
+
+
+def local(model) -> bool:
+    """Whether ``model`` fits each series on its own (statistical, naive) rather than one network for all."""
+    return not type(model).stochastic
