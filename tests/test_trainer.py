@@ -19,7 +19,7 @@ from sklearn.base import clone
 
 import tsrsa
 from tsrsa import DLinearForecaster, LSTMForecaster, RSAForecaster, Trainer, TransformerForecaster
-from tsrsa.estimator.trainer import FIELDS, REMOVED_OPTIONS, as_trainer, flat_params
+from tsrsa.estimator.trainer import FIELDS, as_trainer, flat_params
 
 from conftest import TINY_DLINEAR, make_panel, run_cli
 
@@ -40,7 +40,6 @@ def test_the_options_and_their_defaults():
     assert FIELDS == ("accelerator", "devices", "strategy", "precision", "compile", "num_threads", "callbacks",
                       "checkpoint_dir", "verbose", "batches_per_epoch", "early_stopping_patience",
                       "inference_batch_size")
-    assert REMOVED_OPTIONS == FIELDS[:9]
     assert dataclasses.asdict(Trainer()) == {"accelerator": "auto", "devices": None, "strategy": "auto",
                                              "precision": "32", "compile": False, "num_threads": None,
                                              "callbacks": None, "checkpoint_dir": None, "verbose": 0,
@@ -107,18 +106,20 @@ def test_trainer_is_a_parameter_kept_as_given(cls, no_warnings):
 
 
 @pytest.mark.parametrize("cls", NEURAL, ids=lambda c: c.__name__)
-def test_a_flat_option_of_0_14_is_refused_naming_the_new_spelling(cls):
-    model = cls(h=4, trainer={"num_threads": 2})
+def test_a_flat_option_of_0_14_still_folds_into_the_trainer_with_a_warning(cls):
     for name, value in (("num_threads", 2), ("verbose", 1), ("precision", "bf16-mixed"), ("callbacks", [])):
-        with pytest.raises(TypeError, match=rf"{name} moved into trainer in tsrsa 0.15 .* removed in tsrsa 0.16; "
-                                            rf"pass trainer=tsrsa.Trainer\({name}="):
-            cls(h=4, **{name: value})
-        with pytest.raises(TypeError, match=rf"pass trainer=tsrsa.Trainer\({name}="):
-            model.set_params(**{name: value})
-    assert model.get_params()["trainer"] == {"num_threads": 2}  # the refused call changed nothing
-    with pytest.raises(TypeError, match="removed in tsrsa 0.16"):
+        with pytest.warns(DeprecationWarning, match=rf"{name}= is deprecated \(the old spelling goes in tsrsa 0.17\); "
+                                                    rf"pass trainer=tsrsa.Trainer\({name}="):
+            model = cls(h=4, **{name: value})
+        assert model.get_params()["trainer"] == {name: value} and name not in model.get_params()
+        with pytest.warns(DeprecationWarning, match=rf"pass trainer=tsrsa.Trainer\("):
+            model.set_params(num_threads=3)
+        assert model.get_params()["trainer"] == {**{name: value}, "num_threads": 3}
+    model = cls(h=4, trainer={"num_threads": 2})
+    with pytest.raises(ValueError, match="given together"):
         cls(h=4, trainer=Trainer(verbose=1), precision="bf16-mixed")
-    assert not hasattr(model, "num_threads")  # nor read as an attribute of its own
+    assert model.get_params()["trainer"] == {"num_threads": 2}
+    assert not hasattr(model, "num_threads")  # not read as an attribute of its own
     model.set_params(trainer__num_threads=3)  # sklearn's nested name
     assert model.resolved_trainer.num_threads == 3
 
@@ -236,7 +237,7 @@ def test_to_recurrent_takes_a_trainer_option_by_its_nested_name():
     df = make_panel(length=60)
     original = TransformerForecaster(h=4, input_size=8, d_model=8, n_heads=2, n_layers=1, d_ff=8, max_epochs=1,
                                      random_state=0, trainer={"num_threads": 1}).fit(df)
-    with pytest.raises(TypeError, match=r"to_recurrent got verbose=0: .* pass trainer=tsrsa.Trainer\(verbose=0\)"):
-        to_recurrent(original, df, feature_size=4, verbose=0)
+    with pytest.warns(DeprecationWarning, match=r"to_recurrent: verbose= is deprecated .* pass trainer=tsrsa.Trainer"):
+        flat = to_recurrent(original, df, feature_size=4, verbose=0)
     converted = to_recurrent(original, df, feature_size=4, trainer__verbose=0)
-    assert converted.resolved_trainer == Trainer(num_threads=1)
+    assert converted.resolved_trainer == flat.resolved_trainer == Trainer(num_threads=1)

@@ -109,9 +109,8 @@ COMMON_PARAMS_DOC = """
         batches_per_epoch=..., early_stopping_patience=..., inference_batch_size=...)`` or a dict of
         those options (``{"num_threads": 2}``); None: ``Trainer()``, the CPU or CUDA when present, one
         process, float32, one CPU thread, silent, the automatic batches per epoch and patience
-        (:class:`tsrsa.Trainer` documents each option). Until tsrsa 0.17 ``batches_per_epoch``,
-        ``early_stopping_patience`` and ``inference_batch_size`` are also taken as arguments of their
-        own, with a DeprecationWarning; the other options' own arguments were removed in 0.16.
+        (:class:`tsrsa.Trainer` documents each option). Until tsrsa 0.17 each option is also taken as an
+        argument of its own (``num_threads=1``), with a DeprecationWarning naming this spelling.
     covariates : Covariates or dict, optional
         Columns read beside the target (docs/covariates.md): ``tsrsa.Covariates(past=..., future=...,
         static=..., calendar=..., holidays=..., unknown_categories=..., norm=...)`` or a dict of those

@@ -39,7 +39,7 @@ from tsrsa.estimator.plan_ahead import plan_ahead
 from tsrsa.estimator.sharded import agree_with_rank0, check_shardable, window_counts
 from tsrsa.estimator.started import StatisticalStart
 from tsrsa.estimator.trainer import FIELDS as TRAINER_FIELDS
-from tsrsa.estimator.trainer import REMOVED_OPTIONS, Trainer, as_trainer, flat_params
+from tsrsa.estimator.trainer import Trainer, as_trainer, flat_params
 from tsrsa.estimator.window_state import SCALED_FIX, encoded
 from tsrsa.nn.covariates import CovariateBatch
 from tsrsa.nn.losses import make_loss
@@ -63,9 +63,8 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
     takes_covariates = True
     saves_weights = True
     option_groups = {"start": Start, "trainer": Trainer, "covariates": Covariates}
-    #: options that were arguments of their own, by their old names: the statistical start's and the
-    #: covariates' (until 0.16), the trainer's (its first nine until 0.15, removed in 0.16; the loop's three
-    #: until 0.16)
+    #: options that were arguments of their own, by their old names (the trainer's first nine until 0.15, the
+    #: others until 0.16), taken with a DeprecationWarning until 0.17
     moved_params = {
         "start_learning_rate": ("start", "learning_rate"), "start_margin": ("start", "margin"),
         "start_weight": ("start", "weight"),
@@ -75,7 +74,6 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
         "holidays": ("covariates", "holidays"), "unknown_categories": ("covariates", "unknown_categories"),
         "covariate_norm": ("covariates", "norm"),
     }
-    removed_params = REMOVED_OPTIONS
 
     # ------------------------------------------------------------------ the option groups
     @classmethod

@@ -17,9 +17,9 @@ rule: a dict stays a dict, checked at ``fit``) and reads it through :meth:`Optio
 The options were arguments of their own before (``start_weight=0.5``, ``n_cyclic=2``): a class names
 where each old name lives now (``moved_params``: old name -> (group, field)), and :func:`fold_params`
 folds them in, with a ``DeprecationWarning`` naming the new spelling when a user's call passed them,
-silently for a saved model's parameters and the command line; names whose removal came
-(``removed_params``) are a ``TypeError`` naming the new spelling. ``set_params`` also takes sklearn's
-nested spelling, ``set_params(rem__n_cyclic=2)``.
+silently for a saved model's parameters and the command line. Once a name is removed (it leaves
+``moved_params``) it is an unknown argument, whose error names the group option it is close to.
+``set_params`` also takes sklearn's nested spelling, ``set_params(rem__n_cyclic=2)``.
 """
 from __future__ import annotations
 
@@ -208,8 +208,7 @@ def fold_params(cls, params: dict, *, owner: str | None = None, current: Mapping
     (``set_params``: the estimator's), else the argument's default; a user's call that gives a group and one of
     its options apart is a ``ValueError`` (the command line's ``-p`` sets the option in the group given).
     ``owner`` names the user's call: an old name then warns (a ``DeprecationWarning`` at ``stacklevel``
-    naming the new spelling), and a removed one (``cls.removed_params``) is a ``TypeError``; None folds
-    silently (a saved model, the command line).
+    naming the new spelling); None folds silently (a saved model, the command line).
     """
     moved = dict(cls.moved_params)
     groups = dict(cls.option_groups)
@@ -224,13 +223,6 @@ def fold_params(cls, params: dict, *, owner: str | None = None, current: Mapping
             rest[key] = value
     if not flat:
         return params
-    if owner is not None:
-        removed = [k for k in flat if k in cls.removed_params]
-        if removed:
-            k = removed[0]
-            group, field, value = flat[k]
-            raise TypeError(f"{owner} got {k}={value!r}: {k} moved into {group} in tsrsa 0.15 and its own argument "
-                            f"was removed in tsrsa 0.16; pass {spelled(group, groups[group], {field: value})}")
     by_group: dict[str, dict] = {}
     for key, (group, field, value) in flat.items():
         by_group.setdefault(group, {})[field] = value

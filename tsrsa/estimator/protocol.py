@@ -59,9 +59,6 @@ class Estimator:
     #: parameter names of an earlier version, each an option of a group now: old name -> (group, field).
     #: The constructor and ``set_params`` still take them, with a DeprecationWarning, until their removal
     moved_params: dict = {}
-    #: the names of ``moved_params`` whose removal came: a user's call that passes one is a TypeError naming
-    #: the new spelling (a saved model's parameters and the command line still fold them silently)
-    removed_params: tuple[str, ...] = ()
 
     def __new__(cls, *args, **kwargs):
         if args or kwargs:  # a constructor call (copy and pickle create the object bare)

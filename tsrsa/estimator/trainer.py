@@ -15,12 +15,11 @@ key is refused with the closest names); the estimator keeps the value as given (
 reads it through :func:`as_trainer`. The mechanism is every option group's
 (:mod:`tsrsa.estimator.option_groups`).
 
-The first nine options were the estimators' own arguments before tsrsa 0.15 (``num_threads=2``);
-that spelling was removed in 0.16 (``REMOVED_IN``): a constructor or ``set_params`` call that uses it
-is a ``TypeError`` naming the new spelling, while a model folder saved with it loads without a warning
-and the command line's ``-p num_threads=2`` still maps onto the trainer. ``batches_per_epoch``,
-``early_stopping_patience`` and ``inference_batch_size`` moved here in 0.16: their own arguments still
-work until 0.17, with a ``DeprecationWarning``. :func:`flat_params` writes a parameter dict the old
+The first nine options were the estimators' own arguments before tsrsa 0.15 (``num_threads=2``),
+``batches_per_epoch``, ``early_stopping_patience`` and ``inference_batch_size`` before 0.16: a
+constructor or ``set_params`` call that uses that spelling still works until 0.17, with a
+``DeprecationWarning`` naming the new one; a model folder saved with it loads without a warning and the
+command line's ``-p num_threads=2`` maps onto the trainer. :func:`flat_params` writes a parameter dict the old
 way, with every group's options beside the others, for records that compare runs across versions
 (checkpoint fingerprints, benchmark rows).
 """
@@ -34,10 +33,6 @@ from tsrsa.training.budget import check_budget
 from tsrsa.training.checkpoint import check_checkpointing
 from tsrsa.training.devices import check_accelerator, check_compile, check_precision
 from tsrsa.training.distributed import check_strategy
-
-#: the version that removed the nine flat arguments of 0.14 (``num_threads=2`` beside ``h=``)
-REMOVED_IN = "0.16"
-
 
 @dataclass(frozen=True, repr=False)
 class Trainer(OptionGroup):
@@ -162,10 +157,6 @@ class Trainer(OptionGroup):
 FIELDS = Trainer.field_names()
 #: each option's default
 DEFAULTS = Trainer.field_defaults()
-#: the nine options that were arguments of their own in tsrsa 0.14 (removed in 0.16)
-REMOVED_OPTIONS = FIELDS[:9]
-#: the options that were arguments of their own until 0.16 (deprecated; removed in 0.17)
-MOVED_OPTIONS = FIELDS[9:]
 
 
 def saved_trainer(value):
@@ -205,5 +196,5 @@ def flat_defaults(cls) -> dict:
     return flat_params(cls.param_defaults(), cls)
 
 
-__all__ = ["DEFAULTS", "FIELDS", "MOVED_OPTIONS", "REMOVED_IN", "REMOVED_OPTIONS", "Trainer", "as_trainer",
+__all__ = ["DEFAULTS", "FIELDS", "Trainer", "as_trainer",
            "flat_defaults", "flat_params", "saved_trainer"]
