@@ -24,7 +24,6 @@ as each model ends, with the date, the library's version and commit, and the par
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime as dt
 import json
 import os
@@ -33,6 +32,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from tsrsa.benchmarking.m3_sample import package_identity
+from tsrsa.benchmarking.results import append_rows
 
 HERE = Path(__file__).resolve().parent
 OUTPUT = HERE / "results" / "hierarchy.csv"
@@ -89,23 +91,6 @@ def node_mase(forecasts: pd.DataFrame, test: pd.DataFrame, train: pd.DataFrame, 
     return mae / scale.loc[mae.index]
 
 
-def package_identity() -> tuple[str, str]:
-    from tsrsa.benchmarking.m3_sample import package_identity as identity
-
-    version, commit = identity()
-    return version, os.environ.get("TSRSA_COMMIT", commit) if commit == "unknown" else commit
-
-
-def append(rows: list[dict], path: Path = OUTPUT) -> None:
-    new = not path.exists()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=COLUMNS)
-        if new:
-            writer.writeheader()
-        writer.writerows(rows)
-
-
 def run(model_name: str, train, test, S_df, tags, groups: int, output: Path) -> list[dict]:
     import tsrsa
 
@@ -139,7 +124,7 @@ def run(model_name: str, train, test, S_df, tags, groups: int, output: Path) -> 
             rows.append({**common, "method": method, "level": level, "mase": round(float(scores[ids].mean()), 4),
                          "base_mase": round(float(base_scores[ids].mean()), 4),
                          "reconcile_seconds": round(seconds, 3)})
-    append(rows, output)
+    append_rows(output, rows, COLUMNS)
     return rows
 
 

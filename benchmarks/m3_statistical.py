@@ -29,7 +29,6 @@ date and the library's version and commit; each series' scores go to
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime as dt
 import json
 import os
@@ -38,6 +37,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from tsrsa.benchmarking.m3_sample import package_identity
+from tsrsa.benchmarking.results import append_rows
 
 HERE = Path(__file__).resolve().parent
 OUTPUT = HERE / "results" / "m3_statistical.csv"
@@ -102,24 +104,6 @@ def mase(y: np.ndarray, yhat: np.ndarray, train: np.ndarray, m: int) -> float:
     return float(np.mean(np.abs(y - yhat)) / np.mean(np.abs(train[lag:] - train[:-lag])))
 
 
-def package_identity() -> tuple[str, str]:
-    """(version, commit) of the tsrsa imported; ``TSRSA_COMMIT`` names the commit of a copy outside git."""
-    from tsrsa.benchmarking.m3_sample import package_identity as identity
-
-    version, commit = identity()
-    return version, os.environ.get("TSRSA_COMMIT", commit) if commit == "unknown" else commit
-
-
-def append(path: Path, columns, rows: list[dict]) -> None:
-    new = not path.exists()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=columns)
-        if new:
-            writer.writeheader()
-        writer.writerows(rows)
-
-
 def run(subset: str, model: str, every: int, n_jobs: int, output: Path, series_output: Path) -> dict:
     train, test = read_subset(subset, every)
     h, m = HORIZON[subset], SEASON[subset]
@@ -145,8 +129,8 @@ def run(subset: str, model: str, every: int, n_jobs: int, output: Path, series_o
            "horizon": h, "season": m, "smape": round(float(np.mean([r["smape"] for r in per_series])), 4),
            "mase": round(float(np.mean([r["mase"] for r in per_series])), 4), "fit_seconds": round(seconds, 1),
            "n_jobs": n_jobs, "failed": failed, "params": json.dumps(params, sort_keys=True, default=str)}
-    append(series_output, SERIES_COLUMNS, per_series)
-    append(output, COLUMNS, [row])
+    append_rows(series_output, per_series, SERIES_COLUMNS)
+    append_rows(output, [row], COLUMNS)
     return row
 
 

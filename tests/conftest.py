@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -80,6 +83,32 @@ def run_cli(capsys, *argv) -> tuple[int, str, str]:
     status = main([str(a) for a in argv])
     out, err = capsys.readouterr()
     return status, out, err
+
+
+#: what a script run by :func:`serve_without_torch` begins with: importing torch raises in it
+NO_TORCH = """
+import sys
+
+class NoTorch:
+    def find_spec(self, name, path=None, target=None):
+        if name == "torch" or name.startswith("torch."):
+            raise ImportError("torch is not installed here")
+
+sys.meta_path.insert(0, NoTorch())
+import pandas as pd
+import tsrsa
+
+served = tsrsa.load_onnx(sys.argv[1], threads=1)
+"""
+
+
+def serve_without_torch(folder: Path, lines: str, *argv) -> subprocess.CompletedProcess:
+    """Run ``lines`` (``served`` is ``tsrsa.load_onnx(argv[0])``) in a fresh interpreter where importing torch
+    fails, and check that nothing imported torch."""
+    script = folder / "serve.py"
+    script.write_text(NO_TORCH + textwrap.dedent(lines) + '\nassert not [name for name in sys.modules if name == "torch" '
+                      'or name.startswith("torch.")]\n')
+    return subprocess.run([sys.executable, str(script), *map(str, argv)], capture_output=True, text=True, timeout=120)
 
 
 def has_cuda() -> bool:

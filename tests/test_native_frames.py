@@ -34,7 +34,7 @@ def back(out, kind):
     return out.to_pandas()
 
 
-def same(out, reference, kind):
+def assert_same(out, reference, kind):
     got = back(out, kind)
     pd.testing.assert_frame_equal(got, reference.reset_index(drop=True), check_exact=True)
 
@@ -53,9 +53,9 @@ def test_fit_predict_and_predict_df_answer_in_the_kind_given(kind, name):
     reference = MODELS[name]().fit(df)
     model = MODELS[name]().fit(native(df, kind))
     assert model.frame_kind_ == kind
-    same(model.predict(), reference.predict(), kind)
+    assert_same(model.predict(), reference.predict(), kind)
     tail = df.groupby("unique_id").tail(60)
-    same(model.predict(df=native(tail, kind)), reference.predict(df=tail), kind)
+    assert_same(model.predict(df=native(tail, kind)), reference.predict(df=tail), kind)
     # a pandas frame given to the same model gets pandas back
     pd.testing.assert_frame_equal(model.predict(df=tail), reference.predict(df=tail), check_exact=True)
 
@@ -75,18 +75,18 @@ def test_update_then_predict_matches_pandas(kind):
     tail = df.groupby("unique_id").tail(24)
     reference = tsrsa.ThetaForecaster(h=6, season_length=24).fit(head).update(tail)
     model = tsrsa.ThetaForecaster(h=6, season_length=24).fit(native(head, kind)).update(native(tail, kind))
-    same(model.predict(), reference.predict(), kind)
+    assert_same(model.predict(), reference.predict(), kind)
 
 
 @pytest.mark.parametrize("kind", ["polars", "pyarrow"])
 def test_cross_validate_and_fitted_answer_in_the_kind_given(kind):
     df = panel()
     model = tsrsa.SeasonalNaiveForecaster(h=6, season_length=24)
-    same(model.cross_validate(native(df, kind), n_windows=2), model.cross_validate(df, n_windows=2), kind)
+    assert_same(model.cross_validate(native(df, kind), n_windows=2), model.cross_validate(df, n_windows=2), kind)
     fitted = tsrsa.SeasonalNaiveForecaster(h=6, season_length=24).fit(native(df, kind))
-    same(fitted.fitted(), tsrsa.SeasonalNaiveForecaster(h=6, season_length=24).fit(df).fitted(), kind)
-    same(fitted.make_future_frame(), tsrsa.SeasonalNaiveForecaster(h=6, season_length=24).fit(df).make_future_frame(),
-         kind)
+    assert_same(fitted.fitted(), tsrsa.SeasonalNaiveForecaster(h=6, season_length=24).fit(df).fitted(), kind)
+    assert_same(fitted.make_future_frame(),
+                tsrsa.SeasonalNaiveForecaster(h=6, season_length=24).fit(df).make_future_frame(), kind)
 
 
 def test_saved_model_remembers_the_kind_and_pandas_files_are_unchanged(tmp_path):
@@ -143,11 +143,13 @@ def test_model_sets_answer_in_the_kind_given(tmp_path):
                        tsrsa.ThetaForecaster(h=6, season_length=24)]
     multi = tsrsa.MultiForecaster(members()).fit(pl.from_pandas(df))
     reference = tsrsa.MultiForecaster(members()).fit(df)
-    same(multi.predict(), reference.predict(), "polars")
-    same(multi.cross_validate(pl.from_pandas(df), n_windows=2), reference.cross_validate(df, n_windows=2), "polars")
+    assert_same(multi.predict(), reference.predict(), "polars")
+    assert_same(multi.cross_validate(pl.from_pandas(df), n_windows=2), reference.cross_validate(df, n_windows=2),
+                "polars")
     multi.save(tmp_path / "multi")
     assert isinstance(tsrsa.load(tmp_path / "multi").predict(), pl.DataFrame)
     auto = tsrsa.AutoForecaster(h=6, models=members(), season_length=24).fit(pa.Table.from_pandas(df))
-    same(auto.predict(), tsrsa.AutoForecaster(h=6, models=members(), season_length=24).fit(df).predict(), "pyarrow")
+    alone = tsrsa.AutoForecaster(h=6, models=members(), season_length=24).fit(df)
+    assert_same(auto.predict(), alone.predict(), "pyarrow")
     auto.save(tmp_path / "auto")
     assert isinstance(tsrsa.load(tmp_path / "auto").predict(), pa.Table)

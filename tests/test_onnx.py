@@ -11,9 +11,6 @@ import copy
 import json
 import re
 import shutil
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +20,7 @@ import pytest
 pytest.importorskip("onnxruntime")
 pytest.importorskip("onnxscript")
 
+from tests.conftest import serve_without_torch  # noqa: E402
 import tsrsa  # noqa: E402
 from tsrsa import DLinearForecaster, LSTMForecaster, RSAForecaster, TransformerForecaster  # noqa: E402
 
@@ -202,24 +200,6 @@ def test_files_are_checked_on_load(exported, tmp_path):
         tsrsa.load_onnx(path)
 
 
-NO_TORCH = """
-import sys
-
-class NoTorch:
-    def find_spec(self, name, path=None, target=None):
-        if name == "torch" or name.startswith("torch."):
-            raise ImportError("torch is not installed here")
-
-sys.meta_path.insert(0, NoTorch())
-import pandas as pd
-import tsrsa
-
-served = tsrsa.load_onnx(sys.argv[1], threads=1)
-pd.read_pickle(sys.argv[2])  # the frame to forecast from
-served.predict(df=pd.read_pickle(sys.argv[2])).to_pickle(sys.argv[3])
-served.predict().to_pickle(sys.argv[4])
-assert not [name for name in sys.modules if name == "torch" or name.startswith("torch.")]
-"""
 
 
 @pytest.mark.processes
@@ -228,10 +208,10 @@ def test_serving_runs_where_torch_cannot_be_imported(exported, tmp_path):
     folder = tmp_path
     df = panel_frame(2, length=60, seed=3)
     df.to_pickle(folder / "in.pkl")
-    script = folder / "serve.py"
-    script.write_text(textwrap.dedent(NO_TORCH))
-    run = subprocess.run([sys.executable, str(script), str(path), str(folder / "in.pkl"), str(folder / "df.pkl"),
-                          str(folder / "fitted.pkl")], capture_output=True, text=True, timeout=120)
+    run = serve_without_torch(folder, """
+        served.predict(df=pd.read_pickle(sys.argv[2])).to_pickle(sys.argv[3])
+        served.predict().to_pickle(sys.argv[4])
+        """, path, folder / "in.pkl", folder / "df.pkl", folder / "fitted.pkl")
     assert run.returncode == 0, run.stderr
     scale = scales(model, served)
     assert_same_forecast(model.predict(df=df), pd.read_pickle(folder / "df.pkl"), scale)

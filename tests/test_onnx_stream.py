@@ -9,9 +9,6 @@ with the reason. Each kind is fitted small and exported once for the module.
 from __future__ import annotations
 
 import copy
-import subprocess
-import sys
-import textwrap
 
 import numpy as np
 import pandas as pd
@@ -21,6 +18,7 @@ import torch
 pytest.importorskip("onnxruntime")
 pytest.importorskip("onnxscript")
 
+from tests.conftest import serve_without_torch  # noqa: E402
 import tsrsa  # noqa: E402
 from tsrsa import RSAForecaster, TransformerForecaster  # noqa: E402
 from tsrsa.nn.rem import RemHeads, rem_recurrent  # noqa: E402
@@ -150,22 +148,6 @@ def test_kinds_whose_state_is_no_fixed_input_are_refused(tmp_path):
     assert not list(tmp_path.iterdir())
 
 
-NO_TORCH = """
-import sys
-
-class NoTorch:
-    def find_spec(self, name, path=None, target=None):
-        if name == "torch" or name.startswith("torch."):
-            raise ImportError("torch is not installed here")
-
-sys.meta_path.insert(0, NoTorch())
-import pandas as pd
-import tsrsa
-
-served = tsrsa.load_onnx(sys.argv[1], threads=1)
-served.update(pd.read_pickle(sys.argv[2])).predict().to_pickle(sys.argv[3])
-assert not [name for name in sys.modules if name == "torch" or name.startswith("torch.")]
-"""
 
 
 @pytest.mark.processes
@@ -174,9 +156,9 @@ def test_a_stream_is_served_where_torch_cannot_be_imported(streaming, tmp_path):
     model = copy.deepcopy(fitted)
     new = df.groupby("unique_id").nth(list(range(118, 131)))  # 13 steps: three tokens and one waiting
     new.to_pickle(tmp_path / "new.pkl")
-    (tmp_path / "serve.py").write_text(textwrap.dedent(NO_TORCH))
-    run = subprocess.run([sys.executable, str(tmp_path / "serve.py"), str(path), str(tmp_path / "new.pkl"),
-                          str(tmp_path / "out.pkl")], capture_output=True, text=True, timeout=120)
+    run = serve_without_torch(tmp_path, """
+        served.update(pd.read_pickle(sys.argv[2])).predict().to_pickle(sys.argv[3])
+        """, path, tmp_path / "new.pkl", tmp_path / "out.pkl")
     assert run.returncode == 0, run.stderr
     scale = pd.Series(model.memory_.scale, index=model.memory_.ids)
     assert largest_error(model.update(new).predict(), pd.read_pickle(tmp_path / "out.pkl"), scale) <= 1e-4

@@ -83,11 +83,11 @@ def test_patience_is_not_spent_while_the_one_cycle_rate_rises(schedule, stop):
 
 
 def test_warmup_epochs_are_the_rising_part_of_one_cycle_only():
-    from tsrsa.training.loop import warmup_epochs
+    from tsrsa.training.budget import warmup_epochs
 
-    assert [warmup_epochs(TrainingConfig(max_epochs=e, lr_schedule="onecycle")) for e in (1, 10, 14, 100)] == \
+    assert [warmup_epochs(e, "onecycle") for e in (1, 10, 14, 100)] == \
         [1, 3, 5, 30]
-    assert {warmup_epochs(TrainingConfig(max_epochs=10, lr_schedule=s)) for s in ("cosine", "halving", None)} == {0}
+    assert {warmup_epochs(10, s) for s in ("cosine", "halving", None)} == {0}
 
 
 def test_nan_loss_raises_and_keeps_best_weights():

@@ -242,7 +242,8 @@ def run_one(model: str, series: pd.Series, info: dict, origin_name: str, seed: i
 # ---------------------------------------------------------------------- runs and rows
 def package_identity() -> tuple[str, str]:
     """(version, commit) of the tsrsa package imported: the commit of the checkout that holds it,
-    with "+dirty" when its ``tsrsa/`` has uncommitted changes; "unknown" outside git."""
+    with "+dirty" when its ``tsrsa/`` has uncommitted changes; outside git ``TSRSA_COMMIT`` (a copy's
+    commit, named by whoever made it), else "unknown"."""
     import tsrsa._version as version
 
     folder = Path(version.__file__).resolve().parent.parent
@@ -252,7 +253,7 @@ def package_identity() -> tuple[str, str]:
         dirty = subprocess.run(["git", "-C", str(folder), "status", "--porcelain", "--", "tsrsa"],
                                capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
-        return version.__version__, "unknown"
+        return version.__version__, os.environ.get("TSRSA_COMMIT", "unknown")
     return version.__version__, commit + ("+dirty" if dirty else "")
 
 

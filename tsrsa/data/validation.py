@@ -5,6 +5,8 @@ Every problem is reported at the entry of ``fit``/``predict`` as a ``ValueError`
 """
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 import pandas as pd
 from pandas.tseries.frequencies import to_offset
@@ -371,3 +373,17 @@ def check_finite_forecast(columns: dict, ids: pd.Index) -> None:
             raise FloatingPointError(
                 f"the forecast {name!r} of series {format_id(ids[int(rows[0])])} is not finite{more}, although every "
                 f"input was checked: the network overflowed; refit with a lower learning_rate, or rescale the data")
+
+
+def requested_horizon(h, trained: int, fix: str) -> int:
+    """The steps ``h`` asked of a model trained for ``trained`` (None: all of them); a TypeError or ValueError
+    otherwise, ``fix`` saying what to do for more steps than it was trained for."""
+    if h is None:
+        return int(trained)
+    if isinstance(h, (bool, np.bool_)) or not isinstance(h, numbers.Integral):
+        raise TypeError(f"h must be an int >= 1, got {h!r} ({type(h).__name__})")
+    if h < 1:
+        raise ValueError(f"h={h} must be >= 1")
+    if h > trained:
+        raise ValueError(f"h={h} is above the horizon this model was trained for ({trained}); {fix}")
+    return int(h)

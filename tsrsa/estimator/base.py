@@ -40,6 +40,7 @@ from tsrsa.data.native import PANDAS, as_kind, frame_kind, to_pandas
 from tsrsa.data.shards import ParquetShards
 from tsrsa.data.validation import (
     build_panel, check_continuation, check_fill, check_finite_forecast, check_min_length, check_time_zone,
+    requested_horizon,
 )
 from tsrsa.estimator.conformal import (
     ConformalCalibration, calibrated, calibration_length, check_levels, frame_scale, head_interval_pairs,
@@ -327,15 +328,7 @@ class BaseForecaster(Conveniences, Estimator):
         return panel
 
     def _check_predict_h(self, h) -> int:
-        if h is None:
-            return int(self.h)
-        check_int("h", h)
-        if h > self.h:
-            raise ValueError(
-                f"h={h} is above the horizon this model was trained for ({self.h}); refit with "
-                f"h={h} or forecast at most {self.h} steps"
-            )
-        return int(h)
+        return requested_horizon(h, int(self.h), f"refit with h={h} or forecast at most {self.h} steps")
 
     def head_quantile_levels(self) -> tuple[float, ...]:
         """The quantile levels the model's forecasts carry as ``yhat_q..`` columns (none here; a quantile

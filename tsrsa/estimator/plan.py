@@ -34,8 +34,6 @@ import numbers
 from dataclasses import dataclass
 
 from tsrsa.training import budget as step_budget
-from tsrsa.training.config import TrainingConfig
-from tsrsa.training.loop import warmup_epochs
 
 AUTO = "auto"
 
@@ -255,7 +253,7 @@ def resolve_plan(estimator, summary: DataSummary, *, placement, carried: bool = 
                           f"(the target is about {step_budget.TARGET_STEPS} steps, in {step_budget.MIN_EPOCHS} to "
                           f"{step_budget.MAX_EPOCHS} epochs)")
     if _auto(trainer.early_stopping_patience) and budget.patience is not None:
-        warm = warmup_epochs(TrainingConfig(max_epochs=budget.epochs, lr_schedule=estimator.lr_schedule))
+        warm = step_budget.warmup_epochs(budget.epochs, estimator.lr_schedule)
         why("trainer.early_stopping_patience", f"{budget.patience}: a fifth of {budget.epochs} epochs"
                                                + (f", counted after the {warm} warm-up epochs" if warm else ""))
 

@@ -8,7 +8,7 @@ import pandas as pd
 
 from tsrsa.data.frames import FrameSpec, forecast_frame
 from tsrsa.data.native import as_kind, frame_kind, to_pandas
-from tsrsa.data.validation import build_panel, check_continuation
+from tsrsa.data.validation import build_panel, check_continuation, requested_horizon
 from tsrsa.estimator.choice_record import ChoiceRecord, candidate_specs
 from tsrsa.estimator.conformal import ConformalCalibration, check_enough, check_levels
 from tsrsa.estimator.model_choice import (
@@ -266,7 +266,7 @@ class AutoForecaster(Estimator):
         self.check_is_fitted()
         if future_df is not None:
             raise ValueError("AutoForecaster's candidates read no covariates; leave future_df out")
-        h = self._check_h(h)
+        h = requested_horizon(h, int(self.h), f"refit with h={h} or forecast at most {self.h} steps")
         levels = check_levels(level)
         kind, df = self.frame_kind_ if df is None else frame_kind(df), to_pandas(df)
         if df is None:
@@ -305,14 +305,6 @@ class AutoForecaster(Estimator):
         weights[known >= 0] = self.weight_array_[known[known >= 0]]
         return weights
 
-    def _check_h(self, h) -> int:
-        if h is None:
-            return int(self.h)
-        check_int("h", h)
-        if h > self.h:
-            raise ValueError(f"h={h} is above the horizon this model was fitted for ({self.h}); refit with h={h} or "
-                             f"forecast at most {self.h} steps")
-        return int(h)
 
     def update(self, df, *, new_ids: str = "raise"):
         """Take in observations that continue each series, no refit (each kept model's ``update``); returns

@@ -22,7 +22,7 @@ from tsrsa.data.native import PANDAS, as_kind, frame_kind, to_pandas
 from tsrsa.data.scalers import check_scaled
 from tsrsa.data.shard_manifest import sha256
 from tsrsa.data.validation import (
-    build_panel, check_continuation, check_finite_forecast, check_min_length, check_time_zone,
+    build_panel, check_continuation, check_finite_forecast, check_min_length, check_time_zone, requested_horizon,
 )
 from tsrsa.serving.served_state import ServedStreams, ServedWindows
 
@@ -125,7 +125,7 @@ class OnnxForecaster:
         DataFrame
             Long frame: id, time, ``yhat`` (and the ``yhat_q..`` columns of a quantile model).
         """
-        h = self._check_h(h)
+        h = requested_horizon(h, self.h, f"forecast at most {self.h} steps, or refit and export with h={h}")
         state, kind = self.state, self.info.get("frame_kind", PANDAS)
         if df is not None:
             state, kind = self._state_of(self._panel(df)), frame_kind(df)
@@ -175,15 +175,6 @@ class OnnxForecaster:
                      statistics="its statistics (fitted, or its own for a new series)")
         return state
 
-    def _check_h(self, h) -> int:
-        if h is None:
-            return self.h
-        if isinstance(h, bool) or not isinstance(h, (int, np.integer)) or h < 1:
-            raise ValueError(f"h={h!r} must be an int >= 1")
-        if h > self.h:
-            raise ValueError(f"h={h} is above the horizon this model was trained for ({self.h}); forecast at most "
-                             f"{self.h} steps, or refit and export with h={h}")
-        return int(h)
 
 
 def _read_json(path: Path) -> dict:

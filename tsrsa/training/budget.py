@@ -29,6 +29,8 @@ EPOCH_STEPS = 400
 MIN_EPOCHS = 10
 MAX_EPOCHS = 100
 MIN_PATIENCE = 3
+#: the share of a one-cycle schedule's steps that raise the rate to its peak (torch's ``pct_start``)
+ONECYCLE_WARMUP = 0.3
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,15 @@ def auto_epochs(n_windows: int, batch_size: int, batches_per_epoch: int | None =
 def auto_patience(max_epochs: int) -> int:
     """Early-stopping patience for a run of ``max_epochs`` epochs."""
     return max(MIN_PATIENCE, int(max_epochs) // 5)
+
+
+def warmup_epochs(max_epochs: int, lr_schedule: str | None) -> int:
+    """The epochs in which a one-cycle schedule raises the rate (0 for the other schedules).
+
+    Early stopping spends no patience in them: while the rate climbs, the validation loss says little
+    about where the run will end, and a stop there keeps a network that never trained at a falling
+    rate (or the statistical start alone)."""
+    return math.ceil(ONECYCLE_WARMUP * int(max_epochs)) if lr_schedule == "onecycle" else 0
 
 
 def check_budget(name: str, value, *, allow_none: bool) -> None:

@@ -10,6 +10,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from tsrsa.training.budget import ONECYCLE_WARMUP, warmup_epochs
 from tsrsa.training.checkpoint import random_states, restore_random_states
 from tsrsa.training.config import LR_SCHEDULES, TrainingConfig
 from tsrsa.training.devices import autocast, check_precision
@@ -28,19 +29,6 @@ class TrainingResult:
 def check_lr_schedule(schedule) -> None:
     if schedule is not None and schedule not in LR_SCHEDULES:
         raise ValueError(f"lr_schedule={schedule!r} is not supported; use None or one of {LR_SCHEDULES}")
-
-
-#: the share of a one-cycle schedule's steps that raise the rate to its peak (torch's ``pct_start``)
-ONECYCLE_WARMUP = 0.3
-
-
-def warmup_epochs(config: TrainingConfig) -> int:
-    """The epochs in which a one-cycle schedule raises the rate (0 for the other schedules).
-
-    Early stopping spends no patience in them: while the rate climbs, the validation loss says little
-    about where the run will end, and a stop there keeps a network that never trained at a falling
-    rate (or the statistical start alone)."""
-    return math.ceil(ONECYCLE_WARMUP * int(config.max_epochs)) if config.lr_schedule == "onecycle" else 0
 
 
 def make_scheduler(optimizer, config: TrainingConfig, steps_per_epoch: int):
@@ -172,7 +160,7 @@ def train_network(
 
     With a validation loader the network ends with the weights of its best validation epoch
     (and stops after ``early_stopping_patience`` epochs without improvement, not counting the warm-up
-    epochs of a one-cycle schedule: :func:`warmup_epochs`); without one it
+    epochs of a one-cycle schedule: :func:`~tsrsa.training.budget.warmup_epochs`); without one it
     keeps its last weights. With ``config.validate_start`` the starting weights are scored first,
     as epoch 0, and kept when no epoch beats them (a network started at a statistical model); with
     ``config.start_margin`` > 0 also when the best epoch beats them by no more than that many standard
@@ -202,7 +190,7 @@ def train_network(
     grad_scaler = torch.amp.GradScaler(device.type) if precision == "16-mixed" else None
     result = TrainingResult()
     best_loss, best_state = math.inf, _snapshot(network)
-    patience_left, warmup = config.early_stopping_patience, warmup_epochs(config)
+    patience_left, warmup = config.early_stopping_patience, warmup_epochs(config.max_epochs, config.lr_schedule)
     checkpoint = config.checkpoint if rank.rank == 0 else None
     saved = checkpoint.load(network=network, optimizer=optimizer) if checkpoint is not None else None
     if saved is not None:  # a fit cut short: continue after its last finished epoch
