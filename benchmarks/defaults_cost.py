@@ -73,7 +73,7 @@ def regime(name: str) -> tuple[pd.DataFrame, int]:
 @contextlib.contextmanager
 def phase_timers():
     """Seconds spent in each phase of a neural fit, by wrapping the methods that run them."""
-    from tsrsa.estimator import neural, started
+    from tsrsa.estimator import neural, started, training_run
     from tsrsa.training import loop
 
     spent = {"plan": 0.0, "start": 0.0, "data start": 0.0, "training": 0.0, "validation": 0.0}
@@ -93,10 +93,10 @@ def phase_timers():
         patched.append((owner, attribute, original))
 
     wrap(neural, "resolve_plan", "plan")
-    wrap(started.StatisticalStart, "_fit_start", "start")
+    wrap(started.StatisticalStart, "fit", "start")
     wrap(tsrsa.RSAForecaster, "_prepare_fit", "data start")
     wrap(tsrsa.RSAForecaster, "_initialise_network", "data start")
-    wrap(neural, "train_network", "training")
+    wrap(training_run, "train_network", "training")
     wrap(loop, "evaluate_loss", "validation")
     wrap(loop, "window_losses", "validation")
     try:

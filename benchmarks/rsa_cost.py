@@ -43,7 +43,7 @@ from tsrsa.benchmarking.results import machine_description, replace_section  # n
 from tsrsa.start.fit import forget_kept_fits  # noqa: E402
 
 RESULTS = HERE / "results"
-PHASES = {"statistical start": ("_fit_start",), "data start": ("_prepare_fit", "_initialise_network"),
+PHASES = {"statistical start": ("fit",), "data start": ("_prepare_fit", "_initialise_network"),
           "training": ("train_network",)}
 
 

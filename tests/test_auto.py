@@ -38,7 +38,7 @@ def test_the_choice_is_the_argmin_of_its_table_and_forecasts_are_the_chosen_mode
     given = df.copy()
     models = candidates()
     before = {name: m.get_params() for name, m in models.items()}
-    auto = AutoForecaster(h=H, models=models, n_windows=W, combine=None).fit(df)
+    auto = AutoForecaster(h=H, models=models, n_windows=W, combine=None, margin=None).fit(df)
     pd.testing.assert_frame_equal(df, given)
     table = auto.choice_
     names = list(models)
@@ -97,7 +97,7 @@ def test_a_candidate_failing_everywhere_is_recorded_for_every_series():
 def test_a_series_too_short_to_validate_takes_the_panels_best():
     df = monthly()
     short = df[df.unique_id == "s1"].head(20).assign(unique_id="short")  # ETS needs 24 + the block: not validated
-    auto = AutoForecaster(h=H, models=candidates(), n_windows=W, combine=None).fit(
+    auto = AutoForecaster(h=H, models=candidates(), n_windows=W, combine=None, margin=None).fit(
         pd.concat([df, short], ignore_index=True))
     table = auto.choice_.set_index("unique_id")
     assert table.loc["short", "basis"] == "panel" and (table.drop(index="short")["basis"] == "series").all()
@@ -125,8 +125,8 @@ def test_a_series_too_short_to_validate_takes_the_panels_best():
 def test_combinations_weight_the_best_k():
     df = monthly()
     models = candidates()
-    mean = AutoForecaster(h=H, models=models, combine="mean", top_k=2, n_windows=W).fit(df)
-    weighted = AutoForecaster(h=H, models=models, combine="weighted", top_k=2, n_windows=W).fit(df)
+    mean = AutoForecaster(h=H, models=models, combine="mean", top_k=2, n_windows=W, margin=None).fit(df)
+    weighted = AutoForecaster(h=H, models=models, combine="weighted", top_k=2, n_windows=W, margin=None).fit(df)
     errors = mean.choice_[list(models)].to_numpy()
     fits = {name: model.clone().fit(df).predict() for name, model in models.items()}
     for i, sid in enumerate(mean.choice_.unique_id):
@@ -218,6 +218,7 @@ def test_neural_candidates_are_repeatable_with_random_state(small_budget):
 
 def test_default_candidates_and_bad_input():
     assert AutoForecaster(h=H).combine == "mean" and AutoForecaster(h=H).choose == "series"
+    assert AutoForecaster(h=H).margin == 2.0 and AutoForecaster(h=H).n_windows == 2
     names = [name for name, _ in AutoForecaster(h=H).candidate_models()]
     assert names == ["SeasonalNaive", "ETS", "ARIMA", "Theta", "RSA", "Transformer", "DLinear"]
     df = monthly()
@@ -248,3 +249,90 @@ def test_command_line_fits_and_forecasts_with_auto(tmp_path, small_budget, long_
     loaded = tsrsa.load(model_dir)
     kept = {name for names in loaded.choice_["kept"] for name in names.split("+")}
     assert isinstance(loaded, AutoForecaster) and kept == set(loaded.models_)
+
+
+def test_cross_validate_without_refit_keeps_the_first_choice_and_runs_it_over_newer_history():
+    df = monthly()
+    auto = AutoForecaster(h=H, models=candidates(), n_windows=W)
+    fixed = auto.cross_validate(df, n_windows=3, refit=False)
+    every = auto.cross_validate(df, n_windows=3, refit=True)
+    pd.testing.assert_frame_equal(fixed.drop(columns="yhat"), every.drop(columns="yhat"))
+    cutoffs = sorted(fixed["cutoff"].unique())
+    first = fixed["cutoff"] == cutoffs[0]
+    np.testing.assert_allclose(fixed.loc[first, "yhat"], every.loc[first, "yhat"])
+    # a later window: the model chosen at the first cutoff, forecasting from the history up to its own cutoff
+    chosen = AutoForecaster(h=H, models=candidates(), n_windows=W).fit(df[df["ds"] <= cutoffs[0]])
+    later = chosen.predict(df=df[df["ds"] <= cutoffs[2]])
+    np.testing.assert_allclose(fixed.loc[fixed["cutoff"] == cutoffs[2], "yhat"], later["yhat"])
+    assert not np.allclose(fixed.loc[fixed["cutoff"] == cutoffs[2], "yhat"],
+                           fixed.loc[fixed["cutoff"] == cutoffs[0], "yhat"])
+    # refit=2: a new choice at the third cutoff, as refit=True makes it there
+    two = auto.cross_validate(df, n_windows=3, refit=2)
+    last = two["cutoff"] == cutoffs[2]
+    np.testing.assert_allclose(two.loc[last, "yhat"], every.loc[last, "yhat"])
+    np.testing.assert_allclose(two.loc[two["cutoff"] == cutoffs[1], "yhat"],
+                               fixed.loc[fixed["cutoff"] == cutoffs[1], "yhat"])
+    assert not hasattr(auto, "models_")
+
+
+def test_cross_validate_with_level_gives_each_windows_intervals_and_bad_refit_is_refused():
+    df = monthly(n_series=6)
+    auto = AutoForecaster(h=H, models=candidates(), n_windows=3)
+    cv = auto.cross_validate(df, n_windows=2, level=[80])
+    assert {"yhat_lo_80", "yhat_hi_80"} <= set(cv.columns)
+    assert (cv["yhat_lo_80"] <= cv["yhat"]).all() and (cv["yhat"] <= cv["yhat_hi_80"]).all()
+    first = cv["cutoff"] == cv["cutoff"].min()
+    alone = AutoForecaster(h=H, models=candidates(), n_windows=3).fit(df[df["ds"] <= cv["cutoff"].min()])
+    np.testing.assert_allclose(cv.loc[first, "yhat_hi_80"], alone.predict(level=[80])["yhat_hi_80"])
+    with pytest.raises(TypeError, match="refit"):
+        auto.cross_validate(df, n_windows=2, refit="always")
+    with pytest.raises(ValueError, match="refit"):
+        auto.cross_validate(df, n_windows=2, refit=-1)
+    with pytest.raises(ValueError, match="level"):
+        auto.cross_validate(df, n_windows=2, level=[150])
+
+
+def test_within_noise_keeps_a_series_own_best_only_when_it_is_clearly_better():
+    from tsrsa.estimator.model_choice import within_noise
+
+    rng = np.random.default_rng(0)
+    steps = np.ones((3, 2, 2, 6))  # (S, C, W, h); candidate 0 is the panel's best (mean 1 against about 1.1)
+    steps[:, 1] = 2.0
+    steps[0, 1] = 0.4  # series 0: candidate 1 better on every step
+    steps[1, 1] = 1.0 + rng.normal(0, 2.0, (2, 6))  # series 1: better or worse by chance
+    steps[1, 1] -= steps[1, 1].mean() - 0.95  # its mean just below the panel's best there
+    errors = steps.mean(axis=(2, 3))
+    assert errors[1, 1] < errors[1, 0]  # its own ranking prefers candidate 1
+    np.testing.assert_array_equal(within_noise(steps, errors, z=1.0), [False, True, True])
+    # a margin of 0 keeps every own best that is better at all; the panel's best where it is the series' own
+    np.testing.assert_array_equal(within_noise(steps, errors, z=0.0), [False, False, True])
+    steps[0, 0] = np.nan  # the panel's best without an error on a series: its own ranking
+    assert not within_noise(steps, np.where(np.isfinite(steps).all(axis=(2, 3)), steps.mean(axis=(2, 3)), np.nan))[0]
+
+
+def test_margin_sends_series_without_a_clear_winner_to_the_panels_best():
+    df = monthly(n_series=4)
+    models = candidates()
+    own = AutoForecaster(h=H, models=models, n_windows=W, combine=None, margin=None).fit(df)
+    wide = AutoForecaster(h=H, models=models, n_windows=W, combine=None, margin=1e6).fit(df)
+    table = own.choice_[list(models)]
+    panel_best = table.mean().idxmin()
+    assert (wide.choice_["basis"] == "panel").all() and (wide.choice_["kept"] == panel_best).all()
+    assert (own.choice_["kept"] == table.idxmin(axis=1)).all()  # margin=None: each series' own argmin
+    assert (own.choice_["kept"] != panel_best).any()  # so the margin changed something here
+    pd.testing.assert_frame_equal(wide.choice_[list(models)], table)  # the errors themselves are the same
+    none = AutoForecaster(h=H, models=models, n_windows=W, combine=None, margin=0.0).fit(df)
+    assert (none.choice_["kept"] == own.choice_["kept"]).all()
+    with pytest.raises(TypeError, match="margin"):
+        AutoForecaster(h=H, models=models, margin="wide").fit(df)
+    with pytest.raises(ValueError, match="margin"):
+        AutoForecaster(h=H, models=models, margin=-1.0).fit(df)
+
+
+def test_the_basis_of_each_series_survives_saving(tmp_path):
+    df = monthly(n_series=4)
+    auto = AutoForecaster(h=H, models=candidates(), n_windows=W, combine=None, margin=1.0).fit(df)
+    auto.save(tmp_path / "auto")
+    loaded = tsrsa.load(tmp_path / "auto")
+    pd.testing.assert_frame_equal(loaded.choice_, auto.choice_)
+    assert loaded.margin == 1.0

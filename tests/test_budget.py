@@ -142,7 +142,7 @@ def test_batches_per_epoch_is_checked(value, error):
     import tsrsa
     from tests.conftest import make_panel
 
-    model = tsrsa.DLinearForecaster(h=2, input_size=4, batches_per_epoch=value)
+    model = tsrsa.DLinearForecaster(h=2, input_size=4, trainer={"batches_per_epoch": value})
     with pytest.raises(error, match="batches_per_epoch"):
         model.fit(make_panel(n_series=1, length=20))
     assert not hasattr(model, "network_")  # the rejected call fitted nothing
@@ -153,7 +153,7 @@ def test_training_that_carries_the_state_refuses_a_partial_epoch():
 
     with pytest.raises(ValueError, match="batches_per_epoch='auto'"):
         tsrsa.TransformerForecaster(h=2, input_size=8, attention="block_recurrent", stream=True,
-                                    batches_per_epoch=4).check_params()
+                                    trainer={"batches_per_epoch": 4}).check_params()
 
 
 # ---------------------------------------------------------------------- the progress line

@@ -203,7 +203,7 @@ def test_predict_errors(tmp_path, capsys, long_csv):
     model_dir = tmp_path / "m"
     run(capsys, "fit", "--model", "SeasonalNaive", "--h", 4, "--input", long_csv, "--output", model_dir, "--quiet")
     checks = [
-        (["--h", "9"], "above the horizon this model was trained for (4)"),
+        (["--h", "0"], "--h 0 must be >= 1"),
         (["--output", tmp_path / "no" / "f.csv"], "does not exist"),
         (["--output", tmp_path], "is a folder"),
         (["--input", tmp_path / "missing.csv"], "does not exist"),

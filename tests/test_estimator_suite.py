@@ -134,8 +134,13 @@ def test_predict_h_truncates_and_refuses_more(fitted):
     short = model.predict(h=2)
     expected = pred.groupby("unique_id").head(2).reset_index(drop=True)
     pd.testing.assert_frame_equal(short, expected)
-    with pytest.raises(ValueError, match=f"above the horizon this model was trained for \\({H}\\)"):
-        model.predict(h=H + 1)
+    if model.forecasts_any_horizon:  # a statistical model's recursions run as far as asked
+        longer = model.predict(h=H + 3)
+        assert longer.groupby("unique_id").size().eq(H + 3).all()
+        pd.testing.assert_frame_equal(longer.groupby("unique_id").head(H).reset_index(drop=True), pred)
+    else:
+        with pytest.raises(ValueError, match=f"above the horizon this model was trained for \\({H}\\)"):
+            model.predict(h=H + 1)
     with pytest.raises(ValueError, match="h=0 must be >= 1"):
         model.predict(h=0)
 

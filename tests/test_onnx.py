@@ -2,7 +2,8 @@
 
 Each fixed-window kind is fitted small and exported once (the exporter takes seconds per graph); the
 served forecasts must equal ``predict``'s within 1e-4 of each series' scale, for ``predict()``,
-``predict(h)``, and ``predict(df=...)`` with one or several series and unseen ids. Refusals name why
+``predict(h)``, and ``predict(df=...)`` with one or several series and unseen ids, distribution losses
+included (their graph outputs the parameters; the served model computes the mean and quantiles). Refusals name why
 and what to do; edited files are refused on load; a process where ``import torch`` fails still serves.
 """
 from __future__ import annotations
@@ -35,6 +36,8 @@ KINDS = {
     "lstm_quantile": lambda: LSTMForecaster(h=H, input_size=L, hidden_size=8, n_layers=1, loss="quantile",
                                             quantiles=[0.1, 0.9], **SMALL),
     "dlinear": lambda: DLinearForecaster(h=H, input_size=L, **SMALL),
+    "dlinear_student_t": lambda: DLinearForecaster(h=H, input_size=L, loss="student_t", quantiles=[0.1, 0.9],
+                                                   **SMALL),
 }
 
 
@@ -112,9 +115,35 @@ def test_served_forecast_equals_predict(exported, kind):
     expected = model.predict()
     assert_same_forecast(expected, served.predict(), scales(model, served))
     assert_same_forecast(model.predict(5), served.predict(5), scales(model, served))
-    if kind == "lstm_quantile":
+    if kind in ("lstm_quantile", "dlinear_student_t"):
         assert list(expected.columns) == ["unique_id", "ds", "yhat", "yhat_q10", "yhat_q90"]
-        assert (served.predict()["yhat_q10"] <= served.predict()["yhat_q90"]).all()
+        assert (served.predict()["yhat_q10"] < served.predict()["yhat_q90"]).all()
+
+
+def test_a_distribution_is_served_from_its_parameters(exported):
+    """The graph of a distribution loss outputs its parameters (scaled units); the columns are scipy's."""
+    model, served, path = exported["dlinear_student_t"]
+    record = json.loads(Path(f"{path}.json").read_text())
+    assert record["output"] == "parameters" and record["distribution"] == {
+        "name": "student_t", "parameters": ["loc", "scale", "df"], "quantiles": {"yhat_q10": 0.1, "yhat_q90": 0.9}}
+    p = served.forecast_arrays(served.memory.tails, served.memory.loc, served.memory.scale)  # (S, H, 3)
+    assert p.shape == (3, H, 3) and (p[..., 1] > 0).all() and (p[..., 2] > 2).all()  # scale > 0, df > 2
+    forecast = served.predict()
+    yhat = (p[..., 0] * served.memory.scale[:, None] + served.memory.loc[:, None]).ravel()
+    np.testing.assert_allclose(forecast["yhat"], yhat)  # the mean: loc, restored
+
+
+def test_a_count_distribution_is_served_as_predicted(tmp_path):
+    rng = np.random.default_rng(0)
+    counts = pd.DataFrame({"unique_id": np.repeat(["a", "b"], 80), "ds": np.tile(np.arange(80), 2),
+                           "y": rng.poisson(np.repeat([3.0, 40.0], 80)).astype(float)})
+    model = DLinearForecaster(h=H, input_size=L, loss="negative_binomial", quantiles=[0.25, 0.9], scaler=None,
+                              **SMALL).fit(counts)
+    served = tsrsa.load_onnx(model.to_onnx(tmp_path / "counts.onnx"), threads=1)
+    expected, got = model.predict(), served.predict()
+    assert list(got.columns) == ["unique_id", "ds", "yhat", "yhat_q25", "yhat_q90"]
+    assert_same_forecast(expected, got, pd.Series([1.0, 1.0], index=["a", "b"]))
+    assert (got["yhat_q90"] == np.round(got["yhat_q90"])).all()  # counts: whole numbers
 
 
 @pytest.mark.parametrize("kind", list(KINDS))
@@ -166,13 +195,10 @@ def test_export_refuses_what_it_cannot_serve(exported, tmp_path):
     df = panel_frame(2, length=100)
     with pytest.raises(Exception, match="not fitted"):
         DLinearForecaster(h=H, input_size=L).to_onnx(tmp_path / "m.onnx")
-    normal = DLinearForecaster(h=H, input_size=L, loss="normal", **SMALL).fit(df)
-    with pytest.raises(ValueError, match="loss='normal' outputs a distribution's parameters"):
+    normal = TransformerForecaster(h=H, input_size=L, loss="normal", stream=True, attention="linear", patch_len=4,
+                                   **TINY, **SMALL).fit(df)
+    with pytest.raises(ValueError, match="streams \\(stream=True\\) with loss='normal'.*fit with stream=False"):
         normal.to_onnx(tmp_path / "m.onnx")
-    covariates = df.assign(x=np.cos(np.arange(len(df))))
-    with_x = DLinearForecaster(h=H, input_size=L, covariates=tsrsa.Covariates(past=["x"]), **SMALL).fit(covariates)
-    with pytest.raises(ValueError, match=r"reads covariates \(x\).*refit with covariates=None"):
-        with_x.to_onnx(tmp_path / "m.onnx")
     with pytest.raises(ValueError, match="ending in .onnx"):
         exported["dlinear"][0].to_onnx(tmp_path / "m.bin")
     assert not list(tmp_path.iterdir())  # nothing written by a refusal
@@ -203,8 +229,9 @@ def test_files_are_checked_on_load(exported, tmp_path):
 
 
 @pytest.mark.processes
-def test_serving_runs_where_torch_cannot_be_imported(exported, tmp_path):
-    model, served, path = exported["lstm_quantile"]
+@pytest.mark.parametrize("kind", ["lstm_quantile", "dlinear_student_t"])  # a distribution's quantiles: scipy's
+def test_serving_runs_where_torch_cannot_be_imported(exported, tmp_path, kind):
+    model, served, path = exported[kind]
     folder = tmp_path
     df = panel_frame(2, length=60, seed=3)
     df.to_pickle(folder / "in.pkl")

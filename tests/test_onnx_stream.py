@@ -3,8 +3,9 @@
 ``load_onnx(path).update(df)`` must advance every series as the model's ``update`` does, over 100 new
 steps in chunks that end inside and at the edges of patches, and ``predict(df=...)`` must stream a
 frame as the model does, for each exported kind: linear attention, and RSA whose REM chains (complex
-in the model) the graph carries as real pairs; kinds whose state cannot be one graph input are refused
-with the reason. Each kind is fitted small and exported once for the module.
+in the model) the graph carries as real pairs. Each kind is fitted small and exported once for the module;
+the bounded caches (tests/test_onnx_cache.py), the unbounded ones (tests/test_onnx_unbounded.py) and fast
+weights (tests/test_onnx_fast_weight.py) run the same checks.
 """
 from __future__ import annotations
 
@@ -64,8 +65,9 @@ def streaming(request, tmp_path_factory):
     return model, model.to_onnx(tmp_path_factory.mktemp("stream") / f"{request.param}.onnx"), df
 
 
-def test_update_over_100_steps_equals_the_models(streaming):
-    fitted, path, df = streaming
+def assert_update_over_100_steps_equals_the_models(fitted, path, df) -> None:
+    """``served.update`` over 100 new steps, in chunks that end inside and at the edges of patches, forecasts
+    as the model's ``update`` does after every chunk (within 1e-4 of each series' scale)."""
     model, served = copy.deepcopy(fitted), tsrsa.load_onnx(path, threads=1)
     assert served.streams and list(served.columns) == list(model.predict().columns[2:])
     scale = pd.Series(served.memory.scale, index=served.memory.ids)
@@ -84,8 +86,9 @@ def test_update_over_100_steps_equals_the_models(streaming):
     assert (served.predict()["ds"].iloc[0] - df["ds"].iloc[217]) == pd.Timedelta("1h")
 
 
-def test_streaming_a_frame_and_new_series_equal_the_models(streaming):
-    fitted, path, df = streaming
+def assert_streamed_frames_equal_the_models(fitted, path, df) -> None:
+    """``served.predict(df=...)`` streams a frame (known and new ids) and ``update(..., new_ids="add")`` a new
+    series from its first step as the model does; refused updates change nothing."""
     model, served = copy.deepcopy(fitted), tsrsa.load_onnx(path, threads=1)
     other = panel_frame(4, length=90, seed=2)
     other = other[other["unique_id"] != "s0"]  # s1, s2 known (their fitted statistics), s3 new (its own)
@@ -104,6 +107,14 @@ def test_streaming_a_frame_and_new_series_equal_the_models(streaming):
     with pytest.raises(ValueError, match="leaves a gap"):
         served.update(s0.tail(3))
     assert largest_error(model.predict(), served.predict(), scale) <= 1e-4  # a refused update changes nothing
+
+
+def test_update_over_100_steps_equals_the_models(streaming):
+    assert_update_over_100_steps_equals_the_models(*streaming)
+
+
+def test_streaming_a_frame_and_new_series_equal_the_models(streaming):
+    assert_streamed_frames_equal_the_models(*streaming)
 
 
 @pytest.mark.parametrize("streaming", ["rsa_t2r"], indirect=True)
@@ -133,21 +144,6 @@ def test_the_real_rem_recurrence_equals_the_complex_one():
         torch.testing.assert_close(o_real, o, atol=2e-6, rtol=1e-5)
         torch.testing.assert_close(pairs, torch.view_as_real(z), atol=2e-6, rtol=1e-5)
     assert z.abs().max() > 1  # the chains carried something
-
-
-def test_kinds_whose_state_is_no_fixed_input_are_refused(tmp_path):
-    df = panel_frame(2, length=100)
-    rsa = RSAForecaster(h=H, input_size=L, stream=True, patch_len=P, **TINY, **SMALL).fit(df)
-    with pytest.raises(ValueError, match=r"attention='rsa'\) cannot be: its state grows with every token "
-                                         r"\(blocks\.0\.k, blocks\.0\.v: a key/value cache\).*t2r_features"):
-        rsa.to_onnx(tmp_path / "m.onnx")
-    bounded = TransformerForecaster(h=H, input_size=L, stream=True, patch_len=P, attention_options={"cache_size": 3},
-                                    **TINY, **SMALL).fit(df)
-    with pytest.raises(ValueError, match=r"bounded key/value cache fills token by token up to cache_size - 1"):
-        bounded.to_onnx(tmp_path / "m.onnx")
-    assert not list(tmp_path.iterdir())
-
-
 
 
 @pytest.mark.processes

@@ -234,3 +234,37 @@ def test_a_series_that_fails_in_a_process_raises_as_in_turn():
     for jobs in (1, 2):
         with pytest.raises(ValueError, match=r"series 's1' has the value .* needs every value > 0"):
             ETSForecaster(h=3, season_length=1, error="mul", trend=None, n_jobs=jobs).fit(frame(*series))
+
+
+# ---------------------------------------------------------------------- ARIMA: forms near a unit root
+def test_min_root_is_the_smallest_root_modulus_of_the_ar_and_ma_polynomials():
+    from statsmodels.tsa.statespace.sarimax import SARIMAX
+
+    from tsrsa.statistical.arima_model import min_root
+
+    rng = np.random.default_rng(1)
+    y = rng.standard_normal(120).cumsum() * 0.1 + rng.standard_normal(120)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = SARIMAX(y, order=(2, 0, 1), seasonal_order=(1, 0, 0, 4), trend="c").fit(disp=False)
+    p = res.params
+    names = list(res.model.param_names)
+    ar = np.polymul([1.0, -p[names.index("ar.L1")], -p[names.index("ar.L2")]],
+                    [1.0, 0.0, 0.0, 0.0, -p[names.index("ar.S.L4")]])  # (1 - a1 B - a2 B^2)(1 - A1 B^4)
+    ma = [1.0, p[names.index("ma.L1")]]
+    expected = min(np.abs(np.roots(ar[::-1])).min(), np.abs(np.roots(ma[::-1])).min())
+    assert min_root(res) == pytest.approx(expected, rel=1e-9)
+
+
+def test_the_search_leaves_out_a_form_near_a_unit_root_as_auto_arima_does():
+    from tsrsa.statistical.arima_model import MIN_ROOT, ArimaSpec, lowest_aic, min_root
+
+    rng = np.random.default_rng(0)
+    y = np.arange(80.0) + rng.normal(0, 0.5, 80)  # a trend an AR(1) with a constant fits with phi ~ 1
+    near, mean = ArimaSpec((1, 0, 0), trend="c"), ArimaSpec((0, 0, 0), trend="c")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fits = {spec: spec.fit(y) for spec in (near, mean)}
+        assert fits[near].aic < fits[mean].aic and min_root(fits[near]) < MIN_ROOT  # lower AIC, near a unit root
+        assert lowest_aic(y, [near, mean])[0] is mean
+        assert lowest_aic(y, [near])[0] is near  # every form near one: the lowest AIC still

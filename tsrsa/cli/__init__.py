@@ -26,19 +26,7 @@ from pathlib import Path
 
 from tsrsa._version import __version__
 from tsrsa.cli.files import CommandError, check_output_folder, read_csv, read_future, write_csv
-
-#: short model names of the command line -> forecaster class names
-MODELS = {
-    "RSA": "RSAForecaster",
-    "Transformer": "TransformerForecaster",
-    "LSTM": "LSTMForecaster",
-    "DLinear": "DLinearForecaster",
-    "SeasonalNaive": "SeasonalNaiveForecaster",
-    "ETS": "ETSForecaster",
-    "ARIMA": "ARIMAForecaster",
-    "Theta": "ThetaForecaster",
-    "Auto": "AutoForecaster",
-}
+from tsrsa.cli.models import MODELS, model_class_name, model_set_params, series_count
 
 #: constructor arguments with a flag of their own (not settable with --param)
 _FLAGS = {"h": "--h", "input_size": "--input-size", "max_epochs": "--max-epochs", "random_state": "--random-state",
@@ -76,15 +64,6 @@ def _freq(text: str):
     return int(text) if text.lstrip("-").isdigit() else text
 
 
-def _model_name(text: str) -> str:
-    """"RSA", "rsa" or "RSAForecaster" -> "RSAForecaster"."""
-    wanted = text.lower().removesuffix("forecaster")
-    for short, cls in MODELS.items():
-        if wanted == short.lower():
-            return cls
-    raise argparse.ArgumentTypeError(f"unknown model {text!r}; choose from {', '.join(MODELS)}")
-
-
 # ---------------------------------------------------------------------- the parser
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``tsrsa`` command (sub-commands fit, predict, benchmark)."""
@@ -107,11 +86,20 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Examples:\n"
                "  tsrsa fit --model RSA --h 24 --input train.csv --output model\n"
                "  tsrsa fit --model DLinear --h 96 --input ETTh1.csv --time-col date \\\n"
-               "            --output etth1_model -p max_epochs=10 -p kernel_size=25\n\n"
+               "            --output etth1_model -p max_epochs=10 -p kernel_size=25\n"
+               "  tsrsa fit --model Auto --h 18 --input m3.csv --output auto \\\n"
+               "            -p 'models=[\"ETS\",\"ARIMA\",\"Theta\"]'\n"
+               "  tsrsa fit --model Multi --h 18 --input m3.csv --output many \\\n"
+               "            -p 'models={\"ets\": \"ETS\", \"theta\": \"Theta\"}' -p season_length=12\n\n"
+               "Auto and Multi take their models by the names of --model (a list, or a dict\n"
+               "name -> model), each built at its defaults with this command's --h, column,\n"
+               "--freq, --fill, --input-size, --max-epochs, --random-state flags and\n"
+               "-p season_length where it takes them; Auto without -p models has its default\n"
+               "candidates (statistical and neural).\n\n"
                "Any constructor argument of the estimator can be set with --param (-p); see\n"
                "help(tsrsa.RSAForecaster) in Python for the list and their meaning.",
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    fit.add_argument("--model", type=_model_name, default="RSAForecaster",
+    fit.add_argument("--model", type=model_class_name, default="RSAForecaster",
                      help=f"estimator: {', '.join(MODELS)} (default RSA)")
     fit.add_argument("--h", type=int, required=True, help="forecast horizon in time steps")
     fit.add_argument("--input", required=True, type=Path, help="training data (CSV)")
@@ -203,6 +191,8 @@ def _run_fit(args) -> int:
         if key in _FLAGS:
             raise CommandError(f"--param {key}=... has a flag of its own: use {_FLAGS[key]}")
         params[key] = value
+    if getattr(cls, "saves_members", False):
+        params = model_set_params(cls, params)
     unknown = [k for k in params if k not in valid]
     if unknown:
         from tsrsa.estimator.params import suggest_names
@@ -223,8 +213,7 @@ def _run_fit(args) -> int:
     seconds = time.perf_counter() - began
     model.save(args.output, overwrite=args.overwrite)
     if not args.quiet:
-        n_series = len(model.ids_) if getattr(cls, "saves_members", False) else len(model.memory_.ids)
-        print(f"{cls.__name__} fitted on {n_series} series from {args.input} in {seconds:.1f} s; "
+        print(f"{cls.__name__} fitted on {series_count(model)} series from {args.input} in {seconds:.1f} s; "
               f"saved to {args.output}")
     return 0
 

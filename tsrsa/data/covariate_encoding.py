@@ -167,6 +167,14 @@ class CovariateEncoder:
         parts.append(self._calendar(stamps))
         return np.concatenate(parts, axis=1)
 
+    def encode_horizon(self, frame: pd.DataFrame | None, stamps, ids, h: int, H: int, where=None) -> np.ndarray:
+        """Horizon channels (S, H, F) of the ``h`` steps after each of the S series ``ids``: ``frame`` (the
+        known-future columns) and ``stamps`` their rows, series-major (S * h); zeros after step ``h``."""
+        block = self.encode_future(frame, stamps, where).reshape(len(ids), h, -1)  # (S, h, F)
+        out = np.zeros((len(ids), H, block.shape[2]), dtype=np.float32)
+        out[:, :h] = block
+        return out
+
     def encode_static(self, statics: pd.DataFrame, where=None) -> tuple[np.ndarray, np.ndarray]:
         """(numeric (S, S_n) float32, codes (S, S_c) int64; code 0 is the unknown bucket)."""
         numeric = [n for n in self.spec.static if n in self.numeric]

@@ -18,11 +18,14 @@ object's.
 
 Capabilities are data: ``stochastic`` (a fit is random), ``reads_scaled`` (the model reads values
 scaled by per-series statistics, in float32), ``takes_covariates`` (the covariate parameters),
-``saves_weights`` (a saved model holds network weights).
+``saves_weights`` (a saved model holds network weights), ``model_intervals`` (intervals of its own),
+``forecasts_any_horizon`` (``predict(h)`` beyond the fitted ``h``).
 
 Prediction intervals: every forecaster takes ``conformal_windows`` (None, or k held-out horizons per
 series); a model fitted with it is calibrated (``conformal_``) and ``predict(level=[80, 95])`` adds
-split-conformal intervals (:mod:`tsrsa.estimator.conformal`).
+split-conformal intervals (:mod:`tsrsa.estimator.conformal`). Without a calibration, ETS and ARIMA give their
+engine's own intervals (``model_intervals``) and a network with a quantile or distribution head the
+interval between two of its quantiles; the frame says which (``frame.attrs["interval_source"]``).
 """
 from __future__ import annotations
 
@@ -43,10 +46,11 @@ from tsrsa.data.validation import (
     requested_horizon,
 )
 from tsrsa.estimator.conformal import (
-    ConformalCalibration, calibrated, calibration_length, check_levels, frame_scale, head_interval_pairs,
-    held_out_errors, interval_columns, updated_calibration,
+    CONFORMAL, HEAD_QUANTILES, INTERVAL_SOURCE, MODEL, ConformalCalibration, calibrated, calibration_length,
+    check_levels, frame_scale, head_interval_pairs, held_out_errors, interval_columns, interval_source,
+    updated_calibration,
 )
-from tsrsa.estimator.conveniences import Conveniences
+from tsrsa.estimator.conveniences import fitted_values, future_frame
 from tsrsa.estimator.params import check_choice, check_int, check_str
 from tsrsa.estimator.protocol import Estimator
 from tsrsa.estimator.sharded import shard_frame
@@ -64,7 +68,7 @@ def quiet(verbose: int):
         yield
 
 
-class BaseForecaster(Conveniences, Estimator):
+class BaseForecaster(Estimator):
     """Shared behaviour of tsrsa forecasters (see the module docstring)."""
 
     #: whether a fit is random (neural networks) or deterministic (naive)
@@ -76,6 +80,11 @@ class BaseForecaster(Conveniences, Estimator):
     takes_covariates = False
     #: whether a saved model holds network weights (weights.pt): ``tsrsa.load`` expects them exactly then
     saves_weights = False
+    #: whether the model computes its own prediction intervals (ETS, ARIMA: the engine's analytic ones), which
+    #: ``predict(level=...)`` gives when no conformal calibration was fitted
+    model_intervals = False
+    #: whether ``predict(h)`` forecasts any horizon (the statistical models), not only up to the fitted ``h``
+    forecasts_any_horizon = False
     #: the conformal calibration of a model fitted with ``conformal_windows`` (None: no intervals)
     conformal_: ConformalCalibration | None = None
 
@@ -172,10 +181,10 @@ class BaseForecaster(Conveniences, Estimator):
             delattr(self, name)  # a refit starts from nothing
         try:
             self.frame_kind_ = kind  # before training: a model it raises from (error.estimator) answers in it
+            self.train_panel_ = panel  # what fitted() reads (never saved)
             errors = held_out_errors(self, panel, **fit_options) if self.conformal_windows is not None else None
             self._fit(panel, **fit_options)
             self.freq_ = panel.freq
-            self.train_panel_ = panel  # what fitted() reads (never saved)
             self.conformal_ = None if errors is None else calibrated(self, panel, errors)
         except BaseException as error:
             if isinstance(error, FloatingPointError) and hasattr(self, "memory_"):
@@ -208,10 +217,10 @@ class BaseForecaster(Conveniences, Estimator):
             False: one model trained on the data up to the earliest cutoff scores every cutoff
             (in batched forward passes); True: refit at every cutoff; k: refit every k cutoffs.
         level : list of float, optional
-            Add conformal intervals, as ``predict(level=...)``, for an estimator with
-            ``conformal_windows=k``: each fitted model is calibrated on the k horizons before its
-            first cutoff (one extra fit per fitted model; series need k * h more steps). Without
-            ``level`` the fits skip the calibration.
+            Add intervals, as ``predict(level=...)``: for an estimator with ``conformal_windows=k``
+            conformal ones, each fitted model calibrated on the k horizons before its first cutoff (one
+            extra fit per fitted model; series need k * h more steps; without ``level`` the fits skip
+            the calibration); without it, ETS's and ARIMA's own and a quantile or distribution head's.
 
         Returns
         -------
@@ -231,7 +240,8 @@ class BaseForecaster(Conveniences, Estimator):
         Parameters
         ----------
         h : int, optional
-            Steps to forecast; at most the trained horizon (default: all of it).
+            Steps to forecast (default: the fitted ``h``); at most it for a network, any number for a
+            statistical model (ETS, ARIMA, Theta, seasonal naive), within the size of one request.
         df : DataFrame or Series, optional
             Forecast after the end of each series in ``df`` instead of the training data;
             ids not seen in training are allowed.
@@ -246,8 +256,10 @@ class BaseForecaster(Conveniences, Estimator):
             ``conformal_windows`` (:mod:`tsrsa.estimator.conformal`). Each level adds
             ``yhat_lo_{level}`` and ``yhat_hi_{level}`` (``yhat_lo_80``; ``yhat_lo_97.5``). A quantile or
             distribution loss fitted without ``conformal_windows`` answers from its own quantiles: level 80
-            copies ``yhat_q10`` and ``yhat_q90`` (``quantiles=`` must hold both ends); with
-            ``conformal_windows`` the conformal intervals are given.
+            copies ``yhat_q10`` and ``yhat_q90`` (``quantiles=`` must hold both ends); ETS and ARIMA fitted
+            without it give statsmodels' own intervals of each series' model; with ``conformal_windows``
+            the conformal intervals are given. A pandas frame says which in
+            ``frame.attrs["interval_source"]``: "conformal", "quantiles" or "model".
 
         Returns
         -------
@@ -257,25 +269,27 @@ class BaseForecaster(Conveniences, Estimator):
         """
         self.check_is_fitted()
         h = self._check_predict_h(h)
-        levels, pairs = check_levels(level), {}
-        if levels and self.conformal_ is not None:
-            self.conformal_.quantiles(levels, h)  # refused before any work
-        elif levels:
-            pairs = head_interval_pairs(self, levels)  # the head's quantiles, or a refusal before any work
+        levels = check_levels(level)
+        source = interval_source(self, levels, h)  # refused before any work when nothing gives them
         with quiet(self.verbosity):
             panel = None if df is None else self._predict_panel(df)
             memory = self.memory_ if df is None else self.memory_.for_frame(self, panel)
             columns = memory.forecast(self, h, to_pandas(future_df))
-        if pairs:
-            for level, (lower, upper) in pairs.items():
+            if source == MODEL:
+                columns.update(memory.intervals(self, h, levels))
+        if source == HEAD_QUANTILES:
+            for level, (lower, upper) in head_interval_pairs(self, levels).items():
                 columns.update(zip(interval_columns(level), (columns[lower], columns[upper])))
-        elif levels:
+        elif source == CONFORMAL:
             scale = self.conformal_.scale if df is None else frame_scale(self, panel, memory)
             columns.update(self.conformal_.intervals(columns["yhat"], scale, levels))
         check_finite_forecast(columns, memory.ids)
         times = self.freq_.future(memory.last, h)
         kind = self.frame_kind_ if df is None else frame_kind(df)
-        return as_kind(forecast_frame(memory.ids, times, columns, self.frame_spec), kind)
+        frame = forecast_frame(memory.ids, times, columns, self.frame_spec)
+        if source is not None:
+            frame.attrs[INTERVAL_SOURCE] = source  # "conformal", "quantiles" or "model"
+        return as_kind(frame, kind)
 
     def update(self, df, *, new_ids: str = "raise"):
         """Take in observations that continue each series, without refitting; returns self.
@@ -349,6 +363,98 @@ class BaseForecaster(Conveniences, Estimator):
     def __sklearn_is_fitted__(self) -> bool:
         return hasattr(self, "memory_")
 
+    # ------------------------------------------------------------------ fitted values, the known-future frame
+    def fitted(self, df=None, *, step: int = 1):
+        """In-sample fitted values and residuals, one row per (series, time) that has one.
+
+        Parameters
+        ----------
+        df : DataFrame or Series, optional
+            The series to compute them for (long, wide or Series, as ``predict(df=...)``: known ids keep
+            their fitted scaling, new ones get their own). Default: the data this model was fitted on
+            (kept by ``fit``; a model read by ``tsrsa.load`` holds none, so pass it).
+        step : int, default 1
+            Steps ahead, 1..h: the fitted value at t is the forecast of step ``step`` made at t - step
+            (1: one-step-ahead, as statsmodels' ``fittedvalues``).
+
+        Returns
+        -------
+        DataFrame
+            id, time, target (the user's column names), ``yhat``, ``residual`` (target - yhat), then
+            the ``yhat_q..`` columns of a quantile or distribution model. The first ``L + step - 1``
+            steps of each series (L the model's look-back: ``input_size``, or the season of the
+            seasonal naive model) have no row: the first forecast needs a whole input window. With
+            ``val_size`` the last ``val_size`` rows of each series of the training data were held out
+            for validation, not trained on.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from tsrsa import SeasonalNaiveForecaster
+        >>> y = pd.Series([1.0, 2.0, 3.0, 1.5, 2.5, 3.5], index=pd.RangeIndex(6))
+        >>> SeasonalNaiveForecaster(h=2, season_length=3).fit(y).fitted()
+          unique_id  ds    y  yhat  residual
+        0         y   3  1.5   1.0       0.5
+        1         y   4  2.5   2.0       0.5
+        2         y   5  3.5   3.0       0.5
+        """
+        self.check_is_fitted()
+        check_int("step", step)
+        if step > self.h:
+            raise ValueError(f"step={step} is above the horizon this model forecasts (h={self.h}); use a step "
+                             f"from 1 to {self.h}")
+        if df is None:
+            if self.train_panel_ is None:
+                raise ValueError(f"this {type(self).__name__} holds no training data (a model read by "
+                                 f"tsrsa.load keeps none): pass the series, fitted(df=...)")
+            panel = self.train_panel_
+        else:
+            panel = self.to_panel(df, fitted=True)
+        return as_kind(fitted_values(self, panel, int(step)), self.frame_kind_ if df is None else frame_kind(df))
+
+    def make_future_frame(self, h: int | None = None, *, df=None):
+        """The frame of known-future covariates ``predict`` reads, to be filled in: ids x next timestamps.
+
+        Parameters
+        ----------
+        h : int, optional
+            Steps to forecast (default: the trained horizon). A transformer with
+            ``known_future="tokens"`` reads the whole trained horizon whatever ``h``, so its frame has
+            ``h`` = the trained horizon rows per series.
+        df : DataFrame or Series, optional
+            Make it for the series of ``df`` (the frame you will pass as ``predict(df=...)``) instead of
+            the model's own.
+
+        Returns
+        -------
+        DataFrame
+            One row per (series, future timestamp), in the user's id and time column names, and one
+            column per declared ``future_covariates`` filled with NaN: set their values and pass the
+            frame as ``predict(h, future_df=...)``. Calendar features (``calendar=``) and the holiday
+            flag (``holidays=``) are derived from the timestamps by the model and need no column. A
+            model without known-future covariates gives the ids and timestamps alone (it reads no
+            ``future_df``). A frame that would pass the memory limit of one request (8 GiB, or
+            ``TSRSA_MAX_REQUEST_BYTES``: :mod:`tsrsa.data.limits`) is refused before it is built.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from tsrsa import SeasonalNaiveForecaster
+        >>> y = pd.Series([1.0, 2.0, 3.0, 1.5, 2.5, 3.5], index=pd.RangeIndex(6))
+        >>> SeasonalNaiveForecaster(h=2, season_length=3).fit(y).make_future_frame()
+          unique_id  ds
+        0         y   6
+        1         y   7
+        """
+        self.check_is_fitted()
+        h = self._check_predict_h(h)
+        if df is None:
+            ids, last = self.memory_.ids, self.memory_.last
+        else:
+            panel = self.to_panel(df, fitted=True)
+            ids, last = panel.ids, panel.last
+        return as_kind(future_frame(self, ids, last, h), self.frame_kind_ if df is None else frame_kind(df))
+
     def plot(self, df=None, *, forecast=None, ids=None, max_series: int = 4, history: int | None = None):
         """Plot recent history and the forecast of a few series; returns a matplotlib Figure.
 
@@ -409,4 +515,5 @@ class BaseForecaster(Conveniences, Estimator):
         encoder = state.get("covariates")  # format 3; earlier formats have none
         self.covariates_ = None if encoder is None else CovariateEncoder.from_json(encoder)
         self.memory_ = self.state_type().from_files(state, arrays)
+        self.train_panel_ = None  # a loaded model holds no training data (fitted() asks for it)
         self.conformal_ = ConformalCalibration.from_arrays(arrays)  # None: saved without intervals

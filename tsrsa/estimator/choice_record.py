@@ -14,6 +14,7 @@ import pandas as pd
 from tsrsa.data.index_encoding import decode_index, decode_times, encode_index, encode_times, jsonable
 from tsrsa.data.frequency import Frequency
 from tsrsa.estimator.conformal import ConformalCalibration
+from tsrsa.estimator.model_choice import panel_rows
 from tsrsa.estimator.model_set import rows_of
 
 #: the most characters of a candidate's error message that a record keeps
@@ -115,6 +116,7 @@ class ChoiceRecord:
             "season_length": int(auto.season_length_), "names": list(auto.names_), "errors": array(auto.errors_),
             "weights": array(auto.weight_array_), "default_weights": array(auto.default_weights_)[0],
             "scale": array(auto.scale_)[0], "residuals": array(auto.calibration_.residuals),
+            "by_panel": [bool(v) for v in auto.by_panel_],
             "failures": [[jsonable(sid, "series id"), name, stage, error]
                          for sid, name, stage, error in auto.failure_rows_],
             **({} if auto.frame_kind_ == "pandas" else {"frame_kind": auto.frame_kind_}),
@@ -137,9 +139,12 @@ class ChoiceRecord:
         auto.frame_kind_ = state.get("frame_kind", "pandas")
         auto.calibration_ = ConformalCalibration(array(state["residuals"]), auto.scale_)
         auto.failure_rows_ = [list(row) for row in state["failures"]]
+        by_panel = state.get("by_panel")  # saved before the margin existed: the rule of that release
+        auto.by_panel_ = panel_rows(auto.errors_, auto.choose) if by_panel is None else np.array(
+            [bool(v) for v in by_panel], dtype=bool)
         S, C = len(auto.ids_), len(auto.names_)
         if auto.errors_.shape != (S, C) or auto.weight_array_.shape != (S, C) or auto.scale_.shape != (S,) \
-                or len(auto.last_) != S or auto.default_weights_.shape != (C,):
+                or len(auto.last_) != S or auto.default_weights_.shape != (C,) or auto.by_panel_.shape != (S,):
             raise ValueError("the choice's arrays do not match its series and candidates")
         used = {auto.names_[c] for c in np.flatnonzero((auto.weight_array_ > 0).any(axis=0)
                                                          | (auto.default_weights_ > 0))}

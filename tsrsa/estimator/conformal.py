@@ -128,6 +128,41 @@ def head_interval_pairs(model, levels: tuple[float, ...]) -> dict[float, tuple[s
     return pairs
 
 
+#: the key of a pandas forecast frame's ``attrs`` that says where its interval columns come from
+INTERVAL_SOURCE = "interval_source"
+#: the sources: the conformal calibration, the quantiles of a network's head, the model's own (the engine's
+#: analytic intervals of ETS and ARIMA)
+CONFORMAL, HEAD_QUANTILES, MODEL = "conformal", "quantiles", "model"
+
+
+def interval_source(model, levels: tuple[float, ...], h: int) -> str | None:
+    """Where ``predict(level=...)`` reads the intervals of ``levels`` over ``h`` steps for the fitted
+    ``model``, decided before any work (a ValueError naming the fix when nothing can give them); None for
+    no levels.
+
+    The conformal calibration wins when one was fitted (:data:`CONFORMAL`; it holds residuals for the
+    fitted horizon only, so more steps are refused). Without one, a model that computes its own intervals
+    (a class with ``model_intervals = True``: ETS and ARIMA, statsmodels' analytic intervals) gives them
+    (:data:`MODEL`), and a network with a quantile or distribution head gives the central interval between
+    two of its quantiles (:data:`HEAD_QUANTILES`, :func:`head_interval_pairs`). The forecast frame carries
+    the answer as ``frame.attrs["interval_source"]`` (:data:`INTERVAL_SOURCE`)."""
+    if not levels:
+        return None
+    if model.conformal_ is not None:
+        width = model.conformal_.residuals.shape[1]
+        if h > width:
+            raise ValueError(f"predict(h={h}, level=...) asks for {h} steps, and the conformal calibration of this "
+                             f"{type(model).__name__} holds errors of its {width} fitted steps only: ask for at most "
+                             f"{width} steps with level=, or refit with h={h}")
+        model.conformal_.quantiles(levels, h)
+        return CONFORMAL
+    if model.model_intervals:
+        check_interval_size(levels, model.memory_.n_series, h)
+        return MODEL
+    head_interval_pairs(model, levels)
+    return HEAD_QUANTILES
+
+
 def require_calibration(model, call: str):
     """The fitted ``model``'s calibration, or a ValueError saying how to get one."""
     if model.conformal_ is None:

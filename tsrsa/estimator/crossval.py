@@ -7,7 +7,9 @@ every series up to its earliest cutoff scores all windows at once: the input win
 
 With ``level=`` each fitted model is calibrated as ``fit`` calibrates one with ``conformal_windows=k``
 (on the k horizons before its first cutoff) and the windows get its conformal intervals; without it
-the fits skip the calibration, whatever the estimator's ``conformal_windows``.
+the fits skip the calibration, whatever the estimator's ``conformal_windows``. ETS and ARIMA without
+``conformal_windows`` give their engine's own intervals instead, from each fitted model's state at
+every cutoff and the error variance of its fit (no extra fit).
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ import pandas as pd
 
 from tsrsa.data.limits import check_request_size
 from tsrsa.data.validation import format_id
-from tsrsa.estimator.conformal import check_enough, check_levels
+from tsrsa.estimator.conformal import CONFORMAL, INTERVAL_SOURCE, MODEL, check_enough, check_levels
 from tsrsa.estimator.params import check_int
 
 
@@ -53,12 +55,14 @@ def cross_validate_panel(estimator, panel, *, n_windows: int = 3, step_size: int
     check_int("n_windows", n_windows)
     check_int("step_size", step_size, allow_none=True)
     levels = check_levels(level)
-    if levels and estimator.conformal_windows is None:
+    own = bool(levels) and estimator.conformal_windows is None and estimator.model_intervals
+    if levels and estimator.conformal_windows is None and not own:
         raise ValueError(f"cross_validate(level=...) calibrates each fitted model on held-out horizons before its "
                          f"first cutoff, and this {type(estimator).__name__} has conformal_windows=None: set "
                          f"conformal_windows=k (k horizons per series, e.g. 10), or leave level out")
-    calibration = int(estimator.conformal_windows) if levels else 0  # held-out horizons before the first cutoff
-    check_enough(levels, calibration * panel.n_series, panel.n_series)
+    # held-out horizons before the first cutoff (none for a model's own intervals)
+    calibration = int(estimator.conformal_windows) if levels and not own else 0
+    check_enough(() if own else levels, calibration * panel.n_series, panel.n_series)
     h = int(estimator.h)
     step = int(step_size) if step_size is not None else h
     per_fit = _refit_every(refit, n_windows)
@@ -88,7 +92,9 @@ def cross_validate_panel(estimator, panel, *, n_windows: int = 3, step_size: int
             fitted.append(model)
         reps = len(windows)
         columns = model.forecast_cutoffs(panel, cutoffs[:, windows], h)  # (W_chunk * S, h), window-major
-        if levels:
+        if own:  # ETS, ARIMA: the engine's intervals from the state at each cutoff
+            columns.update(model.interval_cutoffs(panel, cutoffs[:, windows], h, levels))
+        elif levels:
             columns.update(model.conformal_.intervals(columns["yhat"], np.tile(model.conformal_.scale, reps), levels))
         for name, values in columns.items():
             blocks.setdefault(name, np.empty((n_windows, S, h)))[windows] = values.reshape(reps, S, h)
@@ -106,7 +112,10 @@ def cross_validate_panel(estimator, panel, *, n_windows: int = 3, step_size: int
     }
     for name, values in blocks.items():
         out[name] = values.transpose(1, 0, 2).reshape(-1)  # (S, W, h) -> rows
-    return pd.DataFrame(out)
+    frame = pd.DataFrame(out)
+    if levels:
+        frame.attrs[INTERVAL_SOURCE] = MODEL if own else CONFORMAL  # as predict(level=...) marks its frame
+    return frame
 
 
 #: bytes per value of each output column: its (W, S, h) block, the frame's flat copy and its own block

@@ -16,36 +16,32 @@ from tsrsa.estimator.params import check_int
 from tsrsa.nn.ensemble import MemberMean
 from tsrsa.training.budget import AUTO
 
-__all__ = ["Ensembles", "ensembled", "member_weights", "saved_members"]
+__all__ = ["check_ensemble_size", "ensembled", "member_weights", "one_network_reason", "saved_members"]
 
 
-class Ensembles:
-    """Mixin of :class:`~tsrsa.estimator.neural.NeuralForecaster`: its ``ensemble_size`` (module docstring)."""
+def one_network_reason(one_network: str | None, loss: str, distribution, checkpoint_dir) -> str | None:
+    """Why a configuration fits one network only, or None: its fitted state's ``one_network``, a distribution
+    ``loss`` (the mean of its members' parameters is not their mixture) or the trainer's ``checkpoint_dir``."""
+    if one_network is not None:
+        return one_network
+    if distribution is not None:
+        return f"loss={loss!r} outputs a distribution's parameters, and their mean is not the members' mixture"
+    if checkpoint_dir is not None:
+        return "the trainer's checkpoint_dir keeps the state of one training run"
+    return None
 
-    def _check_ensemble(self) -> None:
-        """``ensemble_size`` is "auto" or an int >= 1, and more than one where several networks can be fitted."""
-        size = self.ensemble_size
-        if isinstance(size, str) and size == AUTO:
-            return
-        if not isinstance(size, numbers.Integral) or isinstance(size, bool):
-            raise TypeError(f'ensemble_size must be "auto" or an int >= 1, got {size!r} ({type(size).__name__})')
-        check_int("ensemble_size", size)
-        why = self._why_one_network()
-        if size > 1 and why is not None:
-            raise ValueError(f"ensemble_size={size} trains {size} networks apart and averages them; {why}: use "
-                             f"ensemble_size=1 with it")
 
-    def _why_one_network(self) -> str | None:
-        """Why this configuration fits one network only, or None."""
-        reason = self.state_type().one_network
-        if reason is not None:
-            return reason
-        if self._distribution() is not None:
-            return (f"loss={self.loss!r} outputs a distribution's parameters, and their mean is not the members' "
-                    f"mixture")
-        if self.resolved_trainer.checkpoint_dir is not None:
-            return "the trainer's checkpoint_dir keeps the state of one training run"
-        return None
+def check_ensemble_size(size, why_one: str | None) -> None:
+    """``ensemble_size`` is "auto" or an int >= 1, and more than one only where several networks can be fitted
+    (``why_one``: :func:`one_network_reason`)."""
+    if isinstance(size, str) and size == AUTO:
+        return
+    if not isinstance(size, numbers.Integral) or isinstance(size, bool):
+        raise TypeError(f'ensemble_size must be "auto" or an int >= 1, got {size!r} ({type(size).__name__})')
+    check_int("ensemble_size", size)
+    if size > 1 and why_one is not None:
+        raise ValueError(f"ensemble_size={size} trains {size} networks apart and averages them; {why_one}: use "
+                         f"ensemble_size=1 with it")
 
 
 def saved_members(weights: dict) -> int:

@@ -62,32 +62,3 @@ def fine_tune(model, df, *, max_epochs, learning_rate):
                         if name.endswith("_") and not name.startswith("_")})
     return model
 
-
-class FineTuning:
-    """``fine_tune`` of the neural forecasters (module docstring)."""
-
-    def fine_tune(self, df, *, max_epochs=10, learning_rate=None):
-        """Train the fitted network further on ``df``, from its weights; returns self.
-
-        The neuralforecast/darts idiom for new data of the same series (or related ones): the weights,
-        the network's configuration, the covariate encoding and the scaling statistics of every known
-        series are kept (a new id gets its own from ``df``); the state ``predict`` reads becomes that of
-        ``df``'s series, as after ``fit(df)``. All or nothing: when it raises, the model is as it was.
-
-        Parameters
-        ----------
-        df : DataFrame or Series
-            Training data (long, wide or Series, the fitted column names and frequency); every series
-            needs ``input_size + h + val_size`` observations, as for ``fit``. Validation, early stopping
-            and (with ``conformal_windows``) the calibration run as ``fit`` runs them on it.
-        max_epochs : int or "auto", default 10
-            Epochs of this fine-tuning (the model's own ``max_epochs`` is left as it is).
-        learning_rate : float, optional
-            Its learning rate (default: the model's ``learning_rate``); the optimiser starts afresh.
-
-        Returns
-        -------
-        self
-            With ``fit_history_`` the fine-tuning's epochs; ``get_params()`` unchanged.
-        """
-        return fine_tune(self, df, max_epochs=max_epochs, learning_rate=learning_rate)

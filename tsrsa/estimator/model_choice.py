@@ -12,7 +12,8 @@ The numbers :class:`~tsrsa.forecasters.auto.AutoForecaster` decides with, as pla
 - ``choice_weights(errors, by, combine, top_k)``: (S, C) weights of the candidates kept for each series:
   the best one (weight 1), or the best ``top_k`` by their mean (equal weights) or by validation weights
   (each the inverse of its error, normalised); ranked by the series' own errors, or by the panel's mean
-  errors (``by="panel"``, and a series on which fewer than two candidates could be validated);
+  errors (``by="panel"``, a series on which fewer than two candidates could be validated, and a series on
+  which its own best does not beat the panel's best by a margin: ``within_noise``);
 - ``combined(weights, yhat)``: the kept candidates' forecasts combined by those weights.
 """
 from __future__ import annotations
@@ -94,17 +95,19 @@ def panel_rows(errors: np.ndarray, by: str = "series", least: int = MIN_VALIDATE
 
 
 def choice_weights(errors: np.ndarray, ids, names, *, by: str = "series", combine=None, top_k: int = 2,
-                   blocked: np.ndarray | None = None) -> np.ndarray:
+                   blocked: np.ndarray | None = None, also_panel: np.ndarray | None = None) -> np.ndarray:
     """(S, C) weights of the candidates kept for each series (rows sum to 1).
 
     A series ranks the candidates by its own validation errors; with ``by="panel"``, or when fewer than
     :data:`MIN_VALIDATED` candidates could be validated on it (a series too short for the others'
-    validation), by their mean errors over the panel (:func:`panel_means`). ``blocked`` (S, C) marks the
-    candidates a series may not keep (its refit failed there). ValueError naming a series left with no
-    candidate."""
+    validation), or where ``also_panel`` (S,) is True (:func:`within_noise`), by their mean errors over the
+    panel (:func:`panel_means`). ``blocked`` (S, C) marks the candidates a series may not keep (its refit
+    failed there). ValueError naming a series left with no candidate."""
     S, C = errors.shape
     blocked = np.zeros((S, C), dtype=bool) if blocked is None else blocked
     means, by_panel = panel_means(errors), panel_rows(errors, by)
+    if also_panel is not None:
+        by_panel = by_panel | also_panel
     weights = np.zeros((S, C))
     for i in range(S):
         scores = np.where(blocked[i], np.nan, means if by_panel[i] else errors[i])
@@ -122,6 +125,35 @@ def panel_weights(errors: np.ndarray, allowed: np.ndarray, *, combine=None, top_
     mean error over the series where they have one."""
     means = np.where(allowed, panel_means(errors), np.nan)
     return _weights_of(means, ranked(means), combine, top_k)
+
+
+def within_noise(step_errors: np.ndarray, errors: np.ndarray, z: float = 1.0) -> np.ndarray:
+    """(S,) bool: the series whose own best candidate does not beat the panel's best candidate on it (lowest
+    mean error over the panel, :func:`panel_means`) by more than ``z`` standard errors.
+
+    ``step_errors`` (S, C, W, h) are the scaled absolute errors of every validation step; on each series the
+    paired differences d = own best - panel best over its W x h steps give the mean and its standard error
+    sd(d) / sqrt(n). One or two windows of a short series rarely tell candidates apart: a series that cannot
+    show its own best to be better keeps the panel's ranking instead. False where the panel's best has no
+    error on the series (its own ranking is all there is) and on series with fewer than two steps."""
+    S = errors.shape[0]
+    means = panel_means(errors)
+    out = np.zeros(S, dtype=bool)
+    panel_order = ranked(means)
+    if not panel_order.size:
+        return out
+    best_panel = int(panel_order[0])
+    for i in range(S):
+        own = ranked(errors[i])
+        if not own.size or not np.isfinite(errors[i, best_panel]):
+            continue
+        d = (step_errors[i, int(own[0])] - step_errors[i, best_panel]).ravel()
+        d = d[np.isfinite(d)]
+        if d.size < 2:
+            continue
+        spread = float(np.std(d, ddof=1)) / np.sqrt(d.size)
+        out[i] = float(np.mean(d)) >= -z * spread
+    return out
 
 
 def combined(weights: np.ndarray, yhat: np.ndarray) -> np.ndarray:

@@ -3,8 +3,17 @@
 A neural forecaster class adds its architecture arguments to the common ones and names its
 network through two hooks:
 
-- ``network_config()``: a dataclass describing the network (stored with a saved model);
+- ``network_config(data_init=None)``: a dataclass describing the network (stored with a saved model);
+  ``data_init`` is what ``_prepare_fit`` estimated from the training parts for this fit, if anything;
 - ``build_network(config)``: the ``nn.Module`` for that config.
+
+The estimator is composed of parts, each built from its options and passing back what it fits: the fit
+plan (:mod:`tsrsa.estimator.plan`), the statistical start (``statistical_start``, a
+:class:`~tsrsa.estimator.started.StatisticalStart`), the members of an ensemble
+(:mod:`tsrsa.estimator.ensembles`), the output head (``output_head``, an
+:class:`~tsrsa.estimator.outputs.OutputHead`), the calibration (:mod:`tsrsa.estimator.conformal`) and the
+fitted state (``state_type()``). What a fit estimates on the way (the start's map, the checkpoint, the
+data-derived initialisation) is passed as arguments, never left on the estimator.
 
 The arguments they share are written once, in :mod:`tsrsa.estimator.common_params`; three of them are
 option groups (:mod:`tsrsa.estimator.option_groups`): ``start`` (a :class:`~tsrsa.estimator.groups.Start`),
@@ -27,35 +36,35 @@ from tsrsa.data.native import frame_kind
 from tsrsa.data.scalers import check_scaled, series_statistics
 from tsrsa.data.windows import ConsecutiveWindows, WindowSource
 from tsrsa.estimator.base import BaseForecaster, quiet
-from tsrsa.estimator.ensembles import Ensembles, ensembled, member_weights, saved_members
-from tsrsa.estimator.fine_tuning import FineTuning, fitted_config, kept_statistics
+from tsrsa.estimator.ensembles import (
+    check_ensemble_size, ensembled, member_weights, one_network_reason, saved_members,
+)
+from tsrsa.estimator.fine_tuning import fine_tune, fitted_config, kept_statistics
 from tsrsa.estimator.groups import Covariates, Start
-from tsrsa.estimator.outputs import DEFAULT_QUANTILES, HeadOutputs  # noqa: F401 (DEFAULT_QUANTILES: its old home)
+from tsrsa.estimator.outputs import DEFAULT_QUANTILES  # noqa: F401 (its old home)
+from tsrsa.estimator.outputs import OutputHead, check_random_state, check_sample_size
 from tsrsa.estimator.params import check_float, check_int, suggest_names
 from tsrsa.estimator.plan import (
     MIN_TRAINING_WINDOWS, DataSummary, FitPlan, default_input_size, recovered_plan, resolve_plan,
 )
 from tsrsa.estimator.plan_ahead import plan_ahead
 from tsrsa.estimator.sharded import agree_with_rank0, check_shardable, window_counts
-from tsrsa.estimator.started import StatisticalStart
+from tsrsa.estimator.started import StatisticalStart, start_refusal
+from tsrsa.estimator.training_run import train_member
 from tsrsa.estimator.trainer import FIELDS as TRAINER_FIELDS
 from tsrsa.estimator.trainer import Trainer, as_trainer, flat_params
 from tsrsa.estimator.window_state import SCALED_FIX, encoded
 from tsrsa.nn.covariates import CovariateBatch
 from tsrsa.nn.losses import make_loss
-from tsrsa.training import (
-    SINGLE, CarriedLoader, TrainingConfig, WindowLoader, check_precision, resolve_seed, seeded,
-    torch_threads, train_network,
-)
+from tsrsa.training import SINGLE, TrainingConfig, check_precision, resolve_seed, seeded, torch_threads
 from tsrsa.training.budget import check_budget
-from tsrsa.training.checkpoint import Checkpoint, epoch_hook, fingerprint
+from tsrsa.training.checkpoint import Checkpoint, fingerprint
 from tsrsa.training.devices import autocast
-from tsrsa.training.distributed import TrainingJob, join_process_group, plan_placement, rank_seed, spawn_training
+from tsrsa.training.distributed import join_process_group, plan_placement
 from tsrsa.training.loop import check_lr_schedule
-from tsrsa.training.shards import ShardLoader
 
 
-class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, BaseForecaster):
+class NeuralForecaster(BaseForecaster):
     """Base of the neural forecasters (see the module docstring)."""
 
     stochastic = True
@@ -64,7 +73,7 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
     saves_weights = True
     option_groups = {"start": Start, "trainer": Trainer, "covariates": Covariates}
     #: options that were arguments of their own, by their old names (the trainer's first nine until 0.15, the
-    #: others until 0.16), taken with a DeprecationWarning until 0.17
+    #: others until 0.16): a saved model's parameters are folded by them, a user's call refused naming the group
     moved_params = {
         "start_learning_rate": ("start", "learning_rate"), "start_margin": ("start", "margin"),
         "start_weight": ("start", "weight"),
@@ -108,8 +117,40 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
         """The trainer's ``verbose``."""
         return int(self.resolved_trainer.verbose)
 
+    # ------------------------------------------------------------------ the parts
+    @property
+    def output_head(self) -> OutputHead:
+        """What the network's head outputs for ``loss`` and how its outputs become columns
+        (:class:`~tsrsa.estimator.outputs.OutputHead`)."""
+        return OutputHead(self.loss, self.quantiles, self.scaler)
+
+    @property
+    def statistical_start(self) -> StatisticalStart:
+        """The statistical start of this configuration (:class:`~tsrsa.estimator.started.StatisticalStart`)."""
+        head = self.output_head
+        return StatisticalStart(self.resolved_start, int(self.h), self.why_no_start(), head.levels is not None)
+
+    def why_no_start(self) -> str | None:
+        """Why this configuration takes no statistical start (the rest of a refusal), or None."""
+        return start_refusal(self.state_type().no_start, self.loss, self.output_head.distribution)
+
+    def head_quantile_levels(self) -> tuple[float, ...]:
+        """The levels of the ``yhat_q..`` columns (see :meth:`BaseForecaster.head_quantile_levels`)."""
+        return self.output_head.asked
+
+    def output_columns(self, y: np.ndarray, loc: np.ndarray, scale: np.ndarray) -> dict[str, np.ndarray]:
+        """Head outputs ``y`` (n, h, Q) in the scaled units of series with statistics ``loc``/``scale`` (n,) ->
+        forecast columns in the data's units (:meth:`~tsrsa.estimator.outputs.OutputHead.columns`)."""
+        return self.output_head.columns(y, loc, scale)
+
+    def to_panel(self, df, *, fitted: bool = False):
+        panel = super().to_panel(df, fitted=fitted)
+        self.output_head.check_target(panel, self.target_col)
+        return panel
+
     # ------------------------------------------------------------------ hooks
-    def network_config(self):
+    def network_config(self, data_init=None):
+        """The network's configuration; ``data_init``: what ``_prepare_fit`` estimated for this fit."""
         raise NotImplementedError
 
     @staticmethod
@@ -119,12 +160,15 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
     def _check_architecture(self) -> None:
         """Subclasses validate their own architecture arguments here."""
 
-    def _prepare_fit(self, panel, fit_lengths) -> None:
-        """Subclasses may learn from the training parts what shapes their network (before it
-        is built), e.g. dilations from seasonal periods."""
+    def _prepare_fit(self, panel, fit_lengths):
+        """Subclasses may estimate from the training parts what shapes and starts their network (before it is
+        built), e.g. dilations from seasonal periods; what they return is passed to ``network_config`` and
+        ``_initialise_network`` (None here)."""
+        return None
 
-    def _initialise_network(self, network: torch.nn.Module, panel, fit_lengths) -> None:
-        """Subclasses may set initial weights from the training data (training parts only)."""
+    def _initialise_network(self, network: torch.nn.Module, panel, fit_lengths, data_init=None) -> None:
+        """Subclasses may set initial weights from the training data (training parts only) and ``data_init``,
+        what their ``_prepare_fit`` returned."""
 
     def _covariate_norm(self) -> str:
         """The covariates' ``norm`` resolved: the state type's default ("window"; "fit" when streaming)."""
@@ -164,7 +208,7 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
     def check_params(self) -> None:
         super().check_params()
         check_int("input_size", self.input_size, allow_none=True)
-        self._check_outputs()  # loss, quantiles, scaler
+        self.output_head.check()  # loss, quantiles, scaler
         check_budget("max_epochs", self.max_epochs, allow_none=False)
         check_int("batch_size", self.batch_size)
         check_float("learning_rate", self.learning_rate, strict=True)
@@ -179,8 +223,10 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
         as_trainer(self.trainer)  # each of its options checked (tsrsa.estimator.trainer.Trainer)
         resolve_seed(self.random_state)
         self.declared_covariates()  # each option of covariates checked, then the columns
-        self._check_start()
-        self._check_ensemble()
+        self.statistical_start.check()  # each option of start checked (tsrsa.estimator.groups.Start), then here
+        check_ensemble_size(self.ensemble_size, one_network_reason(
+            self.state_type().one_network, self.loss, self.output_head.distribution,
+            self.resolved_trainer.checkpoint_dir))
         self._check_architecture()
 
     def required_length(self, panel) -> tuple[int, str]:
@@ -193,15 +239,16 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
         return least + h + v + extra, (f"input_size=None: a look-back of at least {least} + h={h} + val_size={v} + "
                                        f"{extra} more steps for {MIN_TRAINING_WINDOWS} training windows")
 
-    def _training_config(self) -> TrainingConfig:
+    def _training_config(self, checkpoint: Checkpoint | None) -> TrainingConfig:
         trainer = self.resolved_trainer
+        groups = self.statistical_start.optimiser_groups(self._group_options(), self.start_)
         return TrainingConfig(
             max_epochs=self.max_epochs_, batch_size=self.batch_size, batches_per_epoch=self.batches_per_epoch_,
             learning_rate=self.learning_rate, weight_decay=self.weight_decay, lr_schedule=self.lr_schedule,
             early_stopping_patience=self.early_stopping_patience_, precision=check_precision(trainer.precision),
             compile=trainer.compile,
-            verbose=trainer.verbose, description=type(self).__name__, group_options=self._optimiser_groups(),
-            checkpoint=getattr(self, "_checkpoint", None), validate_start=getattr(self, "start_", None) is not None,
+            verbose=trainer.verbose, description=type(self).__name__, group_options=groups,
+            checkpoint=checkpoint, validate_start=self.start_ is not None,
             start_margin=float(self.resolved_start.margin),
         )
 
@@ -277,35 +324,38 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
         self.ensemble_size_ = plan.members
         if trainer.verbose >= 1 and rank.rank == 0:
             print(f"{type(self).__name__} fit plan\n{plan.describe()}", file=sys.stderr)
-        self._checkpoint = None if trainer.checkpoint_dir is None else Checkpoint(  # the parameters as 0.14 named them
+        checkpoint = None if trainer.checkpoint_dir is None else Checkpoint(  # the parameters as 0.14 named them
             Path(trainer.checkpoint_dir), fingerprint(type(self).__name__, flat_params(self.get_params(), type(self)),
                                                       panel.values, panel.offsets))
+        start, start_map, data_init = self.statistical_start, None, None
         if fitted_from is None:
-            before = dict(vars(self))
             with quiet(trainer.verbose), torch_threads(plan.threads):  # the start's BLAS on the plan's threads too
-                self._fit_start(scaled, panel.offsets, fit_lengths, panel.lengths, panel.freq)
-                self._prepare_fit(panel, fit_lengths)
-            self.plan_ = dataclasses.replace(self.plan_, start=(self.start_ or {}).get("model"))
-            config = self.network_config()
+                start_map = start.fit(plan.start_candidates, scaled, panel.offsets, fit_lengths, panel.lengths,
+                                      panel.freq, self.resolved_input_size)
+                self.start_ = start.record(start_map)
+                data_init = self._prepare_fit(panel, fit_lengths)
+            config = self.network_config(data_init)
             if self.covariates_ is not None:
                 config = dataclasses.replace(config, covariates=self._covariate_layout())
             if sharded:  # what is estimated once for the panel: rank 0's estimate on every rank
-                config = agree_with_rank0(self, before, config, rank)
+                config, start_map, data_init = agree_with_rank0((config, start_map, data_init), rank)
+                self.start_ = start.record(start_map)
+            self.plan_ = dataclasses.replace(self.plan_, start=(self.start_ or {}).get("model"))
         else:
             config = fitted_config(fitted_from)
-            self.start_ = getattr(fitted_from, "start_", None)
+            self.start_ = fitted_from.start_
         networks, histories, epochs, edges = [], [], [], []
         with quiet(trainer.verbose), torch_threads(plan.threads):
             for k in range(self.ensemble_size_):  # member k: the network of a fit seeded seed + k
                 with seeded(seed + k, placement.device) as rng:
                     network = self._assemble(config)
                     if fitted_from is None:
-                        self._initialise_network(network, panel, fit_lengths)
-                        if self.start_ is not None:
-                            self._started(network)
+                        self._initialise_network(network, panel, fit_lengths, data_init)
+                        if start_map is not None:
+                            start.write(network, start_map)
                     if warm_start is not None:
                         load_weights(network, member_weights(warm_start[0], k), warm_start[1])
-                    loss_fn = make_loss(self.loss, self._quantile_levels())
+                    loss_fn = make_loss(self.loss, self.output_head.levels)
                     networks.append(network)
                     if self.ensemble_size_ > 1 and self.start_ is not None:  # each member's own edge, if tested
                         self.start_ = {key: value for key, value in self.start_.items() if key != "edge"}
@@ -313,81 +363,33 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
                         histories.append(self._train(network, loss_fn, train, val, placement, seed + k, rng, rank,
                                                      epoch_callback if k == 0 else None,  # a tuner prunes on one
                                                      (n_train, n_val) if sharded else None,
-                                                     k if self.ensemble_size_ > 1 else None))
+                                                     k if self.ensemble_size_ > 1 else None, checkpoint))
                     except FloatingPointError as error:  # the network holds the best weights so far
                         histories.append(error.training_result.history)
-                        self._members_built()
                         self._set_fitted(panel, *ensembled(self, networks, histories), loc, scale, rows)
                         raise
                     epochs.append(self.best_epoch_)
                     edges.append((self.start_ or {}).get("edge"))
-        self._members_built(networks if fitted_from is None else ())  # a fine-tune keeps its source's blend
+        if fitted_from is None:  # a fine-tune keeps its source's blend
+            self.start_ = start.combined(networks, self.start_, float(self.plan_.start_weight or 0.0))
         if len(networks) > 1:  # each member's epoch and edge over the start
             self.best_epoch_ = epochs
             if any(edge is not None for edge in edges):
                 self.start_ = {**self.start_, "edge": edges}
         self._set_fitted(panel, *ensembled(self, networks, histories), loc, scale, rows)
 
-    def _train(self, network, loss_fn, train, val, placement, seed, rng, rank, epoch_callback=None,
-               totals=None, member=None) -> list[dict]:
-        """Train ``network`` in place (here, or in spawned workers); returns the history. ``totals``:
-        the training and validation windows of all ranks when this rank holds only its share; ``member``:
-        the ensemble's member it is, named in the records the callbacks see.
+    def _assemble(self, config) -> torch.nn.Module:
+        """The network for ``config``, with the fitted statistical start's (still zero) map attached."""
+        return self.statistical_start.attach(self.build_network(config), self.start_)
 
-        Spawned workers cannot call back into this process: their epochs are replayed to the
-        ``callbacks`` and ``epoch_callback`` once training ends.
-        """
-        config = self._training_config()
-        trainer = self.resolved_trainer
-        carried = isinstance(train, ConsecutiveWindows)
-        if trainer.checkpoint_dir is not None and placement.mode != "single":
-            raise ValueError("the trainer's checkpoint_dir trains in one process on one device: leave its devices unset "
-                             "(or 1) and its strategy 'auto' or 'single_device' with checkpoints")
-        if carried and placement.mode != "single":
-            raise ValueError("this model trains with the state carried from window to window, in one process on "
-                             "one device: use the trainer's devices=1 (or leave devices unset) with strategy 'auto' or "
-                             "'single_device'")
-        if placement.mode == "spawn":
-            threads = trainer.num_threads or max(1, torch.get_num_threads() // placement.world_size)
-            job = TrainingJob(network, loss_fn, train, val, int(self.batch_size), int(trainer.inference_batch_size),
-                              config, seed, placement.devices, threads, int(trainer.verbose))
-            try:
-                state, result = spawn_training(job)
-            except FloatingPointError as error:
-                network.load_state_dict(error.state_dict)
-                network.to(placement.device)
-                raise
-            network.load_state_dict(state)
-            network.to(placement.device)
-            hook = epoch_hook(trainer.callbacks, epoch_callback, member)
-            for record in result.history if hook is not None else ():
-                hook(dict(record))
-            self._trained(result)
-            return result.history
-        device = placement.device
-        network.to(device)
-        loss_fn.to(device)
-        if rank.world_size > 1:  # each rank its own dropout stream; windows still shuffled alike
-            torch.manual_seed(rank_seed(seed, rank.rank))
-            if rank.rank > 0:
-                config = dataclasses.replace(config, verbose=0)  # one progress bar, rank 0's
-        if carried:
-            train_loader = CarriedLoader(train, shuffle=True, device=device, rank=rank)
-            val_loader = CarriedLoader(val, shuffle=False, device=device, rank=rank) if val is not None else None
-        elif totals is not None:  # each rank its own windows (tsrsa.training.shards)
-            train_loader = ShardLoader(train, self.batch_size, shuffle=True, device=device, rank=rank,
-                                       total_windows=totals[0], max_batches=config.batches_per_epoch)
-            val_loader = None if val is None else ShardLoader(
-                val, trainer.inference_batch_size, shuffle=False, device=device, rank=rank, total_windows=totals[1])
-        else:
-            train_loader = WindowLoader(train, self.batch_size, shuffle=True, device=device, rank=rank,
-                                        max_batches=config.batches_per_epoch)
-            val_loader = None
-            if val is not None:
-                val_loader = WindowLoader(val, trainer.inference_batch_size, shuffle=False, device=device, rank=rank,
-                                          drop_uneven=False)
-        result = train_network(network, loss_fn, train_loader, val_loader, config, device=device, rng=rng,
-                               rank=rank, on_epoch_end=epoch_hook(trainer.callbacks, epoch_callback, member))
+    def _train(self, network, loss_fn, train, val, placement, seed, rng, rank, epoch_callback=None,
+               totals=None, member=None, checkpoint=None) -> list[dict]:
+        """Train one member ``network`` in place (:func:`tsrsa.estimator.training_run.train_member`, with this
+        model's training configuration and ``checkpoint``); returns its history."""
+        result = train_member(network, loss_fn, train, val, placement=placement, seed=seed, rng=rng, rank=rank,
+                              config=self._training_config(checkpoint), trainer=self.resolved_trainer,
+                              batch_size=int(self.batch_size), epoch_callback=epoch_callback, totals=totals,
+                              member=member)
         self._trained(result)
         return result.history
 
@@ -396,7 +398,7 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
         weights, a statistical start, were kept) and, where the margin was tested, the network's edge
         over the start (``start_["edge"]``, in standard errors)."""
         self.best_epoch_ = result.best_epoch
-        if getattr(self, "start_", None) is not None and result.start_edge is not None:
+        if self.start_ is not None and result.start_edge is not None:
             self.start_ = {**self.start_, "edge": round(float(result.start_edge), 4)}
 
     def _set_fitted(self, panel, network, history, loc, scale, covariates=None) -> None:
@@ -442,6 +444,78 @@ class NeuralForecaster(FineTuning, HeadOutputs, StatisticalStart, Ensembles, Bas
 
     def forecast_windows(self, tails, loc, scale, h: int, covariates=None) -> dict[str, np.ndarray]:
         return self.output_columns(self.window_outputs(tails, loc, scale, h, covariates), loc, scale)
+
+    def sample(self, n: int, h: int | None = None, *, df=None, future_df=None, random_state=None) -> pd.DataFrame:
+        """Sample paths of the next ``h`` steps of every series, from a model with a distribution loss.
+
+        Parameters
+        ----------
+        n : int
+            Paths per series (>= 1). A request whose frame would pass the memory limit of one request
+            (8 GiB, or ``TSRSA_MAX_REQUEST_BYTES``: :mod:`tsrsa.data.limits`) is refused before anything
+            is drawn.
+        h : int, optional
+            Steps (default: the trained horizon).
+        df, future_df
+            As in ``predict``: forecast after the end of each series of ``df``; the known-future
+            covariates of the horizon.
+        random_state : int, numpy Generator or None
+            Seed of the draws (a local generator: the global random state is left as it was).
+
+        Returns
+        -------
+        DataFrame
+            Long frame: id, time, ``sample`` (0..n-1) and ``yhat`` (the drawn value), rows ordered by
+            series, sample, time. Each step is drawn from its forecast distribution independently of
+            the other steps (the head gives marginals); counts are whole numbers.
+        """
+        self.check_is_fitted()
+        head = self.output_head
+        if head.distribution is None:
+            raise ValueError(f"sample() draws from a forecast distribution, and loss={self.loss!r} gives none: "
+                             f"fit with loss='normal', 'student_t' or 'negative_binomial'")
+        check_int("n", n)
+        h = self._check_predict_h(h)
+        rng = check_random_state(random_state)
+        with quiet(self.verbosity):
+            memory = self.memory_ if df is None else self.memory_.for_frame(self, self._predict_panel(df))
+            check_sample_size(int(n), len(memory.ids), h)
+            y = memory.forecast_outputs(self, h, future_df)  # (S, h, Q) the head's outputs, scaled units
+            draws = head.draws(y, memory.loc, memory.scale, int(n), rng)  # (S, h, n)
+        S = len(memory.ids)
+        stamps = pd.Index(self.freq_.future(memory.last, h))  # (S * h,) series-major
+        where = (np.arange(S)[:, None, None] * h + np.arange(h)[None, None, :]).repeat(n, axis=1)  # (S, n, h)
+        return pd.DataFrame({self.id_col: memory.ids.repeat(n * h), self.time_col: stamps.take(where.ravel()),
+                             "sample": np.tile(np.repeat(np.arange(n), h), S),
+                             "yhat": draws.transpose(0, 2, 1).reshape(-1)})
+
+    # ------------------------------------------------------------------ fine-tuning
+    def fine_tune(self, df, *, max_epochs=10, learning_rate=None):
+        """Train the fitted network further on ``df``, from its weights; returns self
+        (:mod:`tsrsa.estimator.fine_tuning`).
+
+        The neuralforecast/darts idiom for new data of the same series (or related ones): the weights,
+        the network's configuration, the covariate encoding and the scaling statistics of every known
+        series are kept (a new id gets its own from ``df``); the state ``predict`` reads becomes that of
+        ``df``'s series, as after ``fit(df)``. All or nothing: when it raises, the model is as it was.
+
+        Parameters
+        ----------
+        df : DataFrame or Series
+            Training data (long, wide or Series, the fitted column names and frequency); every series
+            needs ``input_size + h + val_size`` observations, as for ``fit``. Validation, early stopping
+            and (with ``conformal_windows``) the calibration run as ``fit`` runs them on it.
+        max_epochs : int or "auto", default 10
+            Epochs of this fine-tuning (the model's own ``max_epochs`` is left as it is).
+        learning_rate : float, optional
+            Its learning rate (default: the model's ``learning_rate``); the optimiser starts afresh.
+
+        Returns
+        -------
+        self
+            With ``fit_history_`` the fine-tuning's epochs; ``get_params()`` unchanged.
+        """
+        return fine_tune(self, df, max_epochs=max_epochs, learning_rate=learning_rate)
 
     # ------------------------------------------------------------------ saving
     def fitted_files(self):

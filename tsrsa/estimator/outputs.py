@@ -1,6 +1,7 @@
 """What a neural forecaster's head outputs, and how its outputs become forecast columns.
 
-``loss`` decides (:class:`HeadOutputs`, a mixin of :class:`~tsrsa.estimator.neural.NeuralForecaster`):
+``loss`` decides (:class:`OutputHead`, the part of a :class:`~tsrsa.estimator.neural.NeuralForecaster` its
+``output_head`` gives):
 
 - "mse", "mae", "huber": one value per step, ``yhat``;
 - "quantile": one output per level (those in ``quantiles``, default 0.1 and 0.9, and 0.5), sorted so
@@ -21,17 +22,17 @@ divides each input window by its mean absolute value (at least 1) and multiplies
 """
 from __future__ import annotations
 
+import dataclasses
 import numbers
 
 import numpy as np
-import pandas as pd
 import torch
 
+from tsrsa.data.distribution_summaries import distribution_mean, distribution_quantile
 from tsrsa.data.limits import check_request_size
 from tsrsa.data.scalers import SCALERS
 from tsrsa.data.validation import format_id
-from tsrsa.estimator.base import quiet
-from tsrsa.estimator.params import check_choice, check_int, quantile_column, quantile_levels
+from tsrsa.estimator.params import check_choice, quantile_column, quantile_levels
 from tsrsa.nn.distributions import DISTRIBUTIONS, get_distribution
 from tsrsa.nn.losses import LOSSES
 
@@ -45,22 +46,6 @@ def distribution_parameters(name: str, raw: np.ndarray) -> dict[str, np.ndarray]
     with torch.no_grad():
         params = get_distribution(name).parameters(torch.from_numpy(np.asarray(raw, dtype=np.float64)))
     return {key: value.numpy() for key, value in params.items()}
-
-
-def distribution_mean(name: str, p: dict[str, np.ndarray]) -> np.ndarray:
-    return p["mean"] if name == "negative_binomial" else p["loc"]
-
-
-def distribution_quantile(name: str, p: dict[str, np.ndarray], q: float) -> np.ndarray:
-    """The exact quantile of level ``q`` (scipy's inverse distribution functions)."""
-    from scipy import stats
-
-    if name == "normal":
-        return stats.norm.ppf(q, loc=p["loc"], scale=p["scale"])
-    if name == "student_t":
-        return stats.t.ppf(q, p["df"], loc=p["loc"], scale=p["scale"])
-    r = p["total_count"]
-    return stats.nbinom.ppf(q, r, r / (r + p["mean"]))
 
 
 def distribution_draws(name: str, p: dict[str, np.ndarray], n: int, rng: np.random.Generator) -> np.ndarray:
@@ -113,38 +98,43 @@ def check_random_state(random_state) -> np.random.Generator:
     return np.random.default_rng(int(random_state))
 
 
-class HeadOutputs:
-    """The outputs of a neural forecaster's head (module docstring)."""
+@dataclasses.dataclass(frozen=True)
+class OutputHead:
+    """What a network's head outputs for ``loss`` (with ``quantiles`` and ``scaler``), and how its outputs become
+    forecast columns or draws (module docstring)."""
 
-    def _distribution(self):
+    loss: str
+    quantiles: object = None
+    scaler: object = None
+
+    @property
+    def distribution(self):
         """The distribution output of a distribution loss, else None."""
         return get_distribution(self.loss) if self.loss in DISTRIBUTIONS else None
 
-    def _quantile_levels(self) -> tuple[float, ...] | None:
+    @property
+    def levels(self) -> tuple[float, ...] | None:
         """The levels a quantile head outputs (0.5 included), None for another loss."""
         if self.loss != "quantile":
             return None
         levels = quantile_levels(self.quantiles if self.quantiles is not None else DEFAULT_QUANTILES)
         return tuple(sorted(set(levels) | {0.5}))
 
-    def _asked_quantiles(self) -> tuple[float, ...]:
+    @property
+    def asked(self) -> tuple[float, ...]:
         """The levels that get a ``yhat_q..`` column: those asked for, or 0.1 and 0.9 for a quantile loss."""
         if self.quantiles is not None:
             return quantile_levels(self.quantiles)
         return tuple(q for q in DEFAULT_QUANTILES if q != 0.5) if self.loss == "quantile" else ()
 
-    def head_quantile_levels(self) -> tuple[float, ...]:
-        """The levels of the ``yhat_q..`` columns (see :meth:`BaseForecaster.head_quantile_levels`)."""
-        return self._asked_quantiles()
-
-    def _head_outputs(self) -> dict:
+    def network_options(self) -> dict:
         """``n_outputs`` and ``distribution`` of the network's configuration."""
-        distribution, levels = self._distribution(), self._quantile_levels()
+        distribution, levels = self.distribution, self.levels
         if distribution is not None:
             return {"n_outputs": distribution.n_outputs, "distribution": distribution.name}
         return {"n_outputs": len(levels) if levels else 1, "distribution": None}
 
-    def _check_outputs(self) -> None:
+    def check(self) -> None:
         """``loss``, ``quantiles`` and, for counts, ``scaler`` checked (at the entry of ``fit``)."""
         check_choice("loss", self.loss, LOSSES)
         if self.quantiles is not None:
@@ -158,81 +148,37 @@ class HeadOutputs:
                              f"would shift or rescale them: pass scaler=None (the network mean-scales each "
                              f"window instead)")
 
-    def to_panel(self, df, *, fitted: bool = False):
-        panel = super().to_panel(df, fitted=fitted)
+    def check_target(self, panel, target_col: str) -> None:
+        """The target of ``panel`` checked for what the loss reads (counts for "negative_binomial")."""
         if self.loss == "negative_binomial":
-            check_counts(panel, self.target_col)
-        return panel
+            check_counts(panel, target_col)
 
-    def output_columns(self, y: np.ndarray, loc: np.ndarray, scale: np.ndarray) -> dict[str, np.ndarray]:
+    def columns(self, y: np.ndarray, loc: np.ndarray, scale: np.ndarray) -> dict[str, np.ndarray]:
         """Head outputs ``y`` (n, h, Q) in the scaled units of series with statistics ``loc``/``scale``
         (n,) -> ``{"yhat": (n, h), "yhat_q..": ...}`` in the data's units."""
-        distribution = self._distribution()
+        distribution = self.distribution
         if distribution is None:
             y = y * scale[:, None, None] + loc[:, None, None]
-            levels = self._quantile_levels()
+            levels = self.levels
             if levels is None:
                 return {"yhat": y[..., 0]}
             y = np.sort(y, axis=-1)  # quantiles never cross
             columns = {"yhat": y[..., levels.index(0.5)]}
-            columns.update({quantile_column(q): y[..., levels.index(q)] for q in self._asked_quantiles()})
+            columns.update({quantile_column(q): y[..., levels.index(q)] for q in self.asked})
             return columns
         name = distribution.name
         p = distribution_parameters(name, y)  # every summary in the scaled units, then restored
         a, b = scale[:, None], loc[:, None]
         columns = {"yhat": distribution_mean(name, p) * a + b}
-        columns.update({quantile_column(q): distribution_quantile(name, p, q) * a + b
-                        for q in self._asked_quantiles()})
+        columns.update({quantile_column(q): distribution_quantile(name, p, q) * a + b for q in self.asked})
         return columns
 
-    def output_draws(self, y: np.ndarray, loc: np.ndarray, scale: np.ndarray, n: int,
-                     rng: np.random.Generator) -> np.ndarray:
+    def draws(self, y: np.ndarray, loc: np.ndarray, scale: np.ndarray, n: int,
+              rng: np.random.Generator) -> np.ndarray:
         """Head outputs ``y`` (S, h, Q) of a distribution loss, in the scaled units of series with statistics
         ``loc``/``scale`` (S,) -> ``n`` independent draws of every step from ``rng``, (S, h, n), in the
         data's units."""
-        name = self._distribution().name
+        name = self.distribution.name
         p = distribution_parameters(name, y)  # drawn in the scaled units, then restored
         return distribution_draws(name, p, n, rng) * scale[:, None, None] + loc[:, None, None]
 
-    def sample(self, n: int, h: int | None = None, *, df=None, future_df=None, random_state=None) -> pd.DataFrame:
-        """Sample paths of the next ``h`` steps of every series, from a model with a distribution loss.
-
-        Parameters
-        ----------
-        n : int
-            Paths per series (>= 1). A request whose frame would pass the memory limit of one request
-            (8 GiB, or ``TSRSA_MAX_REQUEST_BYTES``: :mod:`tsrsa.data.limits`) is refused before anything
-            is drawn.
-        h : int, optional
-            Steps (default: the trained horizon).
-        df, future_df
-            As in ``predict``: forecast after the end of each series of ``df``; the known-future
-            covariates of the horizon.
-        random_state : int, numpy Generator or None
-            Seed of the draws (a local generator: the global random state is left as it was).
-
-        Returns
-        -------
-        DataFrame
-            Long frame: id, time, ``sample`` (0..n-1) and ``yhat`` (the drawn value), rows ordered by
-            series, sample, time. Each step is drawn from its forecast distribution independently of
-            the other steps (the head gives marginals); counts are whole numbers.
-        """
-        self.check_is_fitted()
-        if self._distribution() is None:
-            raise ValueError(f"sample() draws from a forecast distribution, and loss={self.loss!r} gives none: "
-                             f"fit with loss='normal', 'student_t' or 'negative_binomial'")
-        check_int("n", n)
-        h = self._check_predict_h(h)
-        rng = check_random_state(random_state)
-        with quiet(self.verbosity):
-            memory = self.memory_ if df is None else self.memory_.for_frame(self, self._predict_panel(df))
-            check_sample_size(int(n), len(memory.ids), h)
-            y = memory.forecast_outputs(self, h, future_df)  # (S, h, Q) the head's outputs, scaled units
-            draws = self.output_draws(y, memory.loc, memory.scale, int(n), rng)  # (S, h, n)
-        S = len(memory.ids)
-        stamps = pd.Index(self.freq_.future(memory.last, h))  # (S * h,) series-major
-        where = (np.arange(S)[:, None, None] * h + np.arange(h)[None, None, :]).repeat(n, axis=1)  # (S, n, h)
-        return pd.DataFrame({self.id_col: memory.ids.repeat(n * h), self.time_col: stamps.take(where.ravel()),
-                             "sample": np.tile(np.repeat(np.arange(n), h), S),
-                             "yhat": draws.transpose(0, 2, 1).reshape(-1)})

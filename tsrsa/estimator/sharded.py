@@ -70,12 +70,10 @@ def window_counts(n_train: int, n_val: int, rank: Rank) -> tuple[int, int]:
     return sum(train), sum(val)
 
 
-def agree_with_rank0(estimator, before: dict, config, rank: Rank):
-    """The network configuration and the estimator's fitted attributes that changed since ``before``
-    (a copy of ``vars(estimator)``), as rank 0 estimated them, set on every rank; returns the config."""
-    changed = {k: v for k, v in vars(estimator).items() if k not in before or before[k] is not v}
-    sent = [config, changed]
+def agree_with_rank0(estimates: tuple, rank: Rank) -> tuple:
+    """``estimates`` (what the fit estimates once for the panel before the network is built: the network's
+    configuration, the statistical start, the data-derived initialisation) as rank 0 estimated them, on every
+    rank."""
+    sent = [estimates]
     torch.distributed.broadcast_object_list(sent, src=0, group=rank.group)
-    config, changed = sent
-    vars(estimator).update(changed)
-    return config
+    return sent[0]

@@ -16,7 +16,10 @@ model and returning a new state, never changing itself:
 - ``advance(model, panel, known)`` (``update``): the filter continued over the new observations from
   the stored state, parameters fixed, in O(new steps) (equal to statsmodels' ``append(refit=False)``);
   new series join at the end, fitted on their history;
-- ``forecast(model, h)``: the next ``h`` steps of every series from its state;
+- ``forecast(model, h)``: the next ``h`` steps of every series from its state, any ``h``;
+- ``intervals(model, h, levels)``: the engine's own prediction intervals of those steps (ETS, ARIMA),
+  scaled by the variance of each model's one-step errors, which ``fit`` measures and the calls above
+  carry on as statsmodels' ``append``/``apply`` without refit re-estimate it;
 - ``forecast_at(model, panel, cutoffs, h)`` (cross-validation, scoring): each series of ``panel``,
   which starts where its model was fitted from, filtered once from the fitted initial state with the
   fitted parameters, and forecast after each cutoff (nothing after a cutoff is read);
@@ -34,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from tsrsa.data.index_encoding import decode_index, decode_times, encode_index, encode_times
+from tsrsa.data.intervals import interval_columns
 from tsrsa.data.validation import format_id
 from tsrsa.estimator.base import quiet
 from tsrsa.estimator.window_state import horizon_covariates
@@ -42,6 +46,8 @@ from tsrsa.statistical.series_fit import SeriesFit
 
 #: the module of each kind of model (``SeriesFit.form["kind"]``)
 FAMILIES = {"ets": ets_model, "arima": arima_model, "theta": theta_model}
+#: the kinds whose module computes the engine's own prediction intervals (``intervals``)
+INTERVAL_KINDS = ("ets", "arima")
 #: the arrays of a saved model, each the series' arrays one after the other
 SAVED_ARRAYS = ("params", "initial", "state")
 
@@ -177,6 +183,52 @@ class StatisticalState:
         horizon_covariates(model, self.ids, self.last, h, future_df)  # refuses a future_df
         with statsmodels_calls(model):
             return {"yhat": np.stack([family(fit).forecast(fit, h) for fit in self.fits]).reshape(-1, h)}
+
+    def check_intervals(self, model, fit: SeriesFit, i: int) -> None:
+        """ValueError unless the model ``fit`` of series ``i`` gives its own intervals: a kind without them
+        (Theta), or a model saved by a release that did not keep its one-step errors, which scale them."""
+        if fit.form["kind"] not in INTERVAL_KINDS:
+            raise ValueError(f"{type(model).__name__} has no intervals of its own: fit with conformal_windows=k "
+                             f"for conformal ones")
+        if not np.isfinite(fit.noise_variance):
+            raise ValueError(f"series {format_id(self.ids[i])}: its model was saved without its one-step errors (a "
+                             f"release before the models' own intervals), which scale the intervals: refit, or "
+                             f"pass its history as predict(df=...)")
+
+    def intervals(self, model, h: int, levels: tuple[float, ...]) -> dict[str, np.ndarray]:
+        """``{column: (S, h)}`` the engine's own prediction intervals of every level over the next ``h``
+        steps of every series (``yhat_lo_80``, ``yhat_hi_80``, ...; :func:`ets_model.intervals`,
+        :func:`arima_model.intervals`), from each model's state and error variance (a ValueError from
+        :meth:`check_intervals` for the first series whose model has none)."""
+        bounds = np.empty((len(levels), 2, self.n_series, h))
+        with statsmodels_calls(model):
+            for i, fit in enumerate(self.fits):
+                self.check_intervals(model, fit, i)
+                bounds[:, :, i] = family(fit).intervals(fit, h, levels)
+        out = {}
+        for level, (lower, upper) in zip(levels, bounds):
+            out.update(zip(interval_columns(level), (lower, upper)))
+        return out
+
+    def intervals_at(self, model, panel, cutoffs: np.ndarray, h: int,
+                     levels: tuple[float, ...]) -> dict[str, np.ndarray]:
+        """The engine's intervals of every level after positions ``cutoffs`` (S, W) of every series of ``panel``
+        (as :meth:`forecast_at`: each series from its fitted start, nothing after a cutoff read), each from
+        the model's state there with its fitted error variance: ``{column: (W * S, h)}``, window-major."""
+        rows = self.ids.get_indexer(panel.ids)
+        W = cutoffs.shape[1]
+        bounds = np.empty((len(levels), 2, W, panel.n_series, h))
+        with statsmodels_calls(model):
+            for i in range(panel.n_series):
+                fit = self.fits[rows[i]]
+                self.check_intervals(model, fit, rows[i])
+                y = panel.series(i)[:int(cutoffs[i].max()) + 1]
+                bounds[:, :, :, i] = family(fit).intervals_at(fit, y, cutoffs[i], h, levels).transpose(1, 2, 0, 3)
+        out = {}
+        for level, (lower, upper) in zip(levels, bounds):
+            out.update(zip(interval_columns(level), (lower.reshape(W * panel.n_series, h),
+                                                     upper.reshape(W * panel.n_series, h))))
+        return out
 
     def forecast_at(self, model, panel, cutoffs: np.ndarray, h: int) -> dict[str, np.ndarray]:
         """Forecasts after positions ``cutoffs`` (S, W) of every series of ``panel`` (series of this state,

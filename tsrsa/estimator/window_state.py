@@ -262,8 +262,5 @@ def horizon_covariates(model, ids: pd.Index, last: pd.Index, h: int, future_df) 
     H, h = int(model.h), model.future_steps(h)
     stamps = model.freq_.future(last, h)
     frame = future_rows(future_df, ids, stamps, h, spec, model.id_col, model.time_col) if spec.future else None
-    block = encoder.encode_future(frame, stamps, lambda row: f"in future_df for series "
-                                  f"{format_id(ids[row // h])} at {stamps[row]}").reshape(len(ids), h, -1)
-    out = np.zeros((len(ids), H, block.shape[2]), dtype=np.float32)
-    out[:, :h] = block
-    return out
+    return encoder.encode_horizon(frame, stamps, ids, h, H, lambda row: f"in future_df for series "
+                                  f"{format_id(ids[row // h])} at {stamps[row]}")

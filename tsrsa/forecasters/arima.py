@@ -57,6 +57,7 @@ class ARIMAForecaster(StatisticalForecaster):
     """
 
     kind = "arima"
+    model_intervals = True
 
     def __init__(self, h, *, season_length=None, order="auto", seasonal_order="auto", n_jobs=1,
                  conformal_windows=None, fill=None, freq=None, verbose=0, id_col="unique_id", time_col="ds",

@@ -13,10 +13,10 @@ from tsrsa.estimator.choice_record import ChoiceRecord, candidate_specs
 from tsrsa.estimator.conformal import ConformalCalibration, check_enough, check_levels
 from tsrsa.estimator.model_choice import (
     CHOOSE_BY, COMBINE, choice_weights, combined, naive_scale, panel_rows, panel_weights, scaled_errors,
-    validation_targets,
+    validation_targets, within_noise,
 )
 from tsrsa.estimator.model_set import check_shared, named_models, panel_frame, rows_of
-from tsrsa.estimator.params import check_choice, check_int, check_str
+from tsrsa.estimator.params import check_choice, check_float, check_int, check_str
 from tsrsa.estimator.protocol import Estimator, store_init_args
 from tsrsa.forecasters.auto_candidates import default_candidates, rebuilt_candidates
 
@@ -34,7 +34,8 @@ class AutoForecaster(Estimator):
     over the part before the block; :func:`tsrsa.estimator.model_choice.naive_scale`). Each series keeps
     the candidate of lowest MASE, or with ``combine`` the best ``top_k`` combined; ``choose="panel"`` ranks
     the candidates by their mean MASE over the series instead, and so does a series on which fewer than two
-    candidates could be validated (too short for the others' look-back plus the block: ``basis`` "panel" in
+    candidates could be validated (too short for the others' look-back plus the block), and one whose own
+    best does not beat the panel's best on it by ``margin`` standard errors (``basis`` "panel" in
     ``choice_``). What is kept is then refitted once on the whole frame: a network (global) on every series
     long enough for it, a statistical model on the series that keep it. Cost: every candidate fitted once
     without the block, then the kept ones once more, so at most about twice the sum of the candidates' fits
@@ -60,10 +61,18 @@ class AutoForecaster(Estimator):
     choose : {"series", "panel"}, default "series"
     combine : {"mean", "weighted", None}, default "mean"
         "mean": the mean of the best ``top_k`` candidates; "weighted": their mean weighted by inverse
-        validation MASE; None: the best candidate alone. The default is the rule of lowest MASE on a later
-        block than the one it chose on (M3 sample, 60 series: mean MASE 1.089 against 1.095 weighted and
-        1.263 for the best alone; ``benchmarks/auto_m3_sample.py``).
+        validation MASE; None: the best candidate alone.
     top_k : int, default 2
+    margin : float or None, default 2.0
+        With ``choose="series"``: a series keeps its own ranking only where its own best candidate beats the
+        panel's best (lowest mean MASE over the series) on it by more than ``margin`` standard errors of
+        their paired step errors over its validation windows (:func:`tsrsa.estimator.model_choice.within_noise`);
+        elsewhere it ranks by the panel's means (``basis`` "panel"): a few windows of a short series rarely
+        tell candidates apart. None: every series validated on two or more candidates ranks by its own
+        errors (the rule before 0.17). The defaults (the mean of the best two, ``margin=2``, two windows) were
+        chosen on a later block than the one the rules chose on, over 400 M3 series of four kinds
+        (statistical candidates; ``benchmarks/auto_m3_study.py``; docs/multi.md says where they fall short
+        of the best single model).
     n_windows : int, default 2
         Validation windows per series.
     step_size : int, optional
@@ -97,15 +106,15 @@ class AutoForecaster(Estimator):
     >>> auto = tsrsa.AutoForecaster(h=3, season_length=12, combine=None, models=[
     ...     ("yearly", tsrsa.SeasonalNaiveForecaster(h=3, season_length=12)),
     ...     ("last", tsrsa.SeasonalNaiveForecaster(h=3, season_length=1))]).fit(y)
-    >>> auto.choice_[["unique_id", "kept", "basis"]].values.tolist()
-    [['y', 'yearly', 'series']]
+    >>> auto.choice_[["unique_id", "kept", "basis"]].values.tolist()  # one series: its best is the panel's
+    [['y', 'yearly', 'panel']]
     """
 
     #: a set of models: saved as a folder per model (:mod:`tsrsa.estimator.set_folder`)
     saves_members = True
 
-    def __init__(self, h, *, models=None, season_length=None, choose="series", combine="mean", top_k=2, n_windows=2,
-                 step_size=None, n_jobs=None, random_state=None, freq=None, fill=None, id_col="unique_id",
+    def __init__(self, h, *, models=None, season_length=None, choose="series", combine="mean", top_k=2, margin=2.0,
+                 n_windows=2, step_size=None, n_jobs=None, random_state=None, freq=None, fill=None, id_col="unique_id",
                  time_col="ds", target_col="y"):
         store_init_args(self, locals())
 
@@ -117,6 +126,7 @@ class AutoForecaster(Estimator):
         check_choice("choose", self.choose, CHOOSE_BY)
         check_choice("combine", self.combine, COMBINE, allow_none=True)
         check_int("top_k", self.top_k)
+        check_float("margin", self.margin, allow_none=True)
         check_int("n_windows", self.n_windows)
         check_int("step_size", self.step_size, allow_none=True)
         check_int("n_jobs", self.n_jobs, minimum=-1, allow_none=True)
@@ -173,14 +183,18 @@ class AutoForecaster(Estimator):
         y = validation_targets(panel, ends, W, step, h)  # (S, W, h); meaningless where no candidate validated
         errors = scaled_errors(yhat, y, scale)
         record.non_finite(errors, yhat)
+        by_panel = panel_rows(errors, self.choose)  # (S,) the series ranked by the panel's mean errors
+        if self.margin is not None and self.choose == "series":
+            steps = np.abs(yhat - y[:, None]) / scale[:, None, None, None]  # (S, C, W, h)
+            by_panel = by_panel | within_noise(steps, errors, float(self.margin))
         models, weights = self._refit(named, frame, errors, record, panel.lengths >= np.array(
-            [needs[name] for name in names])[:, None])
+            [needs[name] for name in names])[:, None], by_panel)
         residuals = np.abs(y - combined(weights, yhat)) / scale[:, None, None]  # (S, W, h)
         residuals = residuals.reshape(-1, h)
         residuals = residuals[np.isfinite(residuals).all(axis=1)]  # a series kept unvalidated has none
         self.models_ = models
         self.ids_, self.last_, self.freq_, self.season_length_ = panel.ids, pd.Index(panel.last), panel.freq, m
-        self.names_, self.errors_, self.weight_array_ = names, errors, weights
+        self.names_, self.errors_, self.weight_array_, self.by_panel_ = names, errors, weights, by_panel
         self.default_weights_ = panel_weights(errors, weights.sum(axis=0) > 0, combine=self.combine,
                                               top_k=int(self.top_k))
         self.scale_ = scale
@@ -188,15 +202,16 @@ class AutoForecaster(Estimator):
         self.failure_rows_, self.frame_kind_ = record.rows, kind
         return self
 
-    def _refit(self, named, frame, errors, record, able) -> tuple[dict, np.ndarray]:
+    def _refit(self, named, frame, errors, record, able, by_panel) -> tuple[dict, np.ndarray]:
         """Fit what is kept on the whole frame (``able`` (C, S): the series long enough for each candidate;
-        a network is fitted on all of those); a refit that fails on a series is recorded there and the
-        series keeps the next best. Returns (name -> fitted model, weights)."""
+        a network is fitted on all of those; ``by_panel`` (S,): the series that rank the candidates by the
+        panel's means); a refit that fails on a series is recorded there and the series keeps the next best.
+        Returns (name -> fitted model, weights)."""
         fitted: dict[str, tuple[object, set]] = {}
         blocked = np.zeros(errors.shape, dtype=bool)  # (S, C) what a series may not keep: its refit failed
         while True:  # ends: each pass that fails blocks at least one more (series, candidate)
             weights = choice_weights(errors, record.ids, record.names, by=self.choose, combine=self.combine,
-                                     top_k=int(self.top_k), blocked=blocked)
+                                     top_k=int(self.top_k), blocked=blocked, also_panel=by_panel)
             failed = False
             for c, (name, model) in enumerate(named):
                 keep = weights[:, c] > 0
@@ -226,7 +241,7 @@ class AutoForecaster(Estimator):
     @property
     def choice_(self) -> pd.DataFrame:
         self.check_is_fitted()
-        basis = np.where(panel_rows(self.errors_, self.choose), "panel", "series")
+        basis = np.where(self.by_panel_, "panel", "series")
         return ChoiceRecord.table(self.ids_, self.names_, self.errors_, self.weight_array_, self.failure_rows_,
                                   self.id_col, basis)
 
@@ -335,21 +350,39 @@ class AutoForecaster(Estimator):
         if new.any():
             self.weight_array_ = np.vstack([self.weight_array_, weights[new]])
             self.errors_ = np.vstack([self.errors_, np.full((int(new.sum()), len(self.names_)), np.nan)])
+            self.by_panel_ = np.concatenate([self.by_panel_, np.ones(int(new.sum()), dtype=bool)])
             self.scale_ = np.concatenate([self.scale_, naive_scale(panel.take(np.flatnonzero(new)),
                                                                    panel.lengths[new], self.season_length_)])
             self.calibration_ = ConformalCalibration(self.calibration_.residuals, self.scale_)
         return self
 
     # ------------------------------------------------------------------ evaluation, saving
-    def cross_validate(self, df, *, n_windows: int = 3, step_size: int | None = None) -> pd.DataFrame:
-        """Rolling-origin evaluation of the whole procedure: at each of the last ``n_windows`` cutoffs
-        (``step_size`` apart, default ``h``) a copy chooses and refits on the data up to the cutoff only and
-        forecasts the next ``h`` steps. Returns id, time, ``cutoff``, ``step``, the actual value and ``yhat``."""
+    def cross_validate(self, df, *, n_windows: int = 3, step_size: int | None = None, refit=True,
+                       level=None) -> pd.DataFrame:
+        """Rolling-origin evaluation of the whole procedure over the last ``n_windows`` cutoffs of every series
+        (``step_size`` apart, default ``h``); this model is left as it is.
+
+        ``refit=True`` (the default): at each cutoff a copy chooses and refits on the data up to the cutoff
+        only; ``refit=False``: one copy, chosen and fitted on the data up to the first cutoff, forecasts every
+        window from the history up to its cutoff (``predict(df=...)``: the choice and the fitted parameters
+        kept, each kept model's state run over the newer values); ``refit=k``: a new choice every k cutoffs.
+        ``level=[80]`` adds each window's intervals as ``predict(level=...)`` gives them (calibrated on the
+        validation errors of the copy that forecasts it). Returns id, time, ``cutoff``, ``step``, the actual
+        value, ``yhat`` (and ``yhat_lo_{level}``, ``yhat_hi_{level}``)."""
         from tsrsa.estimator.crossval import cutoff_positions
 
         self.check_params()
         check_int("n_windows", n_windows)
         check_int("step_size", step_size, allow_none=True)
+        if isinstance(refit, (bool, np.bool_)):
+            per_fit = 1 if refit else n_windows  # windows forecast by one choice
+        elif isinstance(refit, (int, np.integer)):
+            check_int("refit", refit, minimum=0)
+            per_fit = n_windows if refit == 0 else int(refit)
+        else:
+            raise TypeError(f"refit={refit!r}: give True (a new choice at every cutoff), False (one choice at "
+                            f"the first cutoff) or an int k (a new choice every k cutoffs)")
+        check_levels(level)
         kind, df = frame_kind(df), to_pandas(df)
         panel = build_panel(df, self.frame_spec, freq=self.freq, fill=self.fill)
         h = int(self.h)
@@ -357,10 +390,16 @@ class AutoForecaster(Estimator):
         if (cutoffs < 1).any():
             raise ValueError(f"cross_validate(n_windows={n_windows}) leaves a series without history before its "
                              f"first cutoff; lower n_windows or step_size")
-        parts = []
+        parts, model = [], None
         for w in range(n_windows):
             head = panel.head(cutoffs[:, w] + 1)
-            out = self.clone().fit(panel_frame(head, self.frame_spec)).predict()
+            frame = panel_frame(head, self.frame_spec)
+            if w % per_fit == 0:
+                model = self.clone().fit(frame)
+                out = model.predict(level=level)
+            else:
+                out = model.predict(df=frame, level=level)
+            out = to_pandas(out)
             out.insert(2, "cutoff", np.repeat(np.asarray(pd.Index(head.last)), h))
             out.insert(3, "step", np.tile(np.arange(1, h + 1), panel.n_series))
             targets = (panel.offsets[:-1] + cutoffs[:, w])[:, None] + np.arange(1, h + 1)[None, :]
@@ -390,6 +429,7 @@ class AutoForecaster(Estimator):
         params, members, state = read_set(directory, config, load_member)
         try:
             params = dict(params)
+            params.setdefault("margin", None)  # saved before the margin existed: chosen without one
             params["models"] = None if params.get("models") is None else rebuilt_candidates(params["models"])
             model = cls(**params)
             model.models_ = dict(members)

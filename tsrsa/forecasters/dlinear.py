@@ -62,15 +62,29 @@ class DLinearForecaster(NeuralForecaster):
         """``kernel_size`` resolved: None is the paper's window, at most the input's length."""
         return int(self.kernel_size) if self.kernel_size is not None else min(PAPER_KERNEL, self.resolved_input_size)
 
-    def network_config(self) -> DLinearConfig:
+    def network_config(self, data_init=None) -> DLinearConfig:
         return DLinearConfig(
             input_size=self.resolved_input_size, h=int(self.h), kernel_size=self._kernel_size(),
-            **self._head_outputs(),
+            **self.output_head.network_options(),
         )
 
     @staticmethod
     def build_network(config: DLinearConfig) -> DLinearNetwork:
         return DLinearNetwork(config)
+
+    def explain(self, member: int = 0):
+        """The weights of the trend and remainder maps on each input step (of an ensemble: its
+        ``member``-th network); :mod:`tsrsa.estimator.explain`.
+
+        Columns: component ("trend", "remainder"), lag (1: the window's last value), weight and
+        abs_weight (the map's weights on that step, signed and absolute, averaged over the horizon's
+        steps and outputs), share (of the absolute weights of both maps). ``frame.attrs["start_share"]``:
+        the statistical start's part of the forecast on the last window of every fitted series (None
+        without a start).
+        """
+        from tsrsa.estimator.explain import linear_weights
+
+        return linear_weights(self, member)
 
 
 # the common arguments less patch_len (DLinear has no tokens)

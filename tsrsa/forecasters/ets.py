@@ -69,6 +69,7 @@ class ETSForecaster(StatisticalForecaster):
     """
 
     kind = "ets"
+    model_intervals = True
 
     def __init__(self, h, *, season_length=None, error="auto", trend="auto", damped="auto", seasonal="auto",
                  initialization="auto", criterion="aicc", n_jobs=1, conformal_windows=None, fill=None, freq=None,

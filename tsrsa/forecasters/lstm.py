@@ -53,17 +53,30 @@ class LSTMForecaster(NeuralForecaster):
         check_int("hidden_size", self.hidden_size)
         check_int("n_layers", self.n_layers)
 
-    def network_config(self) -> LSTMConfig:
+    def network_config(self, data_init=None) -> LSTMConfig:
         return LSTMConfig(
             input_size=self.resolved_input_size, h=int(self.h), patch_len=int(self.patch_len),
             hidden_size=int(self.hidden_size), n_layers=int(self.n_layers),
             dropout=float(self.dropout), revin=bool(self.revin),
-            **self._head_outputs(),
+            **self.output_head.network_options(),
         )
 
     @staticmethod
     def build_network(config: LSTMConfig) -> LSTMNetwork:
         return LSTMNetwork(config)
+
+    def explain(self, member: int = 0):
+        """How much each input step moves the forecast, on the last window of every fitted series (of an
+        ensemble: its ``member``-th network); :mod:`tsrsa.estimator.explain`.
+
+        Columns: lag (1: the window's last value, up to ``input_size``), sensitivity (the absolute
+        gradient of the mean forecast with respect to that value, in the scaled units the network reads,
+        averaged over the windows), share (of the sum over the window). ``frame.attrs["start_share"]``:
+        the statistical start's part of the forecast (None without a start).
+        """
+        from tsrsa.estimator.explain import input_sensitivity
+
+        return input_sensitivity(self, member)
 
 
 LSTMForecaster.__doc__ = LSTMForecaster.__doc__.replace("{common}", COMMON_PARAMS_DOC.strip("\n").lstrip())

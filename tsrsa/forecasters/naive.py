@@ -6,6 +6,7 @@ import numpy as np
 from tsrsa.estimator.base import BaseForecaster
 from tsrsa.estimator.params import check_int
 from tsrsa.estimator.protocol import store_init_args
+from tsrsa.estimator.statistical import any_horizon
 from tsrsa.estimator.window_state import WindowState
 
 
@@ -31,6 +32,9 @@ class SeasonalNaiveForecaster(BaseForecaster):
     id_col, time_col, target_col : str, default "unique_id", "ds", "y"
         Column names of long frames, in and out.
 
+    ``predict(h)`` forecasts any number of steps; ``h`` is the default and the horizon of
+    cross-validation and of the conformal calibration.
+
     Examples
     --------
     >>> import numpy as np, pandas as pd
@@ -43,6 +47,9 @@ class SeasonalNaiveForecaster(BaseForecaster):
     >>> list(f.predict(level=[80]).columns)
     ['unique_id', 'ds', 'yhat', 'yhat_lo_80', 'yhat_hi_80']
     """
+
+    #: ``predict(h)`` takes any number of steps (:func:`~tsrsa.estimator.statistical.any_horizon`)
+    forecasts_any_horizon = True
 
     def __init__(self, h, *, season_length=None, conformal_windows=None, fill=None, freq=None,
                  id_col="unique_id", time_col="ds", target_col="y"):
@@ -78,6 +85,9 @@ class SeasonalNaiveForecaster(BaseForecaster):
     def forecast_windows(self, tails, loc, scale, h: int, covariates=None) -> dict[str, np.ndarray]:
         m = self.season_length_
         return {"yhat": tails[:, -m:][:, np.arange(h) % m]}  # (n, h)
+
+    def _check_predict_h(self, h) -> int:
+        return any_horizon(self, h)  # the last season repeats as far as asked
 
     def restore_fitted(self, state, arrays, weights, device) -> None:
         super().restore_fitted(state, arrays, weights, device)

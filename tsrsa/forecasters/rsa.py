@@ -7,12 +7,11 @@ import numpy as np
 import pandas as pd
 
 from tsrsa.estimator.common_params import COMMON_PARAMS_DOC, neural_init
+from tsrsa.estimator.explain import member_network
 from tsrsa.estimator.option_groups import DictGroup
-from tsrsa.estimator.params import check_int
 from tsrsa.estimator.plan import SINGLE_SERIES_GATE  # noqa: F401 (its old home)
 from tsrsa.forecasters.rem_options import LAYER_NAMES, REM, REM_INITS  # noqa: F401 (REM_INITS: its old home)
 from tsrsa.forecasters.transformer import TRANSFORMER_PARAMS, TransformerForecaster
-from tsrsa.nn.ensemble import members_of
 from tsrsa.nn.patches import n_tokens
 from tsrsa.nn.rem import fold_angle
 from tsrsa.nn.rsa import RSAAttention
@@ -97,9 +96,9 @@ class RSAForecaster(TransformerForecaster):
         n_dilated_cyclic=..., dilations=..., gate=..., share_cyclic=..., mask=..., max_lag=...,
         gate_init=..., init=..., learning_rate=...)`` or a dict of those options (``{"n_cyclic": 2}``);
         None: ``REM()``, one regular head, one cyclic pair and one dilated regular head per layer,
-        started from the training data (:class:`tsrsa.REM` documents each option). Until tsrsa 0.17
-        the options are also taken as arguments of their own (``n_cyclic=2``, ``rem_init="paper"``,
-        ``rem_mask``, ``rem_learning_rate``), with a DeprecationWarning, and folded in here.
+        started from the training data (:class:`tsrsa.REM` documents each option). The arguments of
+        their own before 0.16 (``n_cyclic=2``, ``rem_init="paper"``, ``rem_mask``,
+        ``rem_learning_rate``) are refused since 0.17 with a TypeError naming this spelling.
     attention_options : dict, optional
         The softmax branch's options (those of the "rsa" kind beside the REM's), checked by the kind
         at ``fit``: ``cache_size``, ``cache_policy``, ``cache_sinks`` (int or None, str, int; default
@@ -109,8 +108,8 @@ class RSAForecaster(TransformerForecaster):
         optional): replace the softmax branch's exp(q·k / √d) by T2R's learned relu features of this
         size per head (Kasai et al. 2021), so that with ``stream=True`` both branches are recurrences
         of fixed size; usually set by ``tsrsa.convert.to_recurrent``, which finetunes a fitted softmax
-        model into this form; None keeps softmax. Until tsrsa 0.17 they are also taken as arguments of
-        their own (``cache_size=8``), with a DeprecationWarning, and folded in here.
+        model into this form; None keeps softmax. Passed as arguments of their own, the spelling
+        before 0.16 (``cache_size=8``), they are refused since 0.17 naming this one.
     {common}
     Examples
     --------
@@ -182,7 +181,7 @@ class RSAForecaster(TransformerForecaster):
             check_feature_size(features, "t2r_features")
         super()._check_architecture()  # builds a layer: the kind checks its options (the cache's among them)
         self.rem_init_values()
-        if rem.init == "start" and not self._start_applies():
+        if rem.init == "start" and not self.statistical_start.applies():
             raise ValueError('rem=REM(init="start") starts the REM heads from the statistical start\'s fit, and '
                              'this configuration has none: set start="ar", "ets", "arima" or "auto" (with a fixed '
                              'window and a point or quantile loss), or use rem=REM(init="data")')
@@ -194,19 +193,23 @@ class RSAForecaster(TransformerForecaster):
             return None
         return {"recurrence": {"lr": float(rate), "weight_decay": 0.0}}
 
-    def _allocation(self) -> dict:
+    def _allocation(self, data_init=None) -> dict:
+        """The REM heads by kind and their dilations: those ``data_init`` (the heads ``_prepare_fit`` assigned
+        for this fit) chose from the data where dilated heads read them, else those given."""
         rem = self.resolved_rem
-        dilations = getattr(self, "_fit_dilations", None)  # chosen from the data for this fit
+        dilations = None
+        if data_init is not None and rem.n_dilated_regular + rem.n_dilated_cyclic:
+            dilations = data_init.dilations
         if dilations is None:
             given = RSAAttention.option_defaults()["dilations"] if rem.dilations is None else rem.dilations
             dilations = given if isinstance(given, int) else list(given)
         return dict(n_regular=rem.n_regular, n_cyclic=rem.n_cyclic, n_dilated_regular=rem.n_dilated_regular,
                     n_dilated_cyclic=rem.n_dilated_cyclic, dilations=dilations, share_cyclic=rem.share_cyclic)
 
-    def _attention_options(self) -> dict:
+    def _attention_options(self, data_init=None) -> dict:
         options = {**self.resolved_rem.layer_options(), **self.resolved_attention_options()}
         options = {name: options[name] for name in KIND_OPTIONS}  # the layer's order
-        return {**options, **self._allocation(), "gate_init": self._gate_logit()}
+        return {**options, **self._allocation(data_init), "gate_init": self._gate_logit()}
 
     def _gate_logit(self) -> float:
         """The REM's ``gate_init`` resolved: the fit plan's (:mod:`tsrsa.estimator.plan`; a loaded model's as its
@@ -241,15 +244,15 @@ class RSAForecaster(TransformerForecaster):
             values[key] = arr.copy()
         return values
 
-    def _prepare_fit(self, panel, fit_lengths) -> None:
-        """With the REM's init="data": estimate AR roots and seasonal periods on the training parts and
-        assign them to heads (dilations included, before the network is built)."""
+    def _prepare_fit(self, panel, fit_lengths):
+        """With the REM's init="data" (or "start"): estimate AR roots and seasonal periods on the training parts
+        (or read the statistical start's) and assign them to heads, dilations included, before the network is
+        built; returns the assignment (:func:`tsrsa.init.heads.assign_heads`), None for another init."""
         from tsrsa.init.heads import assign_heads, estimate_panel
 
-        self._fit_dilations, self._head_init = None, None
         rem = self.resolved_rem
         if rem.init not in ("data", "start"):
-            return
+            return None
         stride = int(self.patch_len)
         tokens = n_tokens(self.resolved_input_size, stride)
         fixed = [rem.dilations] if isinstance(rem.dilations, int) else list(rem.dilations or [])
@@ -257,19 +260,18 @@ class RSAForecaster(TransformerForecaster):
         estimates = estimate_panel(panel.values, panel.offsets, fit_lengths, freq=panel.freq, max_lag=reach)
         if rem.init == "start":
             estimates = start_estimates(self.start_, estimates)
-        allocation = self._allocation()
-        self._head_init = assign_heads(
+        return assign_heads(
             estimates, stride=stride, n_tokens=tokens,
             n_regular=rem.n_regular, n_cyclic=rem.n_cyclic, n_dilated_regular=rem.n_dilated_regular,
             n_dilated_cyclic=rem.n_dilated_cyclic, dilations=rem.dilations,
             default_dilation=RSAAttention.option_defaults()["dilations"], share_cyclic=rem.share_cyclic,
         )
-        if allocation["n_dilated_regular"] + allocation["n_dilated_cyclic"]:
-            self._fit_dilations = self._head_init.dilations
 
-    def _initialise_network(self, network, panel, fit_lengths) -> None:
+    def _initialise_network(self, network, panel, fit_lengths, data_init=None) -> None:
+        """Every layer's REM values from ``data_init`` (the heads ``_prepare_fit`` assigned) or the REM's
+        explicit ``init``; ``init_report_`` says which head got what."""
         init = self.resolved_rem.init
-        assigned = getattr(self, "_head_init", None) if isinstance(init, str) and init in ("data", "start") else None
+        assigned = data_init if isinstance(init, str) and init in ("data", "start") else None
         if assigned is not None:
             values = {"lambda": assigned.lam, "gamma": assigned.gamma, "theta": assigned.theta}
         else:
@@ -278,11 +280,6 @@ class RSAForecaster(TransformerForecaster):
             block.attn.set_rem_parameters(lam=values.get("lambda"), gamma=values.get("gamma"),
                                           theta=values.get("theta"), mu=values.get("gate"))
         self.init_report_ = self._report(network.blocks[0].attn, assigned)
-
-    def _members_built(self, trained=()) -> None:
-        super()._members_built(trained)
-        # every member started from the same estimates and gate
-        self._fit_dilations, self._head_init = None, None
 
     def _report(self, attention, assigned) -> pd.DataFrame:
         """Which head got what: one row per REM head of a layer (every layer starts the same);
@@ -312,8 +309,10 @@ class RSAForecaster(TransformerForecaster):
         into (0, pi], times the dilation, in time steps), dilation (time steps), gate (sigmoid(mu)
         of the head's layer or head; NaN for softmax heads), lag_unit (steps per token), and the
         values each head started from: lambda_init, gamma_init, theta_init (see init_report_).
+        ``frame.attrs["start_share"]``: the statistical start's part of the forecast on the last window
+        of every fitted series (None without a start; :mod:`tsrsa.estimator.explain`).
         """
-        network = self._member(member)
+        network = member_network(self, member)
         step = int(self.patch_len)
         rows = []
         for layer, block in enumerate(network.blocks):
@@ -326,7 +325,9 @@ class RSAForecaster(TransformerForecaster):
         columns = ["layer", "head", "rem_type", "lambda", "gamma", "theta", "period", "dilation", "gate", "lag_unit"]
         table = pd.DataFrame(rows, columns=columns)
         init = self.init_report_[["head", "lambda_init", "gamma_init", "theta_init"]]
-        return table.merge(init, on="head", how="left")
+        from tsrsa.estimator.explain import with_start_share
+
+        return with_start_share(table.merge(init, on="head", how="left"), self, network)
 
     # ------------------------------------------------------------------ saving
     def fitted_files(self):
@@ -337,15 +338,6 @@ class RSAForecaster(TransformerForecaster):
     def restore_fitted(self, state, arrays, weights, device) -> None:
         super().restore_fitted(state, arrays, weights, device)
         self.init_report_ = pd.DataFrame(state["init_report"], columns=_REPORT_COLUMNS)
-
-    def _member(self, member: int):
-        """The fitted network, or an ensemble's ``member``-th network."""
-        self.check_is_fitted()
-        networks = members_of(self.network_)
-        check_int("member", member, minimum=0)
-        if member >= len(networks):
-            raise ValueError(f"member={member} is not one of 0..{len(networks) - 1} (ensemble_size={len(networks)})")
-        return networks[member]
 
     def plot_rem(self, layer: int | None = None, *, length: int | None = None, member: int = 0):
         """Heatmaps of the learned REMs (one row per layer, one column per REM head).
@@ -361,7 +353,7 @@ class RSAForecaster(TransformerForecaster):
         """
         from tsrsa.estimator.plotting import matplotlib_classes
 
-        network = self._member(member)
+        network = member_network(self, member)
         Figure, FigureCanvasAgg = matplotlib_classes()
         blocks = list(enumerate(network.blocks))
         if layer is not None:

@@ -51,7 +51,7 @@ class TransformerForecaster(NeuralForecaster):
     attention : str, default "softmax"
         The sequence-mixing kind, one of ``tsrsa.nn.attention_kinds()``: "softmax" (the vanilla
         transformer), "rsa" (self-attention with recurrence; ``RSAForecaster`` adds its data start,
-        ``explain()`` and ``plot_rem()``), ... (docs/attention.md lists them).
+        ``plot_rem()`` and the REM heads in ``explain()``), ... (docs/attention.md lists them).
     attention_options : dict, optional
         The kind's own options (``tsrsa.nn.get_attention(kind).option_defaults()`` lists them and
         their defaults), checked by the kind at ``fit``.
@@ -119,13 +119,13 @@ class TransformerForecaster(NeuralForecaster):
         """The registered class of this model's sequence-mixing kind (``tsrsa.nn.get_attention``)."""
         return get_attention(self.attention)
 
-    def _attention_options(self) -> dict:
-        """Arguments of the attention kind."""
+    def _attention_options(self, data_init=None) -> dict:
+        """Arguments of the attention kind (``data_init``: what ``_prepare_fit`` estimated for this fit)."""
         return dict(self.attention_options or {})
 
-    def _kind_options(self) -> dict:
+    def _kind_options(self, data_init=None) -> dict:
         """The options the kind is built with: ``_attention_options()`` and the configuration's defaults."""
-        return self.state_type().kind_options(self.attention_kind(), self._attention_options())
+        return self.state_type().kind_options(self.attention_kind(), self._attention_options(data_init))
 
     def _causal(self) -> bool:
         if self.causal is not None:
@@ -187,14 +187,15 @@ class TransformerForecaster(NeuralForecaster):
                                     causal=self._causal(), **options)
         state.check_layer(layer)
 
-    def network_config(self) -> BackboneConfig:
-        """The network's configuration (saved with a fitted model)."""
+    def network_config(self, data_init=None) -> BackboneConfig:
+        """The network's configuration (saved with a fitted model); ``data_init``: what ``_prepare_fit``
+        estimated for this fit."""
         return BackboneConfig(
             input_size=self.resolved_input_size, h=int(self.h), patch_len=int(self.patch_len),
             d_model=int(self.d_model), n_heads=int(self.n_heads), n_layers=int(self.n_layers),
             d_ff=int(self.d_ff), dropout=float(self.dropout), attention=self.attention_kind().kind,
-            attention_options=self._kind_options(), causal=self._causal(),
-            revin=bool(self.revin), **self._head_outputs(), stream=self.state_type().streams,
+            attention_options=self._kind_options(data_init), causal=self._causal(),
+            revin=bool(self.revin), **self.output_head.network_options(), stream=self.state_type().streams,
             readout_tokens=self.state_type().readout_tokens(self, self._auto_readout()),
         )
 
@@ -227,6 +228,20 @@ class TransformerForecaster(NeuralForecaster):
         need, why = super().required_length(panel)
         extra, reason = self.state_type().extra_length(self)
         return need + extra, why + reason
+
+    def explain(self, member: int = 0):
+        """The softmax attention of every (layer, head) by lag, on the last window of every fitted series
+        (of an ensemble: its ``member``-th network); :mod:`tsrsa.estimator.explain`.
+
+        Columns: layer, head, lag (query token minus key token: 1 is the token before; negative lags look
+        ahead, in a bidirectional encoder), lag_steps (lag times ``patch_len``), weight (the share of a
+        token's attention on the token ``lag`` tokens earlier, averaged over every token of every window;
+        the weights of one (layer, head) sum to 1). ``frame.attrs["start_share"]``: the statistical
+        start's part of the forecast (None without a start). Needs softmax attention and fixed windows.
+        """
+        from tsrsa.estimator.explain import attention_by_lag
+
+        return attention_by_lag(self, member)
 
     def kept_history(self):
         """Which history each bounded key/value cache keeps now, per series and layer (and head, where

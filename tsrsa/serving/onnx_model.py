@@ -24,6 +24,8 @@ from tsrsa.data.shard_manifest import sha256
 from tsrsa.data.validation import (
     build_panel, check_continuation, check_finite_forecast, check_min_length, check_time_zone, requested_horizon,
 )
+from tsrsa.serving.served_covariates import ServedCovariates
+from tsrsa.serving.served_distribution import distribution_columns
 from tsrsa.serving.served_state import ServedStreams, ServedWindows
 
 __all__ = ["OnnxForecaster", "load_onnx"]
@@ -67,7 +69,8 @@ class OnnxForecaster:
         last values and scaling (``state.memory``), and for a streaming model their recurrent states.
     freq : tsrsa.data.Frequency
     columns : dict
-        ``{column: channel}`` of the forecast's outputs (``yhat``, ``yhat_q10``, ...).
+        ``{column: channel}`` of the forecast's outputs (``yhat``, ``yhat_q10``, ...); -1 for every column of
+        a distribution loss, computed from the graph's parameters (``info["distribution"]``).
     info : dict
         The exported record (versions, model class, opset, ...).
     """
@@ -79,6 +82,12 @@ class OnnxForecaster:
         self.columns = {str(k): int(v) for k, v in info["columns"].items()}
         self.frame_spec = FrameSpec(info["id_col"], info["time_col"], info["target_col"])
         self.scaler = info["scaler"]
+        self.distribution = info.get("distribution")  # None, or what turns parameters into columns
+
+    @property
+    def covariates(self) -> ServedCovariates | None:
+        """The model's covariates (its fitted encoder and the graph's covariate inputs); None: it reads none."""
+        return getattr(self.state, "covariates", None)
 
     @property
     def memory(self) -> SeriesMemory:
@@ -95,18 +104,27 @@ class OnnxForecaster:
                 f"series={self.memory.n_series}, columns={list(self.columns)}, stream={self.streams})")
 
     # ------------------------------------------------------------------ the graph
-    def forecast_arrays(self, tails: np.ndarray, loc: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    def forecast_arrays(self, tails: np.ndarray, loc: np.ndarray, scale: np.ndarray, **covariates) -> np.ndarray:
         """A fixed-window graph on windows ``tails`` (n, L) of series scaled by ``loc``/``scale`` (n,): (n, H, Q)
-        in the data's units (quantile levels in order)."""
+        in the data's units (quantile levels in order); for a distribution loss its parameters (n, H, P) in the
+        scaled units (``info["distribution"]["parameters"]`` names them). A model fitted with covariates takes
+        its graph's covariate inputs by name (``covariates.inputs``: ``past`` (n, L, C), ``future`` (n, H, F),
+        ``static_num`` (n, S_n), ``static_cat`` (n, S_c) codes), encoded as its ``predict`` encodes them."""
         if self.streams:
             raise ValueError("forecast_arrays runs a fixed-window graph; this model streams: use update and predict")
+        wanted = tuple(self.covariates.inputs) if self.covariates is not None else ()
+        if set(covariates) != set(wanted):
+            raise ValueError(f"this model's graph reads the covariate inputs {list(wanted)}; got {sorted(covariates)}: "
+                             f"pass exactly those, by name")
         feeds = {"tails": np.ascontiguousarray(tails[:, -self.input_size:], dtype=np.float64),
                  "loc": np.ascontiguousarray(loc, dtype=np.float64),
                  "scale": np.ascontiguousarray(scale, dtype=np.float64)}
-        return self.state.run(feeds, ["forecast"])[0]
+        feeds.update({name: np.ascontiguousarray(a, dtype=np.int64 if name == "static_cat" else np.float32)
+                      for name, a in covariates.items()})
+        return self.state.run(feeds, [self.info.get("output", "forecast")])[0]
 
     # ------------------------------------------------------------------ forecasting
-    def predict(self, h: int | None = None, *, df=None):
+    def predict(self, h: int | None = None, *, df=None, future_df=None):
         """Forecast the next ``h`` steps of every series (as the exported model's ``predict``).
 
         Parameters
@@ -118,7 +136,13 @@ class OnnxForecaster:
             ids it was fitted on keep their fitted statistics, new ids are scaled by their own
             history. Validated as the model validates it (the fitted frequency, at least
             ``input_size`` steps per series). A streaming model streams each series of ``df`` from
-            its first step.
+            its first step. A model fitted with covariates reads their declared columns in ``df`` too,
+            checked and encoded as its ``predict`` does (the fitted categories and normalisation; the
+            calendar and holiday features from the timestamps).
+        future_df : DataFrame, optional
+            A model with known-future covariates: a long frame (id, time and those columns) with their
+            values for the next ``h`` steps of every series forecast (the whole trained horizon with
+            ``known_future="tokens"``); other rows are ignored. As the model's ``predict(future_df=...)``.
 
         Returns
         -------
@@ -129,8 +153,20 @@ class OnnxForecaster:
         state, kind = self.state, self.info.get("frame_kind", PANDAS)
         if df is not None:
             state, kind = self._state_of(self._panel(df)), frame_kind(df)
-        y = state.forecast(h)  # (S, h, Q) data units
-        columns = {name: y[..., channel] for name, channel in self.columns.items()}
+        covariates = self.covariates
+        if covariates is None:
+            if future_df is not None:
+                raise ValueError(f"future_df was given, but this {self.info['model']} declares no future "
+                                 f"covariates: it has nothing to read there; leave future_df out")
+            y = state.forecast(h)  # (S, h, Q) data units, or a distribution's parameters (S, h, P) scaled units
+        else:
+            ids, steps = state.memory.ids, covariates.steps(h)
+            future = covariates.future(ids, self.freq.future(state.memory.last, steps), steps, to_pandas(future_df))
+            y = state.forecast(h, future)
+        if self.distribution is not None:
+            columns = distribution_columns(self.distribution, y, state.memory.loc, state.memory.scale)
+        else:
+            columns = {name: y[..., channel] for name, channel in self.columns.items()}
         check_finite_forecast(columns, state.memory.ids)
         times = self.freq.future(state.memory.last, h)
         return as_kind(forecast_frame(state.memory.ids, times, columns, self.frame_spec), kind)
@@ -161,10 +197,12 @@ class OnnxForecaster:
         return self
 
     def _panel(self, df):
+        covariates = self.covariates
         panel = build_panel(to_pandas(df), self.frame_spec, freq=self.info.get("freq_param"),
-                            fill=self.info.get("fill"), expected_freq=self.freq)
+                            fill=self.info.get("fill"), expected_freq=self.freq,
+                            columns=() if covariates is None else covariates.columns)
         check_time_zone(panel, self.state.memory.last)
-        return panel
+        return panel if covariates is None else covariates.checked(panel, self.info.get("fill"))
 
     def _state_of(self, panel):
         """The state of ``panel``'s series (the model's ``predict(df=...)``): known ids keep the fitted
@@ -175,6 +213,23 @@ class OnnxForecaster:
                      statistics="its statistics (fitted, or its own for a new series)")
         return state
 
+
+
+def _split_caches(states: dict, growing: dict, tokens) -> dict:
+    """{name: [(1, H, T_i, hs) per series]}: the growing caches that ``to_onnx`` wrote one series after another
+    along the token axis ((H, T_0 + T_1 + ..., hs), each series' length T_i in ``tokens``)."""
+    if not growing:
+        return {}
+    if tokens is None:
+        raise ValueError("the growing caches' lengths (tokens) are missing")
+    ends = np.cumsum(np.asarray(tokens, dtype=np.int64))
+    out = {}
+    for name, axis in growing.items():
+        joined, total = states[name], int(ends[-1]) if len(ends) else 0
+        if joined.shape[axis - 1] != total:
+            raise ValueError(f"the cache {name} holds {joined.shape[axis - 1]} tokens, not the {total} of its series")
+        out[name] = [np.expand_dims(part, 0) for part in np.split(joined, ends[:-1], axis=axis - 1)]
+    return out
 
 
 def _read_json(path: Path) -> dict:
@@ -207,7 +262,8 @@ def load_onnx(path, *, threads: int | None = None) -> OnnxForecaster:
     Returns
     -------
     OnnxForecaster
-        ``predict(h=None, *, df=None)`` and ``update(df, *, new_ids="raise")`` as the fitted model's.
+        ``predict(h=None, *, df=None, future_df=None)`` and ``update(df, *, new_ids="raise")`` as the fitted
+        model's.
 
     Any file that is missing, unreadable, or not the one exported (each file's SHA-256 is recorded
     in the .json) is a ValueError naming it.
@@ -230,16 +286,24 @@ def load_onnx(path, *, threads: int | None = None) -> OnnxForecaster:
         with np.load(arrays_path, allow_pickle=False) as data:
             arrays = {name: data[name] for name in data.files}
         memory = SeriesMemory(ids=decode_index(info["ids"]), last=decode_times(info["last"]), tails=arrays["tails"],
-                              loc=arrays["loc"], scale=arrays["scale"])
+                              loc=arrays["loc"], scale=arrays["scale"], covariates=arrays.get("covariates"),
+                              static_num=arrays.get("static_num"), static_cat=arrays.get("static_cat"))
         stream = info.get("stream")
+        covariates = info.get("covariates")
+        if covariates is not None:
+            covariates = ServedCovariates.from_record(covariates, info)
+            if memory.covariates is None:
+                raise ValueError("the encoded covariates of the series are missing")
         if stream is None:
-            state = ServedWindows(memory, run)
+            state = ServedWindows(memory, run, info.get("output", "forecast"), covariates)
         else:
             names = list(stream["state"])
-            state = ServedStreams(memory, run, int(stream["patch_len"]), names,
-                                  {n: arrays[f"state.{n}"] for n in names}, arrays["pending"].astype(np.int64),
-                                  arrays["pending_values"], arrays["forecast_steps"],
-                                  {n: arrays[f"init.{n}"] for n in names})
+            growing = {str(n): int(axis) for n, axis in stream.get("growing", {}).items()}
+            states = {n: arrays[f"state.{n}"] for n in names}
+            states.update(_split_caches(states, growing, arrays.get("tokens")))
+            state = ServedStreams(memory, run, int(stream["patch_len"]), names, states,
+                                  arrays["pending"].astype(np.int64), arrays["pending_values"],
+                                  arrays["forecast_steps"], {n: arrays[f"init.{n}"] for n in names}, growing)
     except (KeyError, TypeError, ValueError, OSError) as error:
         raise ValueError(f"{arrays_path} or {path.name}.json does not hold an exported state ({error}); export the "
                          f"model again") from error

@@ -13,6 +13,9 @@
   continue the filter from it (:func:`run`: what statsmodels' ``append(refit=False)`` gives, in
   O(new steps)); forecasts filter ``h`` missing values from it; :func:`origin_forecasts` reads
   forecasts from many origins off one filter pass.
+- The intervals (:func:`intervals`): statsmodels' ``conf_int`` of the model filtered from its state with
+  the error variance, the concentrated scale of the filter over the series (the mean of v²/F after the
+  first d + D·m steps, ``SeriesFit.sse / scored``), which new observations update as ``append`` does.
 
 statsmodels is imported inside the functions that need it.
 """
@@ -209,19 +212,36 @@ def arima_specs(y: np.ndarray, m: int | None, order, seasonal_order) -> list[Ari
     return [ArimaSpec(o, s, trend, fourier) for o in orders for s in seasonal]
 
 
+#: a fit whose AR or MA polynomial (seasonal factors multiplied in) has a root of modulus below this is near a
+#: unit root: R's ``auto.arima`` (forecast's ``myarima``) sets its criterion to infinity, and so does the search here
+MIN_ROOT = 1.01
+
+
+def min_root(res) -> float:
+    """The smallest modulus among the roots of a fit's reduced AR and MA polynomials (inf without either)."""
+    roots = np.concatenate([np.atleast_1d(res.arroots), np.atleast_1d(res.maroots)])
+    return float(np.min(np.abs(roots))) if roots.size else np.inf
+
+
 def lowest_aic(y: np.ndarray, grid: list[ArimaSpec]):
-    """(spec, results) of lowest AIC among ``grid`` fitted to ``y`` (forms that fail are skipped)."""
-    best, best_spec = None, None
+    """(spec, results) of lowest AIC among ``grid`` fitted to ``y`` (forms that fail are skipped), leaving out
+    those near a unit root (:data:`MIN_ROOT`, as ``auto.arima`` does: their constant or their forecasts run
+    away) unless every form is."""
+    best, any_form = {}, {}  # the lowest AIC among forms away from a unit root, and among all
     for spec in grid:
         try:
             res = spec.fit(y)
         except (np.linalg.LinAlgError, ValueError):
             continue
-        if np.isfinite(res.aic) and (best is None or res.aic < best.aic):
-            best, best_spec = res, spec
-    if best is None:
+        if not np.isfinite(res.aic):
+            continue
+        for kept, admissible in ((any_form, True), (best, min_root(res) >= MIN_ROOT)):
+            if admissible and (not kept or res.aic < kept["res"].aic):
+                kept.update(res=res, spec=spec)
+    chosen = best or any_form
+    if not chosen:
         raise RuntimeError("no ARIMA of the grid could be fitted")
-    return best_spec, best
+    return chosen["spec"], chosen["res"]
 
 
 def fit_arima(y: np.ndarray, m: int | None) -> tuple[ArimaSpec, np.ndarray, dict]:
@@ -289,19 +309,38 @@ def exact_fit(y: np.ndarray, m: int | None) -> SeriesFit | None:
 
 
 # ---------------------------------------------------------------------- the family functions
-def filtered(fit: SeriesFit, y: np.ndarray, start: int, state: np.ndarray | None = None):
+def filtered(fit: SeriesFit, y: np.ndarray, start: int, state: np.ndarray | None = None, scale: float = 1.0):
     """The model of ``fit`` filtered over ``y`` (steps ``start``...) with its parameters, from ``state``
     (``[a, P.ravel()]``) or from statsmodels' initialisation.
 
     The filter runs with the scale fixed at 1, as statsmodels runs a model whose scale is concentrated
-    out (the same gains and means), so that its covariances come out in those units as they are."""
+    out (the same gains and means), so that its covariances come out in those units as they are; a
+    ``scale`` given (the error variance) multiplies the state's covariance and the errors' variance, so
+    that the results' covariances and intervals are in the series' units."""
     mod = ArimaSpec.from_json(fit.form).model(y, start=start, concentrate_scale=False)
     if state is not None:
         from statsmodels.tsa.statespace.initialization import Initialization
 
         k = mod.k_states
-        mod.ssm.initialization = Initialization(k, "known", constant=state[:k], stationary_cov=state[k:].reshape(k, k))
-    return mod.filter(np.append(fit.params, 1.0))
+        mod.ssm.initialization = Initialization(k, "known", constant=state[:k],
+                                                stationary_cov=scale * state[k:].reshape(k, k))
+    return mod.filter(np.append(fit.params, scale))
+
+
+def scored_errors(res, burn: int) -> tuple[float, int]:
+    """(sum of v²/F, count) of the one-step errors v of the filtered ``res`` (scale 1) after the first
+    ``burn``: what statsmodels' concentrated scale divides (``scale = sum / count``; it leaves out the
+    first d + D·m steps of a filter started from its initialisation, ``loglikelihood_burn``)."""
+    fr = res.filter_results
+    v, F = fr.forecasts_error[0, burn:], fr.forecasts_error_cov[0, 0, burn:]
+    return float(np.sum(v * v / F)), len(v)
+
+
+def moved_over(fit: SeriesFit, res, nobs: int, burn: int, sse: float = 0.0, scored: int = 0) -> SeriesFit:
+    """``fit`` in the state after the filtered ``res`` (observation ``nobs``), its errors after ``burn``
+    added to ``sse`` over ``scored`` earlier ones."""
+    more, count = scored_errors(res, burn)
+    return fit.moved(end_state(res), nobs).with_errors(sse + more, scored + count)
 
 
 def end_state(res) -> np.ndarray:
@@ -313,11 +352,12 @@ def end_state(res) -> np.ndarray:
 
 
 def run(fit: SeriesFit, y: np.ndarray) -> SeriesFit:
-    return fit.moved(end_state(filtered(fit, y, fit.nobs, fit.state)), fit.nobs + len(y))
+    return moved_over(fit, filtered(fit, y, fit.nobs, fit.state), fit.nobs + len(y), 0, fit.sse, fit.scored)
 
 
 def replay(fit: SeriesFit, y: np.ndarray) -> SeriesFit:
-    return fit.moved(end_state(filtered(fit, y, 0)), len(y))
+    res = filtered(fit, y, 0)
+    return moved_over(fit, res, len(y), res.model.loglikelihood_burn)
 
 
 def restart(fit: SeriesFit, y: np.ndarray, start: int | None) -> SeriesFit:
@@ -327,11 +367,33 @@ def restart(fit: SeriesFit, y: np.ndarray, start: int | None) -> SeriesFit:
                          f"forecasting from a window needs the series' timestamps; use predict(df=...) or "
                          f"cross_validate")
     start = 0 if start is None else start
-    return fit.moved(end_state(filtered(fit, y, start)), start + len(y))
+    res = filtered(fit, y, start)
+    return moved_over(fit, res, start + len(y), res.model.loglikelihood_burn)
 
 
 def forecast(fit: SeriesFit, h: int) -> np.ndarray:
     return filtered(fit, np.full(h, np.nan), fit.nobs, fit.state).filter_results.forecasts[0].copy()
+
+
+def intervals(fit: SeriesFit, h: int, levels: tuple[float, ...]) -> np.ndarray:
+    """(L, 2, h) lower and upper bounds of each level (a percentage) over the ``h`` steps after the last
+    observation: statsmodels' ``get_prediction(...).conf_int(alpha)``, ``alpha = 1 - level/100``, of the model
+    filtered from its state with the error variance ``fit.noise_variance`` (the concentrated scale of the
+    filter over the series, as ``SARIMAX(y, ...).filter(params).get_forecast(h).conf_int(alpha)`` gives it)."""
+    res = filtered(fit, np.full(h, np.nan), fit.nobs, fit.state, fit.noise_variance)
+    prediction = res.get_prediction()
+    return np.stack([np.asarray(prediction.conf_int(alpha=1.0 - level / 100.0)).T for level in levels])
+
+
+def intervals_at(fit: SeriesFit, y: np.ndarray, cutoffs: np.ndarray, h: int, levels: tuple[float, ...]) -> np.ndarray:
+    """(W, L, 2, h) :func:`intervals` after positions ``cutoffs`` of ``y`` (the series from its fitted start,
+    filtered once), each from the filter's predicted state there, with the fit's error variance."""
+    fr = filtered(fit, y, 0).filter_results
+    out = []
+    for c in np.asarray(cutoffs) + 1:  # the state predicted for the step after each cutoff
+        state = np.concatenate([fr.predicted_state[:, c], fr.predicted_state_cov[:, :, c].ravel()])
+        out.append(intervals(fit.moved(state, int(c)), h, levels))
+    return np.stack(out)
 
 
 def forecasts_at(fit: SeriesFit, y: np.ndarray, cutoffs: np.ndarray, h: int) -> np.ndarray:

@@ -26,7 +26,12 @@ reads ``s[(k - 1) % m]``. Running the model over observations (:func:`run`, :fun
 initial_trend=..., initial_seasonal=...).smooth(params)``: statsmodels' own recursions with the
 parameters fixed. The point forecast from a state is the closed form ETS forecast (the same for
 additive and multiplicative errors): ``(level + phi_k * trend)`` plus or times ``s[(k - 1) % m]``,
-with ``phi_k = phi + ... + phi^k`` (k without damping).
+with ``phi_k = phi + ... + phi^k`` (k without damping), for any number of steps.
+
+The prediction intervals (:func:`intervals`) are statsmodels' own for the model in its state: the
+closed form of the additive forms, simulated paths of a fixed seed for the others, both scaled by the
+fit's ``mse`` (the mean squared one-step error; relative errors for a multiplicative error), which the
+runs over new observations carry on (``SeriesFit.sse``, ``scored``).
 
 statsmodels is imported inside the functions that need it.
 """
@@ -186,7 +191,7 @@ def fit_best(y: np.ndarray, forms: list[EtsForm], criterion: str = "aic") -> Ser
     k = len(best_form.param_names)
     initial = initial_state(best_form, best)
     params = np.asarray(best.params[:k], dtype=np.float64)
-    fit = SeriesFit(best_form.to_json(), params, initial, initial, 0, float(best.aic))
+    fit = SeriesFit(best_form.to_json(), params, initial, initial, 0, float(best.aic), float(best.sse), len(y))
     return fit.moved(states_of(best_form, best, initial)[-1], len(y))
 
 
@@ -213,7 +218,7 @@ def constant_fit(y: np.ndarray, forms: list[EtsForm]) -> SeriesFit:
     season = (np.ones(form.m) if form.seasonal == "mul" else np.zeros(form.m)) if form.seasonal else np.empty(0)
     state = np.concatenate([[c, 0.0], season])
     params = np.array([START[name] for name in form.param_names], dtype=np.float64)
-    return SeriesFit(form.to_json(), params, state, state, len(y), np.nan)
+    return SeriesFit(form.to_json(), params, state, state, len(y), np.nan, 0.0, len(y))
 
 
 def initial_state(form: EtsForm, source) -> np.ndarray:
@@ -237,22 +242,35 @@ def states_of(form: EtsForm, res, initial: np.ndarray) -> np.ndarray:
     return out
 
 
-def smoothed(fit: SeriesFit, y: np.ndarray, start: np.ndarray) -> np.ndarray:
-    """(n, 2 + m') the states after each value of ``y``, run from ``start`` with the fitted parameters."""
+def smoothing(fit: SeriesFit, y: np.ndarray, start: np.ndarray):
+    """statsmodels' results of the model of ``fit`` run over ``y`` from the state ``start``, parameters fixed."""
     form = EtsForm.from_json(fit.form)
     known = {"initial_level": start[0], "initial_trend": start[1] if form.trend else None,
              "initial_seasonal": start[2:] if form.seasonal else None}
-    res = form.model(y, "known", **known).smooth(fit.params)
-    return states_of(form, res, start)
+    return form.model(y, "known", **known).smooth(fit.params)
+
+
+def smoothed(fit: SeriesFit, y: np.ndarray, start: np.ndarray) -> np.ndarray:
+    """(n, 2 + m') the states after each value of ``y``, run from ``start`` with the fitted parameters."""
+    return states_of(EtsForm.from_json(fit.form), smoothing(fit, y, start), start)
+
+
+def moved_over(fit: SeriesFit, y: np.ndarray, start: np.ndarray, nobs: int, sse: float, scored: int) -> SeriesFit:
+    """``fit`` run over ``y`` from ``start``: its state after the last value of ``y`` (observation ``nobs``),
+    and the squared one-step errors of ``y`` (statsmodels' ``resid``: relative errors for a multiplicative
+    error) added to ``sse`` over ``scored`` earlier ones."""
+    res = smoothing(fit, y, start)
+    state = states_of(EtsForm.from_json(fit.form), res, start)[-1]
+    return fit.moved(state, nobs).with_errors(sse + float(np.sum(np.asarray(res.resid) ** 2)), scored + len(y))
 
 
 # ---------------------------------------------------------------------- the family functions
 def run(fit: SeriesFit, y: np.ndarray) -> SeriesFit:
-    return fit.moved(smoothed(fit, y, fit.state)[-1], fit.nobs + len(y))
+    return moved_over(fit, y, fit.state, fit.nobs + len(y), fit.sse, fit.scored)
 
 
 def replay(fit: SeriesFit, y: np.ndarray) -> SeriesFit:
-    return fit.moved(smoothed(fit, y, fit.initial)[-1], len(y))
+    return moved_over(fit, y, fit.initial, len(y), 0.0, 0)
 
 
 def restart(fit: SeriesFit, y: np.ndarray, start: int | None) -> SeriesFit:
@@ -260,7 +278,7 @@ def restart(fit: SeriesFit, y: np.ndarray, start: int | None) -> SeriesFit:
     the start values of its fits), then the fitted smoothing parameters; ``start`` is not needed."""
     form = EtsForm.from_json(fit.form)
     begin = initial_state(form, form.model(y, "heuristic"))
-    return fit.moved(smoothed(fit, y, begin)[-1], len(y) if start is None else start + len(y))
+    return moved_over(fit, y, begin, len(y) if start is None else start + len(y), 0.0, 0)
 
 
 def forecast_states(fit: SeriesFit, states: np.ndarray, h: int) -> np.ndarray:
@@ -281,6 +299,47 @@ def forecast(fit: SeriesFit, h: int) -> np.ndarray:
 
 def forecasts_at(fit: SeriesFit, y: np.ndarray, cutoffs: np.ndarray, h: int) -> np.ndarray:
     return forecast_states(fit, smoothed(fit, y, fit.initial)[cutoffs], h)
+
+
+#: the forms whose intervals statsmodels computes in closed form (``ETSResults.get_prediction``'s "exact"
+#: method); the others' come from simulated paths
+EXACT_FORMS = ("ANN", "AAN", "AAdN", "ANA", "AAA", "AAdA")
+#: simulated paths per series for the intervals of the other forms (``get_prediction``'s default), and the
+#: seed of their errors: the same intervals at every call
+SIMULATIONS, SIMULATION_SEED = 1000, 0
+
+
+def intervals(fit: SeriesFit, h: int, levels: tuple[float, ...]) -> np.ndarray:
+    """(L, 2, h) lower and upper bounds of each level (a percentage) over the ``h`` steps after the last
+    observation: statsmodels' ``ETSResults.get_prediction(...).pred_int(alpha)`` with ``alpha = 1 - level/100``
+    for the results of this model in its state, the error variance ``fit.noise_variance`` (the fit's
+    ``mse``, carried on over new observations).
+
+    An additive form without a multiplicative part (:data:`EXACT_FORMS`) has the engine's closed form,
+    ``point ± z · sqrt(mse · relative variance)`` (Hyndman et al.'s formulas, statsmodels'
+    ``_relative_forecast_variance``); any other form the quantiles of :data:`SIMULATIONS` paths simulated
+    by statsmodels from the state, the errors drawn with the seed :data:`SIMULATION_SEED` (the same as
+    ``get_prediction(..., rng=np.random.default_rng(SIMULATION_SEED))``)."""
+    from scipy.stats import norm
+
+    variance = fit.noise_variance
+    point = forecast(fit, h)  # (h,)
+    res = smoothing(fit, point, fit.state)  # a results object starting from the state (anchor "start")
+    alphas = 1.0 - np.asarray(levels, dtype=np.float64) / 100.0  # (L,)
+    if res.model.short_name in EXACT_FORMS:
+        half = norm.ppf(1 - alphas / 2)[:, None] * np.sqrt(variance * res._relative_forecast_variance(
+            np.arange(1, h + 1)))[None, :]  # (L, h)
+        return np.stack([point[None, :] - half, point[None, :] + half], axis=1)
+    errors = np.random.default_rng(SIMULATION_SEED).standard_normal((h, SIMULATIONS)) * np.sqrt(variance)
+    paths = np.asarray(res.simulate(h, anchor="start", repetitions=SIMULATIONS, random_errors=errors))  # (h, R)
+    return np.stack([np.quantile(paths, alphas / 2, axis=1), np.quantile(paths, 1 - alphas / 2, axis=1)], axis=1)
+
+
+def intervals_at(fit: SeriesFit, y: np.ndarray, cutoffs: np.ndarray, h: int, levels: tuple[float, ...]) -> np.ndarray:
+    """(W, L, 2, h) :func:`intervals` after positions ``cutoffs`` of ``y`` (the series from its fitted start,
+    smoothed once from the fitted initial state), each from the state there, with the fit's error variance."""
+    states = smoothed(fit, y, fit.initial)[np.asarray(cutoffs)]  # (W, 2 + m')
+    return np.stack([intervals(fit.moved(state, int(c) + 1), h, levels) for state, c in zip(states, cutoffs)])
 
 
 def first_bad(fit: SeriesFit, y: np.ndarray) -> int:

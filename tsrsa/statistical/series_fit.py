@@ -23,6 +23,14 @@ Each family module (:mod:`~tsrsa.statistical.ets_model`, :mod:`~tsrsa.statistica
   <= 0 for a multiplicative form), -1 when none;
 - ``describe(fit)``: (name, {parameter: value}) for ``params_``;
 - ``check(fit)``: ValueError unless the arrays fit the form (a saved model as it loads).
+
+ETS and ARIMA also keep the sum of squares of their one-step errors and how many were scored
+(``sse``, ``scored``: the engine's own ``mse`` of an ETS fit, the concentrated ARIMA scale's sum);
+``run``, ``replay`` and ``restart`` carry them on as statsmodels' ``append``/``apply`` without
+refit re-estimate the scale, and ``noise_variance`` (their ratio) scales the engine's prediction
+intervals: those families add ``intervals(fit, h, levels)``, (L, 2, h) lower and upper bounds of
+each level after the last observation, computed by statsmodels (:mod:`~tsrsa.statistical.ets_model`,
+:mod:`~tsrsa.statistical.arima_model`).
 """
 from __future__ import annotations
 
@@ -43,6 +51,18 @@ class SeriesFit:
     state: np.ndarray  # float64, the state after the last observation
     nobs: int  # observations from the fitted first one to the last one
     aic: float  # of the fit (NaN where none is known)
+    sse: float = math.nan  # sum of the squared one-step errors scored (NaN: unknown, e.g. a Theta model)
+    scored: int = 0  # how many one-step errors ``sse`` sums
+
+    @property
+    def noise_variance(self) -> float:
+        """The variance of the one-step errors, ``sse / scored`` (NaN where unknown): the scale of the
+        engine's prediction intervals."""
+        return self.sse / self.scored if self.scored > 0 and math.isfinite(self.sse) else math.nan
+
+    def with_errors(self, sse: float, scored: int) -> "SeriesFit":
+        """This model with ``scored`` one-step errors whose squares sum to ``sse``."""
+        return replace(self, sse=float(sse), scored=int(scored))
 
     def moved(self, state: np.ndarray, nobs: int) -> "SeriesFit":
         """This model with the state ``state`` after observation ``nobs``."""
@@ -50,7 +70,10 @@ class SeriesFit:
 
     def to_json(self) -> dict:
         """The JSON part of a saved fit (the arrays go to arrays.npz)."""
-        return {"form": self.form, "nobs": self.nobs, "aic": None if math.isnan(self.aic) else self.aic}
+        out = {"form": self.form, "nobs": self.nobs, "aic": None if math.isnan(self.aic) else self.aic}
+        if math.isfinite(self.sse):  # a model saved before the errors were kept has none: its intervals refuse
+            out.update(sse=self.sse, scored=self.scored)
+        return out
 
     @classmethod
     def from_saved(cls, data: dict, params, initial, state) -> "SeriesFit":
@@ -65,4 +88,9 @@ class SeriesFit:
         arrays = [np.asarray(a, dtype=np.float64) for a in (params, initial, state)]
         if not all(np.isfinite(a).all() for a in arrays):
             raise ValueError("a saved statistical model holds a non-finite parameter or state")
-        return cls(form, *arrays, nobs, math.nan if aic is None else float(aic))
+        sse, scored = data.get("sse"), data.get("scored", 0)
+        if sse is not None and (isinstance(sse, bool) or not isinstance(sse, (int, float)) or not math.isfinite(sse)
+                                or sse < 0 or isinstance(scored, bool) or not isinstance(scored, int) or scored < 1):
+            raise ValueError(f"a saved statistical model holds one-step errors {sse!r} over {scored!r} steps")
+        return cls(form, *arrays, nobs, math.nan if aic is None else float(aic),
+                   math.nan if sse is None else float(sse), int(scored) if sse is not None else 0)

@@ -1,0 +1,412 @@
+"""AutoForecaster's combination rules on M3's four subsets: chosen on inner windows, scored on a later block.
+
+    nohup nice python benchmarks/auto_m3_study.py --subsets monthly --per-subset 100 &
+    nohup nice python benchmarks/auto_m3_study.py --subsets quarterly,yearly,other --per-subset 100 &
+    python benchmarks/auto_m3_study.py --summary --first 100
+    nohup nice python benchmarks/auto_m3_study.py --cost 20 --subsets monthly,quarterly -p margin=2 -p combine=null &
+
+The sample: ``--per-subset`` series of each M3 subset (yearly, quarterly, monthly, other), drawn with
+``numpy.random.default_rng(--seed)`` from all of its series (short ones included: AutoForecaster has to
+decide on them too); the seed and the draw are in every row. Each series is given as a ``pd.Series`` on
+integer time with the subset's season (12 monthly, 4 quarterly, 1 yearly and other) and M3's horizon
+``h`` (18, 8, 6, 8); its last ``h`` values are the test part, never read for a choice.
+
+Each candidate (SeasonalNaive, ETS, ARIMA, Theta at their defaults with the season) is fitted four times
+per series, each an ordinary public call on the training part ``train`` (the series without its test
+part) or ``train`` without its last ``h`` values (``fit1``):
+
+- ``cv2`` = ``cross_validate(train, n_windows=2, refit=False)``: fitted once on ``train`` without its last
+  ``2 h`` values, the two blocks after it forecast by the filter;
+- ``cv1`` = ``cross_validate(train, n_windows=1)``: fitted on ``fit1``, forecasts the last ``h`` of ``train``;
+- ``final`` = ``fit(train).predict()``: the test forecast;
+- ``cv2_fit1`` = ``cross_validate(fit1, n_windows=2, refit=False)``: fitted on ``fit1`` without its last
+  ``2 h`` values.
+
+These are exactly the fits AutoForecaster makes (``refit=False`` validation, then a refit on the whole
+frame), so each rule is applied offline with AutoForecaster's own arithmetic (``choice_weights``,
+``combined``) at two origins:
+
+- ``later`` (the study's score): AutoForecaster fitted on ``fit1`` chooses on its inner windows (with
+  ``n_windows=1``: ``cv2``'s first window; with 2: ``cv2_fit1``) and forecasts ``cv1``'s block, the last
+  ``h`` values of ``train``: a later block than the one it chose on, inside the training part;
+- ``test``: AutoForecaster fitted on ``train`` chooses on ``cv1`` (or ``cv2``) and forecasts the test part
+  with ``final``. Reported, never read for a choice.
+
+One row per (series, candidate), with the four forecasts, their seconds and any refusal, is appended to
+``--output`` as each series finishes (a stopped run resumes). ``--summary`` prints one table per subset:
+each rule's mean MASE and sMAPE (M3's 200|y - yhat| / (|y| + |yhat|)) at both origins, every candidate alone
+beside them (each where it cannot be fitted: the seasonal naive there, ``kept`` says on how many it was
+fitted), and AutoForecaster's fit seconds (its validation fits plus the refits of what the series keep)
+over the most expensive candidate's fit on ``train``.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+OUTPUT = HERE / "results" / "auto_m3_study.csv"
+SEED = 20261129
+HORIZON = {"yearly": 6, "quarterly": 8, "monthly": 18, "other": 8}
+SEASON = {"yearly": 1, "quarterly": 4, "monthly": 12, "other": 1}
+CANDIDATES = {"SeasonalNaive": "SeasonalNaiveForecaster", "ETS": "ETSForecaster", "ARIMA": "ARIMAForecaster",
+              "Theta": "ThetaForecaster"}
+FITS = ("cv2", "cv1", "final", "cv2_fit1")
+COLUMNS = ("date", "tsrsa_version", "seed", "per_subset", "draw", "subset", "unique_id", "n", "horizon", "season",
+           "model", *(f"{k}_forecast" for k in FITS), *(f"{k}_seconds" for k in FITS), "error")
+
+
+def data_folder(given) -> Path:
+    import os
+
+    if given:
+        return Path(given)
+    if os.environ.get("TSRSA_DATA_DIR"):
+        return Path(os.environ["TSRSA_DATA_DIR"]) / "m3"
+    return HERE.parent.parent / "shared" / "datasets" / "m3"
+
+
+def draw(info: pd.DataFrame, subsets, per_subset: int, seed: int) -> pd.DataFrame:
+    """The sample: ``per_subset`` ids of each subset (all of them when it holds fewer), drawn with ``seed``;
+    ``draw`` is each series' position in its subset's draw."""
+    rng = np.random.default_rng(seed)
+    parts = []
+    for subset in ("yearly", "quarterly", "monthly", "other"):  # one order, so a subset's draw never depends
+        ids = np.sort(info.loc[info["subset"] == subset, "unique_id"].to_numpy())  # on which others are run
+        chosen = rng.permutation(ids)[:per_subset]
+        if subset in subsets:
+            parts.append(pd.DataFrame({"unique_id": chosen, "subset": subset, "draw": np.arange(len(chosen))}))
+    # round robin over the subsets, so that a run stopped early holds a prefix of every subset's draw
+    return pd.concat(parts, ignore_index=True).sort_values("draw", kind="stable", ignore_index=True)
+
+
+def read_values(folder: Path, sample: pd.DataFrame) -> dict:
+    """{unique_id: float array of the whole series (test part included)}."""
+    out = {}
+    for subset in sorted(set(sample["subset"])):
+        frame = pd.read_csv(folder / f"M3-{subset}.csv", dtype={"unique_id": str})
+        frame = frame[frame["unique_id"].isin(set(sample["unique_id"]))]
+        for sid, group in frame.groupby("unique_id", sort=False):
+            out[sid] = group["y"].to_numpy(dtype=np.float64)
+    return out
+
+
+def _forecast(call):
+    """(forecast as a list, seconds, error message)."""
+    began = time.perf_counter()
+    try:
+        yhat = call()["yhat"].to_numpy(dtype=np.float64)
+        if not np.isfinite(yhat).all():
+            raise FloatingPointError("non-finite forecast")
+        return [float(f"{v:.8g}") for v in yhat], time.perf_counter() - began, ""
+    except Exception as err:  # noqa: BLE001 - a refusal is a result: AutoForecaster skips the candidate there
+        return None, time.perf_counter() - began, f"{type(err).__name__}: {err}"[:200]
+
+
+def one_series(sid: str, values: np.ndarray, subset: str) -> list[dict]:
+    """One row per candidate: the four fits of the module docstring."""
+    import tsrsa
+
+    h, m = HORIZON[subset], SEASON[subset]
+    train = pd.Series(values[:-h], index=pd.RangeIndex(len(values) - h), name=sid)
+    fit1 = train.iloc[:-h]
+    rows = []
+    for name, cls in CANDIDATES.items():
+        model = getattr(tsrsa, cls)(h=h, season_length=m)
+        calls = {"cv2": lambda: model.cross_validate(train, n_windows=2, step_size=h, refit=False),
+                 "cv1": lambda: model.cross_validate(train, n_windows=1, step_size=h, refit=False),
+                 "final": lambda: model.clone().fit(train).predict(),
+                 "cv2_fit1": lambda: model.cross_validate(fit1, n_windows=2, step_size=h, refit=False)}
+        row = {"model": name}
+        errors = []
+        for key, call in calls.items():
+            yhat, seconds, error = _forecast(call)
+            row[f"{key}_forecast"] = "" if yhat is None else json.dumps(yhat)
+            row[f"{key}_seconds"] = round(seconds, 4)
+            if error:
+                errors.append(f"{key}: {error}")
+        row["error"] = " | ".join(errors)
+        rows.append(row)
+    return rows
+
+
+def run(subsets, per_subset: int, seed: int, output: Path, data: Path) -> None:
+    from tsrsa import __version__
+    from tsrsa.benchmarking.results import append_rows
+
+    info = pd.read_csv(data / "M3-info.csv", dtype={"unique_id": str})
+    sample = draw(info, subsets, per_subset, seed)
+    values = read_values(data, sample)
+    done = set()
+    if output.exists():
+        old = pd.read_csv(output, dtype={"unique_id": str})
+        done = set(zip(old["unique_id"], old["seed"]))
+    for _, info_row in sample.iterrows():
+        sid, subset = info_row["unique_id"], info_row["subset"]
+        if (sid, seed) in done:
+            continue
+        shared = {"date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "tsrsa_version": __version__,
+                  "seed": seed, "per_subset": per_subset, "draw": int(info_row["draw"]), "subset": subset,
+                  "unique_id": sid, "n": len(values[sid]), "horizon": HORIZON[subset], "season": SEASON[subset]}
+        rows = [{**shared, **row} for row in one_series(sid, values[sid], subset)]
+        append_rows(output, rows, COLUMNS)
+        print(subset, sid, " ".join(f"{r['model']}:{r['final_seconds']}" for r in rows), flush=True)
+
+
+# ---------------------------------------------------------------------- the rules, offline
+class _Values:
+    """Series in the form :func:`tsrsa.estimator.model_choice.naive_scale` reads."""
+
+    def __init__(self, series):
+        self.all, self.n_series = series, len(series)
+
+    def series(self, i):
+        return self.all[i]
+
+
+#: rule -> (by, combine, top_k, margin): AutoForecaster's options; ``margin`` (z) the panel fallback within noise
+RULES = {"best": ("series", None, 1, None), "mean2": ("series", "mean", 2, None),
+         "weighted2": ("series", "weighted", 2, None), "mean3": ("series", "mean", 3, None),
+         "mean_all": ("series", "mean", 4, None), "panel_best": ("panel", None, 1, None),
+         "panel_mean2": ("panel", "mean", 2, None), "noise_best": ("series", None, 1, 1.0),
+         "noise2_best": ("series", None, 1, 2.0), "noise3_best": ("series", None, 1, 3.0),
+         "noise_mean2": ("series", "mean", 2, 1.0),
+         "noise2_mean2": ("series", "mean", 2, 2.0)}
+
+
+def _load(text):
+    return np.array(json.loads(text)) if isinstance(text, str) and text else None
+
+
+def panel_arrays(group: pd.DataFrame, names, values: dict, h: int):
+    """Per subset: ids, and (S, C, W=2, h) inner forecasts for each origin and window count, the scored
+    forecasts (S, C, h) and their seconds."""
+    ids = sorted(set(group["unique_id"]))
+    S, C = len(ids), len(names)
+    arrays = {key: np.full((S, C, h), np.nan) for key in ("cv1", "final")}
+    arrays.update({key: np.full((S, C, 2, h), np.nan) for key in ("cv2", "cv2_fit1")})
+    seconds = {key: np.zeros((S, C)) for key in FITS}
+    for _, row in group.iterrows():
+        i, c = ids.index(row["unique_id"]), names.index(row["model"])
+        for key in FITS:
+            yhat = _load(row[f"{key}_forecast"])
+            if yhat is not None:
+                arrays[key][i, c] = yhat.reshape(arrays[key].shape[2:])
+            seconds[key][i, c] = float(row[f"{key}_seconds"])
+    return ids, arrays, seconds
+
+
+def rule_weights(errors, ids, names, rule, blocked, inner_abs=None):
+    """(S, C) weights of ``rule`` (RULES) from validation errors (S, C)."""
+    from tsrsa.estimator.model_choice import choice_weights
+
+    by, combine, top_k, margin = RULES[rule]
+    if margin is None:
+        return choice_weights(errors, ids, names, by=by, combine=combine, top_k=top_k, blocked=blocked)
+    from tsrsa.estimator.model_choice import within_noise
+
+    fallback = within_noise(inner_abs, errors, z=margin)
+    own = choice_weights(errors, ids, names, by=by, combine=combine, top_k=top_k, blocked=blocked)
+    panel = choice_weights(errors, ids, names, by="panel", combine=combine, top_k=top_k, blocked=blocked)
+    return np.where(fallback[:, None], panel, own)
+
+
+def rule_table(rows: pd.DataFrame, data: Path) -> pd.DataFrame:
+    """One line per (subset, origin, n_windows, rule or candidate): mean MASE, sMAPE, the series scored, and
+    AutoForecaster's fit seconds over the most expensive candidate's."""
+    from tsrsa.benchmarking.m3_sample import mase, smape
+    from tsrsa.estimator.model_choice import combined, naive_scale, scaled_errors
+
+    names = list(CANDIDATES)
+    sample = rows.drop_duplicates("unique_id")
+    values = read_values(data, sample[["unique_id", "subset"]])
+    out = []
+    for subset, group in rows.groupby("subset"):
+        h, m = HORIZON[subset], SEASON[subset]
+        ids, arrays, seconds = panel_arrays(group, names, values, h)
+        whole = [values[sid] for sid in ids]
+        for origin in ("later", "test"):
+            for W in (1, 2):
+                # the frame AutoForecaster sees, its inner forecasts, the forecast scored and its targets
+                frame = [v[: len(v) - h - (h if origin == "later" else 0)] for v in whole]
+                if origin == "later":
+                    inner = arrays["cv2"][:, :, :1] if W == 1 else arrays["cv2_fit1"]
+                    scored, refit_seconds = arrays["cv1"], seconds["cv1"]
+                    valid_seconds = seconds["cv2"] if W == 1 else seconds["cv2_fit1"]
+                else:
+                    inner = arrays["cv1"][:, :, None] if W == 1 else arrays["cv2"]
+                    scored, refit_seconds = arrays["final"], seconds["final"]
+                    valid_seconds = seconds["cv1"] if W == 1 else seconds["cv2"]
+                targets = np.stack([v[len(f): len(f) + h] for v, f in zip(whole, frame)])  # (S, h)
+                ends = np.array([max(len(f) - W * h, 1) for f in frame])
+                y = np.stack([np.stack([f[e + w * h: e + (w + 1) * h] if e + (w + 1) * h <= len(f) else
+                                        np.full(h, np.nan) for w in range(W)]) for f, e in zip(frame, ends)])
+                scale = naive_scale(_Values(frame), ends, m)
+                errors = scaled_errors(inner, y, scale)  # (S, C)
+                inner_abs = np.abs(inner - y[:, None]) / scale[:, None, None, None]  # (S, C, W, h)
+                blocked = ~np.isfinite(scored).all(axis=2)
+
+                def score(name, yhat, kept=None, cost=None):
+                    ok = np.isfinite(yhat).all(axis=1)
+                    mases = [mase(t, f, fr, m) for t, f, fr, k in zip(targets, yhat, frame, ok) if k]
+                    smapes = [smape(t, f) for t, f, k in zip(targets, yhat, ok) if k]
+                    line = {"subset": subset, "origin": origin, "n_windows": W, "model": name,
+                            "series": int(ok.sum()), "of": len(ids), "mase": float(np.nanmean(mases)),
+                            "smape": float(np.mean(smapes)), "kept": kept or "", "auto_seconds": np.nan,
+                            "cost_ratio": np.nan, "per_series": [(i, a, b) for i, a, b in zip(
+                                np.flatnonzero(ok), mases, smapes)]}
+                    if cost is not None:
+                        line["auto_seconds"], line["cost_ratio"] = cost
+                    return line
+
+                most = float(refit_seconds.sum(axis=0).max())  # the most expensive candidate's fits
+                for rule in RULES:
+                    weights = rule_weights(errors, ids, names, rule, blocked, inner_abs)
+                    yhat = combined(weights, scored)
+                    used = weights > 0
+                    cost = float(valid_seconds.sum() + (refit_seconds * used).sum())
+                    share = used.mean(axis=0)
+                    kept = " ".join(f"{n}={s:.2f}" for n, s in zip(names, share))
+                    out.append(score(rule, yhat, kept, (cost, cost / most)))
+                if W == 1:  # each candidate alone; where it cannot fit a series, the seasonal naive there
+                    naive = scored[:, names.index("SeasonalNaive")]
+                    for c, name in enumerate(names):
+                        alone = np.where(np.isfinite(scored[:, c]).all(axis=1)[:, None], scored[:, c], naive)
+                        line = score(name, alone)
+                        line["kept"] = f"fitted on {int(np.isfinite(scored[:, c]).all(axis=1).sum())}"
+                        out.append(line)
+    return pd.DataFrame(out)
+
+
+def rule_ranking(table: pd.DataFrame, origin: str = "later") -> pd.DataFrame:
+    """Each rule and window count at ``origin``: its score over the best candidate alone in each subset (MASE
+    and sMAPE), the geometric mean of those ratios over the subsets and the worst of them, best first."""
+    names = list(CANDIDATES)
+    at = table[table["origin"] == origin]
+    best = at[at["model"].isin(names) & (at["n_windows"] == 1)].groupby("subset")[["mase", "smape"]].min()
+    rules = at[~at["model"].isin(names)].copy()
+    for metric in ("mase", "smape"):
+        rules[f"{metric}_ratio"] = rules[metric].to_numpy() / best.loc[rules["subset"], metric].to_numpy()
+    out = rules.groupby(["n_windows", "model"]).agg(
+        mase_gmean=("mase_ratio", lambda r: float(np.exp(np.mean(np.log(r))))), mase_worst=("mase_ratio", "max"),
+        smape_gmean=("smape_ratio", lambda r: float(np.exp(np.mean(np.log(r))))), smape_worst=("smape_ratio", "max"),
+        cost_worst=("cost_ratio", "max")).reset_index()
+    return out.sort_values("mase_gmean", kind="stable", ignore_index=True)
+
+
+def paired(table: pd.DataFrame, rule: str, windows: int, reference: str, reference_windows: int,
+           origin: str = "later", draws: int = 2000, seed: int = 0) -> pd.DataFrame:
+    """Per subset: ``rule``'s mean MASE and sMAPE over ``reference``'s, on the series both scored, with a
+    bootstrap 95 % interval over series (``draws`` resamples)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for subset, group in table[table["origin"] == origin].groupby("subset"):
+        a = group[(group["model"] == rule) & (group["n_windows"] == windows)]["per_series"].item()
+        b = group[(group["model"] == reference) & (group["n_windows"] == reference_windows)]["per_series"].item()
+        a, b = {i: (x, y) for i, x, y in a}, {i: (x, y) for i, x, y in b}
+        common = sorted(set(a) & set(b))
+        line = {"subset": subset, "series": len(common)}
+        for k, metric in enumerate(("mase", "smape")):
+            x = np.array([a[i][k] for i in common])
+            y = np.array([b[i][k] for i in common])
+            keep = np.isfinite(x) & np.isfinite(y)
+            x, y = x[keep], y[keep]
+            picks = rng.integers(0, len(x), (draws, len(x)))
+            ratios = x[picks].mean(axis=1) / y[picks].mean(axis=1)
+            line[f"{metric}_ratio"] = float(x.mean() / y.mean())
+            line[f"{metric}_low"], line[f"{metric}_high"] = np.quantile(ratios, [0.025, 0.975])
+        out.append(line)
+    return pd.DataFrame(out)
+
+
+def summary(output: Path, data: Path, first: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The rule table and the ranking of the rules on the later block (``first``: the first series of each
+    subset's draw only)."""
+    rows = pd.read_csv(output, dtype={"unique_id": str}, keep_default_na=False)
+    if first is not None:
+        rows = rows[rows["draw"] < first]
+    table = rule_table(rows, data)
+    return table, rule_ranking(table)
+
+
+COST_OUTPUT = HERE / "results" / "auto_m3_cost.csv"
+COST_COLUMNS = ("date", "tsrsa_version", "seed", "subset", "n_series", "model", "params", "fit_seconds")
+
+
+def cost(subset: str, n_series: int, seed: int, output: Path, data: Path, params: dict) -> None:
+    """AutoForecaster's fit at ``params`` (its defaults otherwise, the four statistical candidates) and each
+    candidate's fit alone, on the training parts of the first ``n_series`` of the subset's draw as one panel;
+    one row per fit, appended as it finishes."""
+    import tsrsa
+    from tsrsa.benchmarking.results import append_rows
+
+    info = pd.read_csv(data / "M3-info.csv", dtype={"unique_id": str})
+    sample = draw(info, [subset], n_series, seed)
+    values = read_values(data, sample)
+    h, m = HORIZON[subset], SEASON[subset]
+    frame = pd.concat([pd.DataFrame({"unique_id": sid, "ds": np.arange(len(values[sid]) - h),
+                                     "y": values[sid][:-h]}) for sid in sample["unique_id"]], ignore_index=True)
+    models = {name: getattr(tsrsa, cls)(h=h, season_length=m) for name, cls in CANDIDATES.items()}
+    fits = {name: (model, "") for name, model in models.items()}
+    fits["Auto"] = (tsrsa.AutoForecaster(h=h, season_length=m, models=models, **params), json.dumps(params))
+    for name, (model, described) in fits.items():
+        began = time.perf_counter()
+        model.clone().fit(frame)
+        row = {"date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+               "tsrsa_version": tsrsa.__version__, "seed": seed, "subset": subset, "n_series": len(sample),
+               "model": name, "params": described, "fit_seconds": round(time.perf_counter() - began, 3)}
+        append_rows(output, [row], COST_COLUMNS)
+        print(row, flush=True)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--subsets", default="monthly,quarterly,yearly,other")
+    parser.add_argument("--per-subset", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=SEED)
+    parser.add_argument("--output", type=Path, default=OUTPUT)
+    parser.add_argument("--data-dir")
+    parser.add_argument("--summary", action="store_true")
+    parser.add_argument("--compare", nargs=4, action="append", default=[],
+                        metavar=("RULE", "WINDOWS", "REFERENCE", "REFERENCE_WINDOWS"),
+                        type=lambda text: int(text) if text.isdigit() else text,
+                        help="--summary: a rule over another (or over a candidate alone, windows 1), paired by series")
+    parser.add_argument("--first", type=int, help="--summary of the first N series of each subset's draw")
+    parser.add_argument("--cost", type=int, metavar="N",
+                        help="time AutoForecaster's fit against each candidate's on the first N series of each "
+                             "subset of --subsets (one panel) and append the rows to results/auto_m3_cost.csv")
+    parser.add_argument("--param", "-p", action="append", default=[], metavar="KEY=JSON",
+                        help="an AutoForecaster parameter for --cost (e.g. -p margin=2 -p combine=null)")
+    args = parser.parse_args(argv)
+    if args.cost:
+        params = {key: json.loads(value) for key, _, value in (p.partition("=") for p in args.param)}
+        for subset in [s.strip() for s in args.subsets.split(",")]:
+            cost(subset, args.cost, args.seed, COST_OUTPUT, data_folder(args.data_dir), params)
+        return
+    if args.summary:
+        table, ranking = summary(args.output, data_folder(args.data_dir), args.first)
+        with pd.option_context("display.width", 250, "display.max_rows", 500):
+            print(table.drop(columns="per_series").to_string(index=False, float_format="%.3f"))
+            print("\nthe rules on the later block, over the best candidate alone in each subset:")
+            print(ranking.to_string(index=False, float_format="%.3f"))
+            for rule, windows, reference, reference_windows in args.compare:
+                print(f"\n{rule} (n_windows={windows}) over {reference} (n_windows={reference_windows}), "
+                      f"later block, bootstrap 95 % over series:")
+                print(paired(table, rule, windows, reference, reference_windows).to_string(
+                    index=False, float_format="%.3f"))
+        return
+    subsets = [s.strip() for s in args.subsets.split(",")]
+    unknown = sorted(set(subsets) - set(HORIZON))
+    if unknown:
+        parser.error(f"unknown subsets {unknown}; choose from {', '.join(HORIZON)}")
+    run(subsets, args.per_subset, args.seed, args.output, data_folder(args.data_dir))
+
+
+if __name__ == "__main__":
+    main()

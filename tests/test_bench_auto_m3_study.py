@@ -1,0 +1,74 @@
+"""benchmarks/auto_m3_study.py: the draw, its rows, and that its offline rules are AutoForecaster's choice."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import tsrsa
+from tsrsa.benchmarking import m3_sample as m3
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import auto_m3_study as study  # noqa: E402
+
+pytestmark = pytest.mark.slow  # the study's candidate fits and rules on M3-like panels (~6 s)
+
+#: the fast candidates (ETS and ARIMA fit the same way, only slower)
+FAST = {"SeasonalNaive": "SeasonalNaiveForecaster", "Theta": "ThetaForecaster"}
+
+
+def write_yearly(folder: Path, n_series: int = 4, length: int = 40) -> Path:
+    """A folder shaped as the M3 files, with yearly series only."""
+    folder.mkdir(parents=True)
+    rng = np.random.default_rng(0)
+    ids = [f"Y{k}" for k in range(n_series)]
+    frames = [pd.DataFrame({"unique_id": sid, "ds": np.arange(length),
+                            "y": 100 + (k + 1) * np.arange(length) + rng.normal(0, 3 + 4 * k, length).cumsum()})
+              for k, sid in enumerate(ids)]
+    pd.concat(frames).to_csv(folder / "M3-yearly.csv", index=False)
+    pd.DataFrame({"unique_id": ids, "subset": "yearly", "n": length, "horizon": 6, "category": "MICRO"}).to_csv(
+        folder / "M3-info.csv", index=False)
+    return folder
+
+
+def test_the_draw_is_repeatable_and_takes_the_subsets_in_turn():
+    info = pd.DataFrame({"unique_id": [f"{s[0]}{k}" for s in study.HORIZON for k in range(5)],
+                         "subset": [s for s in study.HORIZON for _ in range(5)]})
+    a = study.draw(info, ["monthly", "yearly"], 3, seed=1)
+    assert a.equals(study.draw(info, ["monthly", "yearly"], 3, seed=1))
+    assert list(a["draw"]) == [0, 0, 1, 1, 2, 2]
+    # a subset's draw does not depend on which others are run
+    only = study.draw(info, ["monthly"], 3, seed=1)
+    assert list(only["unique_id"]) == list(a.loc[a["subset"] == "monthly", "unique_id"])
+
+
+def test_rows_resume_and_the_rules_are_autoforecasters(tmp_path, monkeypatch):
+    monkeypatch.setattr(study, "CANDIDATES", FAST)
+    folder = write_yearly(tmp_path / "m3")
+    output = tmp_path / "rows.csv"
+    args = ["--data-dir", str(folder), "--output", str(output), "--subsets", "yearly", "--per-subset", "4"]
+    study.main(args)
+    rows = pd.read_csv(output, dtype={"unique_id": str}, keep_default_na=False)
+    assert list(rows.columns) == list(study.COLUMNS) and len(rows) == 4 * len(FAST)
+    study.main(args)  # a rerun resumes: nothing is added
+    assert len(pd.read_csv(output)) == len(rows)
+    table = study.rule_table(rows, folder)
+    # the test origin with two windows: each rule's mean MASE is AutoForecaster's, fitted on the training parts
+    values = study.read_values(folder, rows.drop_duplicates("unique_id"))
+    ids = sorted(values)
+    train = pd.concat([pd.DataFrame({"unique_id": sid, "ds": np.arange(len(values[sid]) - 6),
+                                     "y": values[sid][:-6]}) for sid in ids], ignore_index=True)
+    models = {name: getattr(tsrsa, cls)(h=6, season_length=1) for name, cls in FAST.items()}
+    for rule, params in {"best": {"combine": None}, "mean2": {}, "panel_best": {"choose": "panel", "combine": None},
+                         "noise2_best": {"combine": None, "margin": 2.0}}.items():
+        auto = tsrsa.AutoForecaster(h=6, season_length=1, models=models, n_windows=2, **params).fit(train)
+        yhat = auto.predict()["yhat"].to_numpy().reshape(len(ids), 6)
+        want = np.mean([m3.mase(values[sid][-6:], f, values[sid][:-6], 1) for sid, f in zip(ids, yhat)])
+        got = table[(table.origin == "test") & (table.n_windows == 2) & (table.model == rule)]["mase"].item()
+        assert got == pytest.approx(want, rel=1e-6), rule
+    ranking = study.rule_ranking(table)
+    assert set(ranking["model"]) == set(study.RULES) and (ranking["mase_worst"] >= ranking["mase_gmean"] - 1e-12).all()
