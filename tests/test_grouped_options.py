@@ -1,11 +1,10 @@
 """Options in groups: ``rem=tsrsa.REM(...)``, ``start=tsrsa.Start(...)``, ``covariates=tsrsa.Covariates(...)``,
 RSA's ``attention_options`` and the trainer's loop options, each one argument (a dataclass or a dict).
 
-The options' own arguments of 0.15 (``n_cyclic=2``, ``start_weight=0.5``, ...) are refused since 0.17 with a
-TypeError naming the new spelling (0.16 warned), and a refused call changes nothing; a saved model's parameters
-and the command line's ``-p`` still fold them into the same parameters and the same fitted model; a group and
-one of its options given apart is a ValueError; ``set_params`` takes sklearn's nested names; folders saved by
-earlier releases load silently.
+The options' own arguments of 0.15 (``n_cyclic=2``, ``start_weight=0.5``, ...) still work until 0.18, with a
+DeprecationWarning naming the new spelling, and fold into the same parameters and the same fitted model; a
+group and one of its options given apart is a ValueError; ``set_params`` takes sklearn's nested names;
+folders saved by earlier releases load silently.
 """
 from __future__ import annotations
 
@@ -58,61 +57,67 @@ def test_rsa_takes_at_most_35_arguments_and_every_model_the_same_groups():
 
 
 @pytest.mark.parametrize("old", sorted(OLD))
-def test_an_old_name_is_refused_with_the_new_spelling_and_changes_nothing(old, no_warnings):
+def test_an_old_name_warns_with_the_new_spelling_and_folds_into_its_group(old):
     group, field = RSAForecaster.moved_params[old]
     value = OLD[old]
-    with pytest.raises(TypeError) as caught:
-        RSAForecaster(h=4, **{old: value})
-    text = str(caught.value)
-    assert f"{old}= is no longer taken" in text and "0.17" in text and f"pass {group}=" in text and repr(value) in text
-    model = RSAForecaster(h=4)
-    before = model.get_params()
-    with pytest.raises(TypeError, match=f"RSAForecaster.set_params: {old}= is no longer taken"):
+    with pytest.warns(DeprecationWarning) as caught:
+        model = RSAForecaster(h=4, **{old: value})
+    text = str(caught[0].message)
+    assert caught[0].filename == __file__  # points at the caller's line
+    assert f"{old}= is deprecated" in text and "0.18" in text and f"pass {group}=" in text and repr(value) in text
+    assert old not in model.get_params() and model.get_params()[group] == {field: value}
+    with pytest.warns(DeprecationWarning, match=f"{old}= is deprecated"):
         model.set_params(**{old: value})
-    assert model.get_params() == before  # a refused call changes nothing
-    folded = RSAForecaster.upgrade_params({"h": 4, old: value})  # a saved model's parameters, the command line's -p
-    assert folded[group] == {field: value} and old not in folded
-    assert RSAForecaster(**folded).get_params() == RSAForecaster(h=4, **{group: {field: value}}).get_params()
+    assert model.get_params()[group] == {field: value}
+    assert RSAForecaster(h=4, **{f"{group}": {field: value}}).get_params() == model.get_params()
 
 
 def test_the_message_names_the_dataclass_and_keeps_a_named_start():
-    with pytest.raises(TypeError, match=r"start_weight= is no longer taken.*pass start=tsrsa.Start\(weight=0.5\)"):
+    with pytest.warns(DeprecationWarning, match=r"start_weight= is deprecated.*pass start=tsrsa.Start\(weight=0.5\)"):
         DLinearForecaster(h=4, start_weight=0.5)
-    with pytest.raises(TypeError, match=r"pass start=tsrsa.Start\(kind='ar', weight=0.5\)"):
-        DLinearForecaster(h=4, start="ar", start_weight=0.5)
-    with pytest.raises(TypeError, match=r"pass start=tsrsa.Start\(kind=None, weight=0.5\)"):
-        DLinearForecaster(h=4, start=None, start_weight=0.5)
-    with pytest.raises(TypeError, match=r"pass rem=tsrsa.REM\(n_cyclic=2\)"):  # None: the defaults
-        RSAForecaster(h=4, rem=None, n_cyclic=2)
-    with pytest.raises(TypeError, match=r"n_cyclic=, gate= are no longer taken .* rem=tsrsa.REM\(n_cyclic=2, "
-                                        r"gate='head'\)"):
+    with pytest.warns(DeprecationWarning, match=r"pass start=tsrsa.Start\(kind='ar', weight=0.5\)"):
+        model = DLinearForecaster(h=4, start="ar", start_weight=0.5)
+    assert model.start == {"kind": "ar", "weight": 0.5} and model.resolved_start == Start(kind="ar", weight=0.5)
+    with pytest.warns(DeprecationWarning, match=r"pass start=tsrsa.Start\(kind=None, weight=0.5\)"):
+        assert DLinearForecaster(h=4, start=None, start_weight=0.5).resolved_start == Start(kind=None, weight=0.5)
+    with pytest.warns(DeprecationWarning, match=r"pass rem=tsrsa.REM\(n_cyclic=2\)"):  # None: the defaults
+        assert RSAForecaster(h=4, rem=None, n_cyclic=2).rem == {"n_cyclic": 2}
+    with pytest.warns(DeprecationWarning, match=r"n_cyclic=, gate= are deprecated .* rem=tsrsa.REM\(n_cyclic=2, "
+                                                r"gate='head'\)"):
         RSAForecaster(h=4, n_cyclic=2, gate="head")
-    with pytest.raises(TypeError, match=r"pass rem=tsrsa.REM\(n_cyclic=2, gate='head'\)"):  # with the group given
-        RSAForecaster(h=4, rem=REM(gate="head"), n_cyclic=2)
 
 
-def test_old_names_folded_as_a_saved_model_is_fit_the_same_model_bit_for_bit(no_warnings):
+def test_old_and_new_spellings_fit_the_same_model_bit_for_bit(no_warnings):
     df = make_panel(length=60).assign(x=lambda d: d["y"].shift(1).fillna(0.0))
     grouped = DLinearForecaster(**QUICK, val_size=4, start=Start(kind="ar", weight=0.5, margin=0.0),
                                 covariates=Covariates(past=["x"], norm="fit"),
                                 trainer=Trainer(batches_per_epoch=2, early_stopping_patience=1, inference_batch_size=3))
-    flat = DLinearForecaster(**DLinearForecaster.upgrade_params(dict(
-        **QUICK, val_size=4, start="ar", start_weight=0.5, start_margin=0.0, past_covariates=["x"], covariate_norm="fit",
-        batches_per_epoch=2, early_stopping_patience=1, inference_batch_size=3)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        flat = DLinearForecaster(**QUICK, val_size=4, start="ar", start_weight=0.5, start_margin=0.0,
+                                 past_covariates=["x"], covariate_norm="fit", batches_per_epoch=2,
+                                 early_stopping_patience=1, inference_batch_size=3)
     pd.testing.assert_frame_equal(flat.fit(df).predict(), grouped.fit(df).predict(), check_exact=True)
     assert flat.plan_ == grouped.plan_
     rem = RSAForecaster(**QUICK, d_model=8, rem=REM(n_cyclic=0, n_regular=2, init="paper", gate_init=0.5))
-    old = RSAForecaster(**RSAForecaster.upgrade_params(dict(**QUICK, d_model=8, n_cyclic=0, n_regular=2,
-                                                            rem_init="paper", gate_init=0.5)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        old = RSAForecaster(**QUICK, d_model=8, n_cyclic=0, n_regular=2, rem_init="paper", gate_init=0.5)
     df = make_panel(length=60)
     pd.testing.assert_frame_equal(old.fit(df).predict(), rem.fit(df).predict(), check_exact=True)
 
 
 def test_a_group_and_one_of_its_options_given_apart_are_refused():
+    with pytest.raises(ValueError, match=r"n_cyclic and rem= are given together; give each option once, in rem"):
+        RSAForecaster(h=4, rem=REM(gate="head"), n_cyclic=2)
+    with pytest.raises(ValueError, match="given together"):
+        DLinearForecaster(h=4, covariates={"past": ["x"]}, future_covariates=["z"])
+    with pytest.raises(ValueError, match="given together"):
+        DLinearForecaster(h=4, start=Start(weight=0.5), start_margin=1.0)
     model = RSAForecaster(h=4, rem={"n_cyclic": 2})
     with pytest.raises(ValueError, match="given together"):
         model.set_params(rem=REM(), rem__gate="head")
-    with pytest.raises(TypeError, match="gate= is no longer taken"):
+    with pytest.raises(ValueError, match="given together"):
         model.set_params(rem=REM(), gate="head")
     assert model.rem == {"n_cyclic": 2}  # a refused call changes nothing
 

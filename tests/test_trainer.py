@@ -1,10 +1,9 @@
 """Trainer options in one argument: ``tsrsa.Trainer`` (or a dict of its options) as ``trainer=``.
 
 The nine flat arguments of 0.14 (``num_threads=2``) and the loop's three options of 0.15
-(``batches_per_epoch``, ...) are refused since 0.17: a call that passes one is a TypeError naming the new
-spelling, while folders saved with them load silently and the command line's ``-p num_threads=2`` still
-maps onto the trainer; the library itself never takes the old path on its own
-(tests/test_grouped_options.py).
+(``batches_per_epoch``, ...) still work on their own, with a DeprecationWarning naming the new spelling,
+until 0.18; folders saved with them load silently and the command line's ``-p num_threads=2`` maps onto
+the trainer; the library itself never takes the old path on its own (tests/test_grouped_options.py).
 """
 from __future__ import annotations
 
@@ -106,17 +105,17 @@ def test_trainer_is_a_parameter_kept_as_given(cls, no_warnings):
 
 
 @pytest.mark.parametrize("cls", NEURAL, ids=lambda c: c.__name__)
-def test_a_flat_option_of_0_14_is_refused_naming_the_trainer(cls):
+def test_a_flat_option_of_0_14_still_folds_into_the_trainer_with_a_warning(cls):
     for name, value in (("num_threads", 2), ("verbose", 1), ("precision", "bf16-mixed"), ("callbacks", [])):
-        with pytest.raises(TypeError, match=rf"{name}= is no longer taken \(removed in tsrsa 0.17\); "
-                                            rf"pass trainer=tsrsa.Trainer\({name}="):
-            cls(h=4, **{name: value})
-        model = cls(h=4, trainer={name: value})
-        with pytest.raises(TypeError, match=rf"pass trainer=tsrsa.Trainer\("):
+        with pytest.warns(DeprecationWarning, match=rf"{name}= is deprecated \(the old spelling goes in tsrsa 0.18\); "
+                                                    rf"pass trainer=tsrsa.Trainer\({name}="):
+            model = cls(h=4, **{name: value})
+        assert model.get_params()["trainer"] == {name: value} and name not in model.get_params()
+        with pytest.warns(DeprecationWarning, match=rf"pass trainer=tsrsa.Trainer\("):
             model.set_params(num_threads=3)
-        assert model.get_params()["trainer"] == {name: value}  # a refused call changes nothing
+        assert model.get_params()["trainer"] == {**{name: value}, "num_threads": 3}
     model = cls(h=4, trainer={"num_threads": 2})
-    with pytest.raises(TypeError, match=r"pass trainer=tsrsa.Trainer\(precision='bf16-mixed', verbose=1\)"):
+    with pytest.raises(ValueError, match="given together"):
         cls(h=4, trainer=Trainer(verbose=1), precision="bf16-mixed")
     assert model.get_params()["trainer"] == {"num_threads": 2}
     assert not hasattr(model, "num_threads")  # not read as an attribute of its own
@@ -237,7 +236,7 @@ def test_to_recurrent_takes_a_trainer_option_by_its_nested_name():
     df = make_panel(length=60)
     original = TransformerForecaster(h=4, input_size=8, d_model=8, n_heads=2, n_layers=1, d_ff=8, max_epochs=1,
                                      random_state=0, trainer={"num_threads": 1}).fit(df)
-    with pytest.raises(TypeError, match=r"to_recurrent: verbose= is no longer taken .* pass trainer=tsrsa.Trainer"):
-        to_recurrent(original, df, feature_size=4, verbose=0)
+    with pytest.warns(DeprecationWarning, match=r"to_recurrent: verbose= is deprecated .* pass trainer=tsrsa.Trainer"):
+        flat = to_recurrent(original, df, feature_size=4, verbose=0)
     converted = to_recurrent(original, df, feature_size=4, trainer__verbose=0)
-    assert converted.resolved_trainer == Trainer(num_threads=1)
+    assert converted.resolved_trainer == flat.resolved_trainer == Trainer(num_threads=1)

@@ -84,8 +84,8 @@ def _converted_params(model, feature_size: int, finetune_epochs, params: dict) -
         new["max_epochs"] = finetune_epochs
     if new.get("readout_tokens") == "auto":  # the reach the original resolved, whatever df's number of windows
         new["readout_tokens"] = model.network_.config.readout_tokens
-    # an option named by its nested name (trainer__num_threads=1) changes that option of the original's group;
-    # one named on its own, the spelling before 0.16 (batches_per_epoch=2), is refused naming the nested one
+    # an option named on its own (batches_per_epoch=2, deprecated) or by its nested name (trainer__num_threads=1)
+    # changes that option of the original's group
     params = type(model).upgrade_params(params, owner="to_recurrent", current=new, nested=True, stacklevel=3)
     unknown = sorted(set(params) - set(new))
     if unknown:

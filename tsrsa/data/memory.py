@@ -78,6 +78,26 @@ class SeriesMemory:
                             static_num=joined(self.static_num, other.static_num),
                             static_cat=joined(self.static_cat, other.static_cat))
 
+    def continued(self, panel: Panel, known: np.ndarray, rows: EncodedCovariates | None = None) -> "SeriesMemory":
+        """This memory with the series it knows continued by ``panel``'s values (``known[j]``: the row of
+        ``panel``'s series j here, -1 for a new one, left out): tails slid, last timestamps moved and, with
+        covariates, the encoded steps slid by ``rows`` (the panel's encoding)."""
+        T = self.tails.shape[1]
+        tails, last = self.tails.copy(), self.last
+        covariates = None if self.covariates is None else self.covariates.copy()
+        seen = np.flatnonzero(known >= 0)
+        for j in seen:
+            i = int(known[j])
+            tails[i] = np.concatenate([tails[i], panel.series(int(j))])[-T:]
+            if rows is not None:
+                covariates[i] = np.concatenate([covariates[i], rows.time[panel.offsets[j]:panel.offsets[j + 1]]])[-T:]
+        if seen.size:
+            moved = pd.Series(last)
+            moved.iloc[known[seen]] = pd.Index(panel.last).take(seen)
+            last = pd.Index(moved)
+        return SeriesMemory(ids=self.ids, last=last, tails=tails, loc=self.loc, scale=self.scale,
+                            covariates=covariates, static_num=self.static_num, static_cat=self.static_cat)
+
     def for_new_data(self, panel: Panel, tail_length: int, scaler: str | None,
                      encoded: EncodedCovariates | None = None) -> "SeriesMemory":
         """Memory of ``panel``'s series: statistics of known ids are kept from fitting, those

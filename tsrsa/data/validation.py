@@ -375,15 +375,16 @@ def check_finite_forecast(columns: dict, ids: pd.Index) -> None:
                 f"input was checked: the network overflowed; refit with a lower learning_rate, or rescale the data")
 
 
-def requested_horizon(h, trained: int, fix: str) -> int:
+def requested_horizon(h, trained: int, fix: str | None) -> int:
     """The steps ``h`` asked of a model trained for ``trained`` (None: all of them); a TypeError or ValueError
-    otherwise, ``fix`` saying what to do for more steps than it was trained for."""
+    otherwise, ``fix`` saying what to do for more steps than it was trained for (None: a model that forecasts
+    any number of steps, more taken as they are)."""
     if h is None:
         return int(trained)
     if isinstance(h, (bool, np.bool_)) or not isinstance(h, numbers.Integral):
         raise TypeError(f"h must be an int >= 1, got {h!r} ({type(h).__name__})")
     if h < 1:
         raise ValueError(f"h={h} must be >= 1")
-    if h > trained:
+    if fix is not None and h > trained:
         raise ValueError(f"h={h} is above the horizon this model was trained for ({trained}); {fix}")
     return int(h)

@@ -39,6 +39,7 @@ from tsrsa.data.covariate_encoding import CovariateEncoder
 from tsrsa.data.covariates import CovariateSpec, check_covariate_frame, covariate_spec
 from tsrsa.data.frames import FrameSpec, forecast_frame
 from tsrsa.data.frequency import Frequency, parse_freq
+from tsrsa.data.limits import check_request_size
 from tsrsa.data.native import PANDAS, as_kind, frame_kind, to_pandas
 from tsrsa.data.shards import ParquetShards
 from tsrsa.data.validation import (
@@ -55,6 +56,10 @@ from tsrsa.estimator.params import check_choice, check_int, check_str
 from tsrsa.estimator.protocol import Estimator
 from tsrsa.estimator.sharded import shard_frame
 from tsrsa.estimator.window_state import WindowState, encoded
+
+
+#: bytes per forecast value of a frame of ``predict(h)``: the value, its row's id and time, and their copies
+FORECAST_VALUE_BYTES = 72
 
 
 @contextlib.contextmanager
@@ -342,7 +347,19 @@ class BaseForecaster(Estimator):
         return panel
 
     def _check_predict_h(self, h) -> int:
-        return requested_horizon(h, int(self.h), f"refit with h={h} or forecast at most {self.h} steps")
+        """The steps asked of ``predict`` (None: the fitted ``h``): at most the fitted ``h``, or, for a model that
+        ``forecasts_any_horizon``, any number given within the size of one request (its frame of every series' steps,
+        :func:`~tsrsa.data.limits.check_request_size`); a TypeError or ValueError naming the fix."""
+        if not self.forecasts_any_horizon:
+            return requested_horizon(h, int(self.h), f"refit with h={h} or forecast at most {self.h} steps")
+        if h is None:  # the fitted h, which the fit's own frames already hold
+            return int(self.h)
+        h = requested_horizon(h, int(self.h), None)
+        rows = self.memory_.n_series * h
+        check_request_size(f"predict(h={h})", rows * FORECAST_VALUE_BYTES,
+                           f"{rows:,} forecast rows ({self.memory_.n_series} series x h={h})",
+                           "ask for fewer steps, or forecast fewer series at a time with predict(df=...)")
+        return h
 
     def head_quantile_levels(self) -> tuple[float, ...]:
         """The quantile levels the model's forecasts carry as ``yhat_q..`` columns (none here; a quantile

@@ -73,7 +73,7 @@ class NeuralForecaster(BaseForecaster):
     saves_weights = True
     option_groups = {"start": Start, "trainer": Trainer, "covariates": Covariates}
     #: options that were arguments of their own, by their old names (the trainer's first nine until 0.15, the
-    #: others until 0.16): a saved model's parameters are folded by them, a user's call refused naming the group
+    #: others until 0.16), taken with a DeprecationWarning until 0.18
     moved_params = {
         "start_learning_rate": ("start", "learning_rate"), "start_margin": ("start", "margin"),
         "start_weight": ("start", "weight"),

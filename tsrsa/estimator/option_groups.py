@@ -14,22 +14,23 @@ and Hugging Face's ``TrainingArguments`` hold theirs::
 from their defaults, the JSON a saved model keeps. The estimator keeps the value as given (sklearn's
 rule: a dict stays a dict, checked at ``fit``) and reads it through :meth:`OptionGroup.coerce`.
 
-The options were arguments of their own before 0.16 (``start_weight=0.5``, ``n_cyclic=2``): a class names
-where each old name lives now (``moved_params``: old name -> (group, field)), and :func:`fold_params` folds
-them in silently for a saved model's parameters and the command line's ``-p``. A user's call that passes one
-(the constructor, ``set_params``) is refused since 0.17 with a ``TypeError`` naming the new spelling (0.16
-took them with a ``DeprecationWarning``). ``set_params`` also takes sklearn's nested spelling,
-``set_params(rem__n_cyclic=2)``.
+The options were arguments of their own before (``start_weight=0.5``, ``n_cyclic=2``): a class names
+where each old name lives now (``moved_params``: old name -> (group, field)), and :func:`fold_params`
+folds them in, with a ``DeprecationWarning`` naming the new spelling when a user's call passed them,
+silently for a saved model's parameters and the command line. Once a name is removed (it leaves
+``moved_params``) it is an unknown argument, whose error names the group option it is close to.
+``set_params`` also takes sklearn's nested spelling, ``set_params(rem__n_cyclic=2)``.
 """
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Mapping
 
 from tsrsa.estimator.params import suggest_names
 
-#: the release that removed the flat names deprecated in 0.16 (``start_weight=0.5``, ``n_cyclic=2``)
-REMOVED_IN = "0.17"
+#: the release that removes the flat names deprecated in 0.15 and 0.16 (``start_weight=0.5``, ``n_cyclic=2``)
+REMOVED_IN = "0.18"
 
 
 def _same(a, b) -> bool:
@@ -206,9 +207,8 @@ def fold_params(cls, params: dict, *, owner: str | None = None, current: Mapping
     The group's value is the one ``params`` gives when it is a shorthand (``start="ar"``), else ``current``'s
     (``set_params``: the estimator's), else the argument's default; a user's call that gives a group and one of
     its options apart is a ``ValueError`` (the command line's ``-p`` sets the option in the group given).
-    ``owner`` names the user's call: an old name is then refused (a ``TypeError`` naming the new spelling, as
-    for an argument a function does not take); None folds silently (a saved model, the command line).
-    ``stacklevel`` is kept for the callers' signature.
+    ``owner`` names the user's call: an old name then warns (a ``DeprecationWarning`` at ``stacklevel``
+    naming the new spelling); None folds silently (a saved model, the command line).
     """
     moved = dict(cls.moved_params)
     groups = dict(cls.option_groups)
@@ -227,14 +227,14 @@ def fold_params(cls, params: dict, *, owner: str | None = None, current: Mapping
     for key, (group, field, value) in flat.items():
         by_group.setdefault(group, {})[field] = value
     defaults = cls.param_defaults()
+    notes = []  # the warnings, given once every group is folded (a refused call warns of nothing)
     for group, options in by_group.items():
         group_cls = groups[group]
         checked_keys(group_cls, options, group)
         olds = [k for k, (g, _, _) in flat.items() if g == group]
-        removed = [k for k in olds if k in moved] if owner is not None else []
         if group in rest:
             given = rest[group]
-            if owner is not None and not removed and group_cls.shorthand(given) is None:  # the group itself
+            if owner is not None and group_cls.shorthand(given) is None:  # the group itself, not a shorthand
                 raise ValueError(f"{', '.join(olds)} and {group}= are given together; give each option once, in "
                                  f"{group} ({spelled(group, group_cls, options)} holds {', '.join(olds)})")
             base = given
@@ -243,14 +243,16 @@ def fold_params(cls, params: dict, *, owner: str | None = None, current: Mapping
         else:
             base = defaults.get(group)
         merged = _merged(group, group_cls, base, options)
-        if removed:
-            shown = merged if isinstance(merged, dict) else {  # an instance: the options that differ from the defaults
-                f.name: getattr(merged, f.name) for f in dataclasses.fields(merged)
-                if not _same(getattr(merged, f.name), f.default)}
-            raise TypeError(f"{owner}: {', '.join(f'{k}=' for k in removed)} {'is' if len(removed) == 1 else 'are'} "
-                            f"no longer taken (removed in tsrsa {REMOVED_IN}); pass "
-                            f"{spelled(group, group_cls, shown)}")
+        if owner is not None:
+            deprecated = [k for k in olds if k in moved]
+            if deprecated:
+                shown = merged if isinstance(merged, dict) else options
+                notes.append(f"{owner}: {', '.join(f'{k}=' for k in deprecated)} "
+                             f"{'is' if len(deprecated) == 1 else 'are'} deprecated (the old spelling goes in tsrsa "
+                             f"{REMOVED_IN}); pass {spelled(group, group_cls, shown)}")
         rest[group] = merged
+    for note in notes:
+        warnings.warn(note, DeprecationWarning, stacklevel=stacklevel + 1)
     return rest
 
 

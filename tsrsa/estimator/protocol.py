@@ -26,8 +26,9 @@ def keyword_init(positional: tuple[str, ...], keyword: tuple[tuple[str, object],
     The neural forecasters build theirs from their own arguments and the shared ones
     (:data:`tsrsa.estimator.common_params.COMMON_PARAMS`), so that the common part is written once;
     ``inspect.signature``, ``help``, ``get_params`` and ``sklearn.base.clone`` see the whole signature.
-    A name of an earlier version (``moved_params``) is refused by its ``upgrade_params`` with a TypeError
-    naming the option group that holds it now (:mod:`tsrsa.estimator.option_groups`).
+    Names of an earlier version that the class still takes (``moved_params``) are folded into their
+    option groups by its ``upgrade_params`` first, with a DeprecationWarning
+    (:mod:`tsrsa.estimator.option_groups`).
     """
     parameters = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
     parameters += [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD) for name in positional]
@@ -56,8 +57,7 @@ class Estimator:
     #: (:class:`~tsrsa.estimator.option_groups.OptionGroup`, or a ``DictGroup`` for one kept as a dict)
     option_groups: dict = {}
     #: parameter names of an earlier version, each an option of a group now: old name -> (group, field).
-    #: A saved model's parameters and the command line's ``-p`` are folded by them; the constructor and
-    #: ``set_params`` refuse them, naming the new spelling
+    #: The constructor and ``set_params`` still take them, with a DeprecationWarning, until their removal
     moved_params: dict = {}
 
     def __new__(cls, *args, **kwargs):
@@ -71,8 +71,9 @@ class Estimator:
         """``params`` with the names of ``moved_params`` folded into their groups (``current``, a dict of
         parameters, gives a group's value where ``params`` does not) and, with ``nested``, each
         ``group__field`` (:func:`~tsrsa.estimator.option_groups.fold_params`). ``owner`` names the call that
-        passed them and refuses an old name (a TypeError naming the new spelling); None folds silently (a saved
-        model's parameters, the command line's ``-p``)."""
+        passed them and warns (a DeprecationWarning at ``stacklevel``, counted as ``warnings.warn`` counts
+        from the function that calls this one: 2 is its caller); None folds silently (a saved model's
+        parameters, the command line's ``-p``)."""
         if not cls.option_groups:
             return params
         return fold_params(cls, params, owner=owner, current=current, nested=nested, stacklevel=stacklevel + 1)
@@ -103,7 +104,8 @@ class Estimator:
 
     def set_params(self, **params):
         """Set constructor arguments by name (as sklearn's ``set_params``); returns self. An option of a group
-        is set by sklearn's nested name (``set_params(rem__n_cyclic=2)``). A call that raises changes nothing."""
+        is set by sklearn's nested name (``set_params(rem__n_cyclic=2)``), or, until its removal, by its old
+        name (deprecated). A call that raises changes nothing."""
         if self.option_groups and any(name in self.moved_params or "__" in name for name in params):
             params = self.upgrade_params(params, owner=f"{type(self).__name__}.set_params",
                                          current=self.get_params(deep=False), nested=True)

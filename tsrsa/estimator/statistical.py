@@ -11,8 +11,8 @@ model's filter over new observations with the fitted parameters (``update``, ``p
 ``forecast_cutoffs``) and saves parameters and states as JSON and arrays. A subclass names its
 parameters and implements ``minimum_length(m)`` and ``fit_series(panel, i)``.
 
-``predict(h)`` forecasts any number of steps (:func:`any_horizon`: the fitted ``h`` is the default and
-what cross-validation and the conformal calibration use, not a limit). ETS and ARIMA
+``predict(h)`` forecasts any number of steps (``forecasts_any_horizon``: the fitted ``h`` is the default
+and what cross-validation and the conformal calibration use, not a limit). ETS and ARIMA
 (``model_intervals``) answer ``predict(level=[80, 95])`` without a conformal calibration with
 statsmodels' own prediction intervals of each series' model (ETS: ``get_prediction(...).pred_int``;
 ARIMA: ``get_forecast(h).conf_int``), scaled by the variance of the model's one-step errors, which
@@ -20,13 +20,11 @@ the fit measures and ``update`` carries on; a calibration fitted with ``conforma
 """
 from __future__ import annotations
 
-import numbers
 import os
 
 import numpy as np
 import pandas as pd
 
-from tsrsa.data.limits import check_request_size
 from tsrsa.data.validation import format_id
 from tsrsa.estimator.base import BaseForecaster
 from tsrsa.estimator.params import check_int
@@ -88,37 +86,12 @@ def failure_hint(y: np.ndarray) -> str:
     return "check the series (too short for its season, a few values far from the rest?), or give a simpler form"
 
 
-#: bytes per forecast value of a frame of ``predict(h)``: the value, its row's id and time, and their copies
-FORECAST_VALUE_BYTES = 72
-
-
-def any_horizon(model, h) -> int:
-    """The steps ``h`` asked of a model that forecasts any horizon (a statistical model: its recursions
-    run as far as asked): the fitted ``h`` for None, any int >= 1 otherwise, within the limit of one
-    request (:func:`~tsrsa.data.limits.check_request_size`, the frame of every series' ``h`` steps); a
-    TypeError or ValueError naming the fix."""
-    if h is None:
-        return int(model.h)
-    if isinstance(h, (bool, np.bool_)) or not isinstance(h, numbers.Integral):
-        raise TypeError(f"h must be an int >= 1, got {h!r} ({type(h).__name__})")
-    if h < 1:
-        raise ValueError(f"h={h} must be >= 1")
-    n_series = model.memory_.n_series
-    check_request_size(f"predict(h={h})", n_series * int(h) * FORECAST_VALUE_BYTES,
-                       f"{n_series * int(h):,} forecast rows ({n_series} series x h={h})",
-                       "ask for fewer steps, or forecast fewer series at a time with predict(df=...)")
-    return int(h)
-
-
 class StatisticalForecaster(BaseForecaster):
     """A statsmodels model per series (module docstring)."""
 
     #: the kind of model of every series (``SeriesFit.form["kind"]``)
     kind = ""
-    #: whether ``predict(level=...)`` without a conformal calibration gives the engine's own intervals of
-    #: each series' model (ETS, ARIMA: :meth:`StatisticalState.intervals`)
-    model_intervals = False
-    #: whether ``predict(h)`` takes any number of steps (:func:`any_horizon`), not only the fitted ``h``
+    #: ``predict(h)`` takes any number of steps, not only the fitted ``h``
     forecasts_any_horizon = True
 
     def state_type(self) -> type:
@@ -154,9 +127,6 @@ class StatisticalForecaster(BaseForecaster):
 
     def required_length(self, panel) -> tuple[int, str]:
         return self.minimum_length(self.resolved_season(panel.freq))
-
-    def _check_predict_h(self, h) -> int:
-        return any_horizon(self, h)  # a statistical model forecasts as far as asked, not only its fitted h
 
     def _fit(self, panel, **fit_options) -> None:
         self.season_length_ = self.resolved_season(panel.freq)

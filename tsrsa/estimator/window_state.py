@@ -165,23 +165,8 @@ class WindowState(SeriesMemory):
         return out if new is None else out.append(new)
 
     def _continued(self, panel, known: np.ndarray, rows: EncodedCovariates | None) -> "WindowState":
-        """This memory with the known series of ``panel`` continued by their new observations (and, with
-        covariates, ``rows``: the panel's encoding)."""
-        T = self.tails.shape[1]
-        tails, last = self.tails.copy(), self.last
-        covariates = None if self.covariates is None else self.covariates.copy()
-        seen = np.flatnonzero(known >= 0)
-        for j in seen:
-            i = int(known[j])
-            tails[i] = np.concatenate([tails[i], panel.series(int(j))])[-T:]
-            if rows is not None:
-                covariates[i] = np.concatenate([covariates[i], rows.time[panel.offsets[j]:panel.offsets[j + 1]]])[-T:]
-        if seen.size:
-            moved = pd.Series(last)
-            moved.iloc[known[seen]] = pd.Index(panel.last).take(seen)
-            last = pd.Index(moved)
-        return WindowState(ids=self.ids, last=last, tails=tails, loc=self.loc, scale=self.scale,
-                           covariates=covariates, static_num=self.static_num, static_cat=self.static_cat)
+        """This memory with the known series of ``panel`` continued (:meth:`SeriesMemory.continued`)."""
+        return WindowState(**vars(self.continued(panel, known, rows)))
 
     def append(self, other: "WindowState") -> "WindowState":
         """This state followed by ``other``'s series (same look-back)."""

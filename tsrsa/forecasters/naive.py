@@ -6,7 +6,6 @@ import numpy as np
 from tsrsa.estimator.base import BaseForecaster
 from tsrsa.estimator.params import check_int
 from tsrsa.estimator.protocol import store_init_args
-from tsrsa.estimator.statistical import any_horizon
 from tsrsa.estimator.window_state import WindowState
 
 
@@ -48,7 +47,7 @@ class SeasonalNaiveForecaster(BaseForecaster):
     ['unique_id', 'ds', 'yhat', 'yhat_lo_80', 'yhat_hi_80']
     """
 
-    #: ``predict(h)`` takes any number of steps (:func:`~tsrsa.estimator.statistical.any_horizon`)
+    #: ``predict(h)`` takes any number of steps: the last season repeats as far as asked
     forecasts_any_horizon = True
 
     def __init__(self, h, *, season_length=None, conformal_windows=None, fill=None, freq=None,
@@ -85,9 +84,6 @@ class SeasonalNaiveForecaster(BaseForecaster):
     def forecast_windows(self, tails, loc, scale, h: int, covariates=None) -> dict[str, np.ndarray]:
         m = self.season_length_
         return {"yhat": tails[:, -m:][:, np.arange(h) % m]}  # (n, h)
-
-    def _check_predict_h(self, h) -> int:
-        return any_horizon(self, h)  # the last season repeats as far as asked
 
     def restore_fitted(self, state, arrays, weights, device) -> None:
         super().restore_fitted(state, arrays, weights, device)

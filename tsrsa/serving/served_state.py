@@ -18,31 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-import pandas as pd
 
 from tsrsa.data.memory import SeriesMemory
 
 __all__ = ["ServedStreams", "ServedWindows"]
-
-
-def _continued_memory(memory: SeriesMemory, panel, known: np.ndarray, rows=None) -> SeriesMemory:
-    """``memory`` with its known series continued by ``panel``'s values (tails slid, last timestamps moved) and,
-    with covariates, by ``rows`` (the panel's :class:`~tsrsa.data.memory.EncodedCovariates`)."""
-    T = memory.tails.shape[1]
-    tails, last = memory.tails.copy(), memory.last
-    covariates = None if memory.covariates is None else memory.covariates.copy()
-    seen = np.flatnonzero(known >= 0)
-    for j in seen:
-        i = int(known[j])
-        tails[i] = np.concatenate([tails[i], panel.series(int(j))])[-T:]
-        if rows is not None:
-            covariates[i] = np.concatenate([covariates[i], rows.time[panel.offsets[j]:panel.offsets[j + 1]]])[-T:]
-    if seen.size:
-        moved = pd.Series(last)
-        moved.iloc[known[seen]] = pd.Index(panel.last).take(seen)
-        last = pd.Index(moved)
-    return SeriesMemory(ids=memory.ids, last=last, tails=tails, loc=memory.loc, scale=memory.scale,
-                        covariates=covariates, static_num=memory.static_num, static_cat=memory.static_cat)
 
 
 @dataclass
@@ -80,7 +59,7 @@ class ServedWindows:
         if rows is not None:
             m = self.memory
             self.covariates.encoder.check_statics_unchanged(panel, rows, known, m.static_num, m.static_cat)
-        return replace(self, memory=_continued_memory(self.memory, panel, known, rows))
+        return replace(self, memory=self.memory.continued(panel, known, rows))
 
     def append(self, other: "ServedWindows") -> "ServedWindows":
         return replace(self, memory=SeriesMemory.append(self.memory, other.memory))
@@ -153,7 +132,7 @@ class ServedStreams:
 
     def advance(self, panel, known: np.ndarray) -> "ServedStreams":
         """The known series of ``panel`` advanced over their new steps only (O(new steps))."""
-        memory = _continued_memory(self.memory, panel, known)
+        memory = self.memory.continued(panel, known)
         return replace(self, memory=memory)._streamed(self._values(panel, known, self.memory))
 
     def append(self, other: "ServedStreams") -> "ServedStreams":
