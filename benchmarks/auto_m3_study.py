@@ -109,15 +109,16 @@ def _forecast(call):
         return None, time.perf_counter() - began, f"{type(err).__name__}: {err}"[:200]
 
 
-def one_series(sid: str, values: np.ndarray, subset: str) -> list[dict]:
-    """One row per candidate: the four fits of the module docstring."""
+def one_series(sid: str, values: np.ndarray, subset: str, models=tuple(CANDIDATES)) -> list[dict]:
+    """One row per candidate of ``models``: the four fits of the module docstring."""
     import tsrsa
 
     h, m = HORIZON[subset], SEASON[subset]
     train = pd.Series(values[:-h], index=pd.RangeIndex(len(values) - h), name=sid)
     fit1 = train.iloc[:-h]
     rows = []
-    for name, cls in CANDIDATES.items():
+    for name in models:
+        cls = CANDIDATES[name]
         model = getattr(tsrsa, cls)(h=h, season_length=m)
         calls = {"cv2": lambda: model.cross_validate(train, n_windows=2, step_size=h, refit=False),
                  "cv1": lambda: model.cross_validate(train, n_windows=1, step_size=h, refit=False),
@@ -136,7 +137,9 @@ def one_series(sid: str, values: np.ndarray, subset: str) -> list[dict]:
     return rows
 
 
-def run(subsets, per_subset: int, seed: int, output: Path, data: Path) -> None:
+def run(subsets, per_subset: int, seed: int, output: Path, data: Path, models=tuple(CANDIDATES)) -> None:
+    """Fit ``models`` on the sample, skipping a (series, model) this release has already written: a new
+    release writes its own rows, and the summary reads each (series, model)'s latest."""
     from tsrsa import __version__
     from tsrsa.benchmarking.results import append_rows
 
@@ -146,15 +149,16 @@ def run(subsets, per_subset: int, seed: int, output: Path, data: Path) -> None:
     done = set()
     if output.exists():
         old = pd.read_csv(output, dtype={"unique_id": str})
-        done = set(zip(old["unique_id"], old["seed"]))
+        done = set(zip(old["unique_id"], old["seed"], old["model"], old["tsrsa_version"]))
     for _, info_row in sample.iterrows():
         sid, subset = info_row["unique_id"], info_row["subset"]
-        if (sid, seed) in done:
+        todo = [name for name in models if (sid, seed, name, __version__) not in done]
+        if not todo:
             continue
         shared = {"date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "tsrsa_version": __version__,
                   "seed": seed, "per_subset": per_subset, "draw": int(info_row["draw"]), "subset": subset,
                   "unique_id": sid, "n": len(values[sid]), "horizon": HORIZON[subset], "season": SEASON[subset]}
-        rows = [{**shared, **row} for row in one_series(sid, values[sid], subset)]
+        rows = [{**shared, **row} for row in one_series(sid, values[sid], subset, todo)]
         append_rows(output, rows, COLUMNS)
         print(subset, sid, " ".join(f"{r['model']}:{r['final_seconds']}" for r in rows), flush=True)
 
@@ -329,6 +333,7 @@ def summary(output: Path, data: Path, first: int | None = None) -> tuple[pd.Data
     """The rule table and the ranking of the rules on the later block (``first``: the first series of each
     subset's draw only)."""
     rows = pd.read_csv(output, dtype={"unique_id": str}, keep_default_na=False)
+    rows = rows.drop_duplicates(["unique_id", "seed", "model"], keep="last")  # each model's latest run
     if first is not None:
         rows = rows[rows["draw"] < first]
     table = rule_table(rows, data)
@@ -372,6 +377,8 @@ def main(argv=None) -> None:
     parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--output", type=Path, default=OUTPUT)
     parser.add_argument("--data-dir")
+    parser.add_argument("--models", default=",".join(CANDIDATES),
+                        help="the candidates to fit (a release's rows replace an earlier release's in the summary)")
     parser.add_argument("--summary", action="store_true")
     parser.add_argument("--compare", nargs=4, action="append", default=[],
                         metavar=("RULE", "WINDOWS", "REFERENCE", "REFERENCE_WINDOWS"),
@@ -405,7 +412,10 @@ def main(argv=None) -> None:
     unknown = sorted(set(subsets) - set(HORIZON))
     if unknown:
         parser.error(f"unknown subsets {unknown}; choose from {', '.join(HORIZON)}")
-    run(subsets, args.per_subset, args.seed, args.output, data_folder(args.data_dir))
+    models = [name.strip() for name in args.models.split(",")]
+    if set(models) - set(CANDIDATES):
+        parser.error(f"unknown models {sorted(set(models) - set(CANDIDATES))}; choose from {', '.join(CANDIDATES)}")
+    run(subsets, args.per_subset, args.seed, args.output, data_folder(args.data_dir), models)
 
 
 if __name__ == "__main__":

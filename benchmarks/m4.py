@@ -43,7 +43,7 @@ import pandas as pd
 from m4_neuralforecast import NF_MODELS, nf_installed, run_nf
 from tsrsa.benchmarking.folders import data_folder
 from tsrsa.benchmarking.m4 import FREQUENCIES, WINNER, available, load_split, scores_with_owa
-from tsrsa.benchmarking.m4_global import NEURAL, RUN_KEYS, forecaster_class, run_global_model
+from tsrsa.benchmarking.m4_global import MODEL_SETS, NEURAL, RUN_KEYS, forecaster_class, run_global_model, run_model_set
 from tsrsa.benchmarking.m4_references import REFERENCES as STATISTICAL
 from tsrsa.benchmarking.m4_references import run_statistical
 from tsrsa.benchmarking.results import machine_description, replace_section
@@ -124,7 +124,8 @@ def _mean(values, digits=3) -> str:
     return text + (f" ± {np.std(values, ddof=1):.{digits}f}" if len(values) > 1 else "")
 
 
-ORDER = ("SeasonalNaive", "Naive2", "Theta", "ETS", "ETS-adjusted", "DLinear", "LSTM", "Transformer", "RSA", "NHITS", "NBEATS")
+ORDER = ("SeasonalNaive", "Naive2", "Theta", "ETS", "ETS-adjusted", "DLinear", "LSTM", "Transformer", "RSA", "Auto",
+         "NHITS", "NBEATS")
 
 
 def chosen_on_validation(part, model: str):
@@ -260,6 +261,9 @@ def main(argv=None) -> int:
                         if name in NF_MODELS:
                             params, fit_s, extra, forecasts = run_nf(val, test, name, seed, overrides, args.nf_python,
                                                                      args.num_threads)
+                        elif name in MODEL_SETS:
+                            params, fit_s, extra, forecasts = run_model_set(val, test, name, seed, overrides,
+                                                                            args.num_threads)
                         else:
                             params, fit_s, extra, forecasts = run_global_model(val, test, name, seed, overrides,
                                                                                args.num_threads, args.naive_scaling)

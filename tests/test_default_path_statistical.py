@@ -9,15 +9,17 @@ import pytest
 
 from test_default_path import STATISTICAL, walk_the_command_line, walk_the_default_path
 
-#: statsmodels' seasonal ARIMA order search (27 candidate orders a series, twice: the fit and the
-#: cross-validation's) takes 20-50 s on the panel and on the long series here: those two cases run with
-#: TSRSA_SLOW_TESTS=1, ARIMA's short series and command line in every run
+#: statsmodels' seasonal ARIMA order search (27 candidate orders a series, 54 with and without a drift where the
+#: series is differenced once; twice: the fit and the cross-validation's) takes 20-50 s on the panel and on the
+#: long series here: those two cases run with TSRSA_SLOW_TESTS=1, and ARIMA's short series and command line
+#: (10-20 s each) in the slow tier
 SLOW = pytest.mark.skipif(not os.environ.get("TSRSA_SLOW_TESTS"), reason=(
     "ARIMA's order search on a panel or a long series takes 20-50 s; set TSRSA_SLOW_TESTS=1 to run it"))
 #: ETS's search over every admissible form (15 a series with a season) takes 9-13 s on the panel and the long
 #: series: those run in the slow tier (make test-slow)
+IN_SLOW_TIER = {("ARIMAForecaster", "short"), ("ETSForecaster", "panel"), ("ETSForecaster", "long")}
 CASES = [pytest.param(cls, name, marks=[SLOW] if cls == "ARIMAForecaster" and name != "short"
-                      else [pytest.mark.slow] if cls == "ETSForecaster" and name != "short" else [])
+                      else [pytest.mark.slow] if (cls, name) in IN_SLOW_TIER else [])
          for cls in STATISTICAL for name in ("short", "panel", "long")]
 
 
@@ -28,7 +30,8 @@ def test_the_default_path(small_budget, tmp_path, cls, name):
     assert set(cv["step"]) == set(range(1, h + 1)) and cv["yhat"].notna().all()
 
 
-@pytest.mark.parametrize("cls", STATISTICAL)
+@pytest.mark.parametrize("cls", [pytest.param(cls, marks=[pytest.mark.slow] if cls == "ARIMAForecaster" else [])
+                                 for cls in STATISTICAL])
 def test_the_command_line_fits_and_predicts_at_the_defaults(small_budget, tmp_path, capsys, cls):
     forecast, h = walk_the_command_line(tmp_path, capsys, cls)
     assert len(forecast) == h and forecast["yhat"].notna().all()

@@ -1,7 +1,7 @@
 """Options in groups: ``rem=tsrsa.REM(...)``, ``start=tsrsa.Start(...)``, ``covariates=tsrsa.Covariates(...)``,
 RSA's ``attention_options`` and the trainer's loop options, each one argument (a dataclass or a dict).
 
-The options' own arguments of 0.15 (``n_cyclic=2``, ``start_weight=0.5``, ...) still work until 0.18, with a
+The options' own arguments of 0.15 (``n_cyclic=2``, ``start_weight=0.5``, ...) still work until 0.19, with a
 DeprecationWarning naming the new spelling, and fold into the same parameters and the same fitted model; a
 group and one of its options given apart is a ValueError; ``set_params`` takes sklearn's nested names;
 folders saved by earlier releases load silently.
@@ -64,7 +64,7 @@ def test_an_old_name_warns_with_the_new_spelling_and_folds_into_its_group(old):
         model = RSAForecaster(h=4, **{old: value})
     text = str(caught[0].message)
     assert caught[0].filename == __file__  # points at the caller's line
-    assert f"{old}= is deprecated" in text and "0.18" in text and f"pass {group}=" in text and repr(value) in text
+    assert f"{old}= is deprecated" in text and "0.19" in text and f"pass {group}=" in text and repr(value) in text
     assert old not in model.get_params() and model.get_params()[group] == {field: value}
     with pytest.warns(DeprecationWarning, match=f"{old}= is deprecated"):
         model.set_params(**{old: value})

@@ -1,5 +1,6 @@
 """The M4 benchmark: the library's files, scores, Naive2 and references (``tsrsa.benchmarking.m4``,
 ``naive2``, ``m4_references``, ``m4_global``) and the script's rows and tables (``benchmarks/m4.py``)."""
+import json
 import sys
 from pathlib import Path
 
@@ -126,6 +127,26 @@ def test_a_global_model_forecasts_every_series_in_its_own_units():
         fc = forecasts[name][0]
         assert fc.shape == (3, 4) and np.isfinite(fc).all()
         assert (np.abs(fc[0] - 1000) < 100).all() and (np.abs(fc[1] - 5) < 10).all()  # back in each series' units
+
+
+def test_auto_is_fitted_once_on_the_validation_histories_and_forecasts_both_splits():
+    import tsrsa
+
+    t = np.arange(60.0)
+    history = {"up": 10 + 0.5 * t + np.sin(t), "season": 20 + 5 * np.sin(2 * np.pi * t / 4), "flat": 7 + 0 * t}
+    freq = Frequency("toy", h=4, m=4, input_size=8, period=4)
+    val = M4Split(freq, {k: v[:-4] for k, v in history.items()}, {k: v[-4:] for k, v in history.items()})
+    test = M4Split(freq, history, {k: np.zeros(4) for k in history})
+    models = [("naive", tsrsa.SeasonalNaiveForecaster(h=4, season_length=4)), ("theta", tsrsa.ThetaForecaster(h=4))]
+    params, _, extra, forecasts = m4_global.run_model_set(val, test, "Auto", 0, {"models": models}, num_threads=1)
+    assert params["season_length"] == 4 and params["h"] == 4 and set(params["models"]) <= {"naive", "theta"}
+    assert sum(json.loads(extra["history"]).values()) == 3  # every series kept something
+    for name, split in (("validation", val), ("test", test)):
+        fc = forecasts[name][0]
+        assert fc.shape == (3, 4) and np.isfinite(fc).all()
+        expected = m4_global.forecast_matrix(tsrsa.SeasonalNaiveForecaster(h=4, season_length=4).fit(
+            split.frame()).predict(), split.ids, 4)
+        np.testing.assert_allclose(fc[1], expected[1], rtol=0.2)  # an exact season: both candidates repeat it
 
 
 def test_the_data_folder_is_the_given_one_then_the_variable_then_the_fallback(tmp_path, monkeypatch):

@@ -357,3 +357,16 @@ def test_gpu_model_loads_on_cpu(tmp_path):
     loaded = tsrsa.load(tmp_path / "m")
     assert next(loaded.network_.parameters()).device.type == "cpu"
     np.testing.assert_allclose(loaded.predict()["yhat"], model.predict()["yhat"], rtol=1e-4)
+
+
+def test_a_learned_cycle_whose_option_was_edited_away_is_refused(tmp_path, small_budget):
+    """A saved network with a learned cycle, its parameters forged to ask for none: named, not loaded."""
+    frame = make_panel(n_series=2, length=80)
+    model = tsrsa.DLinearForecaster(h=3, input_size=12, covariates={"cycle": 6}).fit(frame)
+    path = tmp_path / "m"
+    model.save(path)
+    _edit_json(path / "config.json", params__covariates=None)
+    _forge(path)
+    with pytest.raises(ValueError, match="ask for no learned cycle, but the network saved in state.json and "
+                                         "weights.pt carries one of 6 steps"):
+        tsrsa.load(path)

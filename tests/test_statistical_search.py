@@ -268,3 +268,26 @@ def test_the_search_leaves_out_a_form_near_a_unit_root_as_auto_arima_does():
         assert fits[near].aic < fits[mean].aic and min_root(fits[near]) < MIN_ROOT  # lower AIC, near a unit root
         assert lowest_aic(y, [near, mean])[0] is mean
         assert lowest_aic(y, [near])[0] is near  # every form near one: the lowest AIC still
+
+
+def test_a_series_differenced_once_is_searched_with_and_without_a_drift():
+    from tsrsa.statistical.arima_model import arima_grid, trends
+
+    assert trends(0, 0, True) == ("c",) and trends(1, 0, True) == ("n", "c") and trends(0, 1, True) == ("n", "c")
+    assert trends(1, 1, True) == ("n",) and trends(1, 0, False) == ("n",)  # the statistical start's own grid
+    grid = arima_grid(12, 1, 0, drift=True)
+    assert len(grid) == 2 * len(arima_grid(12, 1, 0)) and {s.trend for s in grid} == {"n", "c"}
+
+
+def test_a_trending_random_walk_keeps_its_drift_and_forecasts_the_trend():
+    """y_t = y_(t-1) + 2 + noise: d = 1 by KPSS, and of the forms with and without a drift the drift wins; its
+    forecast rises by about 2 a step where a form without it (ARIMA(p,1,q), no AR root near 1) stays flat."""
+    from tsrsa import ARIMAForecaster
+
+    rng = np.random.default_rng(3)
+    y = np.cumsum(2.0 + rng.normal(0, 1.0, 120))
+    model = ARIMAForecaster(h=10).fit(pd.Series(y, index=pd.RangeIndex(120)))
+    record = model.params_.iloc[0]
+    assert "with drift" in record["model"]
+    steps = np.diff(model.predict()["yhat"].to_numpy())
+    np.testing.assert_allclose(steps, 2.0, atol=0.5)

@@ -2,7 +2,7 @@
 
 The nine flat arguments of 0.14 (``num_threads=2``) and the loop's three options of 0.15
 (``batches_per_epoch``, ...) still work on their own, with a DeprecationWarning naming the new spelling,
-until 0.18; folders saved with them load silently and the command line's ``-p num_threads=2`` maps onto
+until 0.19; folders saved with them load silently and the command line's ``-p num_threads=2`` maps onto
 the trainer; the library itself never takes the old path on its own (tests/test_grouped_options.py).
 """
 from __future__ import annotations
@@ -107,7 +107,7 @@ def test_trainer_is_a_parameter_kept_as_given(cls, no_warnings):
 @pytest.mark.parametrize("cls", NEURAL, ids=lambda c: c.__name__)
 def test_a_flat_option_of_0_14_still_folds_into_the_trainer_with_a_warning(cls):
     for name, value in (("num_threads", 2), ("verbose", 1), ("precision", "bf16-mixed"), ("callbacks", [])):
-        with pytest.warns(DeprecationWarning, match=rf"{name}= is deprecated \(the old spelling goes in tsrsa 0.18\); "
+        with pytest.warns(DeprecationWarning, match=rf"{name}= is deprecated \(the old spelling goes in tsrsa 0.19\); "
                                                     rf"pass trainer=tsrsa.Trainer\({name}="):
             model = cls(h=4, **{name: value})
         assert model.get_params()["trainer"] == {name: value} and name not in model.get_params()

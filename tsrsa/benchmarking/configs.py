@@ -158,7 +158,8 @@ def load_config(name: str, config_dir) -> ModelConfig:
                          datasets=raw.get("datasets", {}), variants=raw.get("variants", {}), path=path)
     for where, params in [("params", config.params), *[(f"datasets.{k}", v) for k, v in config.datasets.items()],
                           *[(f"variants.{k}", v) for k, v in config.variants.items()]]:
-        reserved = sorted(set(params) & set(HARNESS_PARAMS))
+        # the harness gives the protocol's look-back, unless a variant chooses its own on validation
+        reserved = sorted(k for k in set(params) & set(HARNESS_PARAMS) if (k, params[k]) != ("input_size", "auto"))
         if reserved:
             raise ValueError(f"{path}: {where} sets {reserved}, which the harness sets itself")
     check_variant_names(config)

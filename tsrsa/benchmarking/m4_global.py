@@ -130,3 +130,34 @@ def run_global_model(val: M4Split, test: M4Split | None, name: str, seed: int, o
     if naive_scaling:
         params["benchmark_scaling"] = "(y - mean) / in-sample lag-m naive MAE of the validation history, per series"
     return params, fit_seconds, extra, forecasts
+
+
+#: the benchmark's names of tsrsa's sets of models
+MODEL_SETS = {"Auto": "AutoForecaster"}
+
+
+def run_model_set(val: M4Split, test: M4Split | None, name: str, seed: int, overrides: dict,
+                  num_threads: int) -> tuple:
+    """:func:`run_global_model` for ``AutoForecaster`` at its defaults (its candidates at theirs, their
+    look-backs and validation their own, the season the frequency's): fitted once on the validation
+    histories, every series included (a candidate too short for a series is skipped there), it forecasts
+    the validation target and, from the full training series, the test (``predict(df=...)``). ``extra``
+    holds how many series kept each candidate (``history``: JSON of ``{kept: series}``)."""
+    from tsrsa.forecasters import MODEL_SETS as CLASSES
+
+    f = val.frequency
+    cls = {c.__name__: c for c in CLASSES}[MODEL_SETS[name]]
+    model = cls(h=f.h, season_length=f.m, freq=1, random_state=seed, **overrides)  # candidates: one thread each
+    began = time.perf_counter()
+    model.fit(val.frame())
+    fit_seconds = time.perf_counter() - began
+    forecasts = {}
+    for split_name, split in (("validation", val), ("test", test)):
+        if split is not None:
+            began = time.perf_counter()
+            frame = model.predict() if split is val else model.predict(df=split.frame())
+            forecasts[split_name] = (forecast_matrix(frame, split.ids, f.h), time.perf_counter() - began)
+    kept = model.choice_["kept"].value_counts().to_dict()
+    extra = {"epochs": None, "best_epoch": None, "series_trained": len(val.ids), "history": json.dumps(kept)}
+    params = {**model.get_params(), "models": list(model.models_)}  # the candidates some series kept
+    return params, fit_seconds, extra, forecasts

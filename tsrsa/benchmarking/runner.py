@@ -1,6 +1,7 @@
 """One benchmark run: fit a configured forecaster on the protocol's rows, score the test windows."""
 from __future__ import annotations
 
+import json
 import time
 
 import numpy as np
@@ -28,6 +29,8 @@ def build_estimator(config: ModelConfig, data: ProtocolData, h: int, *, seed: in
         raise ValueError(f"{config.path}: {cls.__name__} has no parameters {unknown}")
     harness = {"input_size": data.input_size, "val_size": val_size, "random_state": int(seed),
                "num_threads": num_threads, "accelerator": accelerator, "verbose": 0}
+    if params.get("input_size") == "auto":  # a variant that chooses its look-back on the validation windows
+        del harness["input_size"]
     params.update({k: v for k, v in harness.items() if k in accepted})
     return cls(h=int(h), **grouped_kwargs(cls, params))
 
@@ -115,6 +118,9 @@ def run_one(config: ModelConfig, data: ProtocolData, h: int, *, seed: int = 0, v
         "train_seconds": round(seconds, 2), "best_epoch": best_epoch(model), "val_loss": best_val_loss(model),
         "params": explicit_params(model), "val_mse": None, "val_mae": None,
     }
+    if model.get_params().get("input_size") == "auto":  # the look-back the fit chose, beside what was asked
+        row["params"] = json.dumps({**json.loads(row["params"]), "input_size_chosen": int(model.input_size_)},
+                                   sort_keys=True)
     if v and max_windows is None and hasattr(model, "forecast_windows"):  # choices are made on these
         val = score_model(model, data, h, part="val")
         row.update(val_mse=val.mse, val_mae=val.mae)

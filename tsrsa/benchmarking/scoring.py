@@ -10,9 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from numpy.lib.stride_tricks import sliding_window_view
 
 from tsrsa.benchmarking.protocol import ProtocolData, fit_frame
+from tsrsa.data.cycles import window_inputs
 
 #: windows handed to the model per call (it runs them in its own bounded batches)
 CHUNK = 8192
@@ -55,7 +57,7 @@ def window_views(data: ProtocolData, channel: int, h: int, lookback: int | None 
 
 def score_forecasts(forecast, data: ProtocolData, h: int, *, loc=None, scale=None,
                     lookback: int | None = None, max_windows: int | None = None,
-                    chunk: int = CHUNK, part: str = "test") -> Score:
+                    chunk: int = CHUNK, part: str = "test", located: bool = False) -> Score:
     """MSE and MAE of ``forecast(tails, loc, scale, h) -> (n, h)`` over every test (``part="val"``:
     validation) window.
 
@@ -75,6 +77,9 @@ def score_forecasts(forecast, data: ProtocolData, h: int, *, loc=None, scale=Non
         Score only the first windows of each channel (smoke runs).
     chunk : int
         Windows per call of ``forecast``.
+    located : bool
+        Call ``forecast(tails, loc, scale, h, channel, rows)`` with the channel's number and the rows (m,)
+        of the windows' last inputs (a model that reads where a window sits, as a learned cycle does).
     """
     C = len(data.channels)
     loc = np.zeros(C) if loc is None else np.asarray(loc, dtype=np.float64)
@@ -84,10 +89,12 @@ def score_forecasts(forecast, data: ProtocolData, h: int, *, loc=None, scale=Non
     for c in range(C):
         inputs, targets = window_views(data, c, h, lookback, max_windows, part)  # (n, T), (n, h)
         n_windows = len(inputs)
+        begin = (data.borders.val_end if part == "test" else data.borders.train_end) - 1  # window 0's last input
         for start in range(0, n_windows, chunk):
             x, y = inputs[start : start + chunk], targets[start : start + chunk]
             m = len(x)
-            yhat = np.asarray(forecast(x, np.full(m, loc[c]), np.full(m, scale[c]), h), dtype=np.float64)
+            where = (c, begin + start + np.arange(m)) if located else ()
+            yhat = np.asarray(forecast(x, np.full(m, loc[c]), np.full(m, scale[c]), h, *where), dtype=np.float64)
             if yhat.shape != y.shape:
                 raise ValueError(f"forecasts of shape {yhat.shape} for targets of shape {y.shape}")
             err = yhat - y  # (m, h)
@@ -108,12 +115,18 @@ def score_model(model, data: ProtocolData, h: int, *, max_windows: int | None = 
         missing = [c for c, i in zip(data.channels, where) if i < 0]
         raise ValueError(f"the model was not fitted on channels {missing}")
     lookback = max(data.input_size, memory.tails.shape[1])
+    cycle = model.learned_cycle()
 
-    def forecast(tails, loc, scale, horizon):
-        return model.forecast_windows(tails, loc, scale, horizon)["yhat"]
+    def forecast(tails, loc, scale, horizon, channel=None, rows=None):
+        inputs = None
+        if cycle is not None:  # each window's row and phase in the cycle (the frames' time is the row number)
+            ids = pd.Index([data.channels[channel]] * len(rows))
+            inputs = window_inputs(None, cycle, model.freq_, ids, rows, model.resolved_input_size)
+        return model.forecast_windows(tails, loc, scale, horizon, inputs)["yhat"]
 
     return score_forecasts(forecast, data, h, loc=memory.loc[where], scale=memory.scale[where],
-                           lookback=lookback, max_windows=max_windows, chunk=chunk, part=part)
+                           lookback=lookback, max_windows=max_windows, chunk=chunk, part=part,
+                           located=cycle is not None)
 
 
 def score_streamed(model, data: ProtocolData, h: int, *, max_windows: int | None = None) -> Score:

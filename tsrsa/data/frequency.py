@@ -120,6 +120,36 @@ class Frequency:
         hit_f = (where_f < len(grid)) & (grid[np.minimum(where_f, len(grid) - 1)] == first)
         return np.where(hit_t & hit_f, where_t - where_f, -1)
 
+    def ordinals(self, times) -> np.ndarray:
+        """(n,) int64 absolute step numbers of ``times``: the same timestamp has the same number in every
+        series and every call, and consecutive steps of the grid consecutive numbers (a cycle's phase is
+        the number modulo its period). Integer time: ``t // step``; steps of fixed width: whole steps since
+        1970-01-01 (UTC); months, quarters and years: months since year 0 over the months of a step; other
+        calendar offsets (business days, weeks of tz-aware data): steps since the grid's first point on or
+        after 1900-01-01.
+        """
+        if not self.is_datetime:
+            return np.floor_divide(np.asarray(times, dtype=np.int64), self.step)
+        times = pd.DatetimeIndex(times)
+        delta = self.fixed_delta(times.tz)
+        if delta is not None:
+            return np.floor_divide(times.asi8, _in_units(delta, times.unit))
+        off, n = self.offset, max(abs(self.offset.n), 1)
+        months = {pd_offsets.MonthBegin: 1, pd_offsets.MonthEnd: 1, pd_offsets.BusinessMonthBegin: 1,
+                  pd_offsets.BusinessMonthEnd: 1, pd_offsets.QuarterBegin: 3, pd_offsets.QuarterEnd: 3,
+                  pd_offsets.BQuarterBegin: 3, pd_offsets.BQuarterEnd: 3, pd_offsets.YearBegin: 12,
+                  pd_offsets.YearEnd: 12, pd_offsets.BYearBegin: 12, pd_offsets.BYearEnd: 12}
+        for kind, width in months.items():
+            if isinstance(off, kind):
+                count = times.year.to_numpy(np.int64) * 12 + times.month.to_numpy(np.int64) - 1
+                return np.floor_divide(count, width * n)
+        origin = pd.Timestamp("1900-01-01", tz=times.tz)
+        if len(times) and times.min() < origin:
+            raise ValueError(f"timestamps before 1900 with freq={self.alias!r} have no step number here; use "
+                             f"integer time or a fixed-width frequency")
+        grid = pd.date_range(origin, times.max() if len(times) else origin, freq=off, unit=times.unit)
+        return grid.searchsorted(times).astype(np.int64)
+
     def _on_offset(self, times: pd.DatetimeIndex) -> np.ndarray:
         off = self.offset
         if isinstance(off, pd_offsets.Tick) or isinstance(off, pd_offsets.Day):

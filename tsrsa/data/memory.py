@@ -27,6 +27,7 @@ class WindowCovariates:
     future: np.ndarray | None  # (n, H, F) float32: the known-future channels of the horizon (None: none)
     static_num: np.ndarray  # (n, S_n) float32
     static_cat: np.ndarray  # (n, S_c) int64
+    cycle: np.ndarray | None = None  # (n, 2) int64 each window's series row and first step's phase (a learned cycle)
 
 
 @dataclass

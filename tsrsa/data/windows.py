@@ -15,12 +15,15 @@ import numpy as np
 class WindowSource:
     """Covariates beside a window's values (``SlidingWindows.covariates``): a window starting at
     position p reads ``time[p : p + L]`` over its look-back and ``time[p + L : p + L + h, future_from:]``
-    (the known-future channels) over its horizon, and its series' statics."""
+    (the known-future channels) over its horizon, its series' statics and, for a learned cycle
+    (:mod:`tsrsa.nn.cycle`), its series and the phase ``cycle[p]`` of its first step."""
 
     time: np.ndarray  # (N, C) float32, aligned with the values
     future_from: int  # the first known-future channel of ``time`` (C: none)
     static_num: np.ndarray  # (S, S_n) float32
     static_cat: np.ndarray  # (S, S_c) int64
+    cycle_phase: np.ndarray | None = None  # (N,) int64 each value's phase in a learned cycle (None: no cycle)
+    cycle_row: np.ndarray | None = None  # (S,) int64 each series' row of the cycle's table (-1: the mean row)
 
 
 class SlidingWindows:

@@ -127,6 +127,10 @@ class BaseForecaster(Estimator):
         """The class of the fitted state (``memory_``): fixed windows here."""
         return WindowState
 
+    def learned_cycle(self) -> dict | None:
+        """The fitted model's learned cycle (period and series, :mod:`tsrsa.data.cycles`): None here."""
+        return None
+
     def future_steps(self, h: int) -> int:
         """How many steps of known-future covariates a forecast of ``h`` steps reads (``h``)."""
         return h

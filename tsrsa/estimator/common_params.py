@@ -62,7 +62,7 @@ COMMON_PARAMS_DOC = """
         options; a kind's name alone (``start="ar"``) is that kind with the other defaults, None no
         start (:class:`tsrsa.Start` documents each option). The default, "auto", tries "ar" and "ets"
         (and "arima" on one short series) and keeps the best on the held-out windows; the start's
-        weight in the forecast is "auto" too (0.5 on a short fit, else 0). Until tsrsa 0.18 the
+        weight in the forecast is "auto" too (0.5 on a short fit, else 0). Until tsrsa 0.19 the
         options are also taken as arguments of their own (``start_weight=0.5``,
         ``start_margin``, ``start_learning_rate``), with a DeprecationWarning, and folded in here.
     ensemble_size : int, default 1
@@ -109,13 +109,13 @@ COMMON_PARAMS_DOC = """
         batches_per_epoch=..., early_stopping_patience=..., inference_batch_size=...)`` or a dict of
         those options (``{"num_threads": 2}``); None: ``Trainer()``, the CPU or CUDA when present, one
         process, float32, one CPU thread, silent, the automatic batches per epoch and patience
-        (:class:`tsrsa.Trainer` documents each option). Until tsrsa 0.18 each option is also taken as an
+        (:class:`tsrsa.Trainer` documents each option). Until tsrsa 0.19 each option is also taken as an
         argument of its own (``num_threads=1``), with a DeprecationWarning naming this spelling.
     covariates : Covariates or dict, optional
         Columns read beside the target (docs/covariates.md): ``tsrsa.Covariates(past=..., future=...,
         static=..., calendar=..., holidays=..., unknown_categories=..., norm=...)`` or a dict of those
         options (``{"future": ["promo"], "calendar": "auto"}``); None: none (:class:`tsrsa.Covariates`
-        documents each option). Until tsrsa 0.18 the options are also taken as arguments of their
+        documents each option). Until tsrsa 0.19 the options are also taken as arguments of their
         own (``past_covariates``, ``future_covariates``, ``static_covariates``, ``calendar``,
         ``holidays``, ``unknown_categories``, ``covariate_norm``), with a DeprecationWarning.
     id_col, time_col, target_col : str, default "unique_id", "ds", "y"

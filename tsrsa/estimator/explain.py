@@ -1,10 +1,11 @@
 """What a fitted neural forecaster learned, as one frame per model: ``explain()``.
 
-Each network answers in its own terms, read on the windows it forecasts from: the last ``input_size``
-values of every series the model holds (``memory_.tails``, scaled by the model's own statistics,
-``memory_.loc`` and ``memory_.scale``), read without covariates (a network called without them adds
-nothing for them). A transformer with decoder tokens (``known_future="tokens"``) needs the horizon's
-covariates in its sequence: its attention is refused, and its start share is None.
+Each network answers in its own terms, read on the windows it forecasts from: the last ``input_size`` values
+of every series the model holds (``memory_.tails``, scaled by the model's own statistics, ``memory_.loc`` and
+``memory_.scale``), read without covariates (a network called without them adds nothing for them) and without
+a learned cycle (``covariates={"cycle": ...}``, :mod:`tsrsa.nn.cycle`). A transformer with decoder tokens
+(``known_future="tokens"``) needs the horizon's covariates in its sequence: its attention is refused, and its
+start share is None.
 
 - ``RSAForecaster``: one row per (layer, head), its REM parameters and gate (rsa.py);
 - ``TransformerForecaster`` (:func:`attention_by_lag`): one row per (layer, head, lag): the share of

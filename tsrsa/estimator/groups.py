@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from tsrsa.data.calendar import CALENDAR_FEATURES
 from tsrsa.data.covariates import UNKNOWN_POLICIES, column_names
 from tsrsa.estimator.option_groups import OptionGroup
-from tsrsa.estimator.params import check_choice, check_float
+from tsrsa.estimator.params import check_choice, check_float, check_int
 from tsrsa.start.fit import START_MODELS
 from tsrsa.training.budget import AUTO
 
@@ -140,6 +140,14 @@ class Covariates(OptionGroup):
         horizon's known-future values keep the training part's scaling either way. None: "window",
         or "fit" in the streaming configuration (which has no window). Chosen on validation in
         ``benchmarks/covariates.py``.
+    cycle : int or "auto", optional
+        A learned cycle of this many steps per series, read at each step's position in it (from its
+        timestamp), removed from every window before the network reads it and added back to the forecast
+        (CycleNet's residual cycle, :mod:`tsrsa.nn.cycle`); "auto": the seasonal period the panel's
+        estimate ranks first (RSA's data-initialised REM heads start from the same estimate), or no cycle
+        where none is found. Each series of the training frame has its own row, a new series the mean of
+        them; ``cycle_`` records the period. A point or quantile loss and fixed windows only (not
+        ``stream=True``). None: no cycle (docs/long_horizon.md).
 
     Examples
     --------
@@ -159,6 +167,7 @@ class Covariates(OptionGroup):
     holidays: str | None = None  # a country code: a public-holiday flag
     unknown_categories: str = "raise"  # a category unseen in fit: "raise" or "unknown"
     norm: str | None = None  # "window", "fit" or None (the configuration's)
+    cycle: int | str | None = None  # a learned cycle's period in steps, "auto" or None
 
     def check(self) -> None:
         for name in ("past", "future", "static"):
@@ -180,6 +189,12 @@ class Covariates(OptionGroup):
         if self.unknown_categories not in UNKNOWN_POLICIES:
             raise ValueError(f"unknown_categories={self.unknown_categories!r} must be one of {UNKNOWN_POLICIES}")
         check_choice("norm", self.norm, ("window", "fit"), allow_none=True)
+        cycle = self.cycle
+        if cycle is not None and not (isinstance(cycle, str) and cycle == "auto"):
+            if isinstance(cycle, str):
+                raise ValueError(f'cycle={cycle!r} is not supported; use "auto", a period in steps (2 or more) '
+                                 f'or None')
+            check_int("cycle", cycle, minimum=2)
 
     @classmethod
     def example(cls) -> str:

@@ -32,6 +32,7 @@ import pandas as pd
 import torch
 
 from tsrsa.data.covariate_encoding import CovariateEncoder
+from tsrsa.data.cycles import fitted_cycle, with_cycle
 from tsrsa.data.native import frame_kind
 from tsrsa.data.scalers import check_scaled, series_statistics
 from tsrsa.data.windows import ConsecutiveWindows, WindowSource
@@ -41,6 +42,8 @@ from tsrsa.estimator.ensembles import (
 )
 from tsrsa.estimator.fine_tuning import fine_tune, fitted_config, kept_statistics
 from tsrsa.estimator.groups import Covariates, Start
+from tsrsa.estimator.learned_cycle import check_period, cycle_period
+from tsrsa.estimator.lookback import choose_lookback, is_auto
 from tsrsa.estimator.outputs import DEFAULT_QUANTILES  # noqa: F401 (its old home)
 from tsrsa.estimator.outputs import OutputHead, check_random_state, check_sample_size
 from tsrsa.estimator.params import check_float, check_int, suggest_names
@@ -73,7 +76,7 @@ class NeuralForecaster(BaseForecaster):
     saves_weights = True
     option_groups = {"start": Start, "trainer": Trainer, "covariates": Covariates}
     #: options that were arguments of their own, by their old names (the trainer's first nine until 0.15, the
-    #: others until 0.16), taken with a DeprecationWarning until 0.18
+    #: others until 0.16), taken with a DeprecationWarning until 0.19
     moved_params = {
         "start_learning_rate": ("start", "learning_rate"), "start_margin": ("start", "margin"),
         "start_weight": ("start", "weight"),
@@ -187,9 +190,10 @@ class NeuralForecaster(BaseForecaster):
     # ------------------------------------------------------------------ derived settings
     @property
     def resolved_input_size(self) -> int:
-        """``input_size``; by default, the look-back the fit chose (``input_size_``, from
-        :func:`tsrsa.estimator.plan.default_input_size`), before a fit two horizons and at least one patch."""
-        if self.input_size is not None:
+        """``input_size``; by default (and with "auto"), the look-back the fit chose (``input_size_``, from
+        :func:`tsrsa.estimator.plan.default_input_size` or :func:`tsrsa.estimator.lookback.choose_lookback`),
+        before a fit two horizons and at least one patch."""
+        if self.input_size is not None and not is_auto(self.input_size):
             return int(self.input_size)
         fitted = vars(self).get("input_size_")
         return int(fitted) if fitted is not None else max(2 * int(self.h), self.patch_steps())
@@ -200,14 +204,19 @@ class NeuralForecaster(BaseForecaster):
         return patch if isinstance(patch, numbers.Integral) else 1
 
     def input_size_for(self, shortest: int) -> int:
-        """The look-back of a fit whose shortest training part has ``shortest`` steps."""
-        if self.input_size is not None:
+        """The look-back of a fit whose shortest training part has ``shortest`` steps (with "auto", the default
+        rule's: the choice among look-backs is the fit's)."""
+        if self.input_size is not None and not is_auto(self.input_size):
             return int(self.input_size)
         return default_input_size(int(self.h), self.patch_steps(), shortest)[0]
 
     def check_params(self) -> None:
         super().check_params()
-        check_int("input_size", self.input_size, allow_none=True)
+        if isinstance(self.input_size, str) and not is_auto(self.input_size):
+            raise ValueError(f'input_size={self.input_size!r} is not supported; use a number of steps, None (the '
+                             f'default rule) or "auto" (chosen on the validation windows)')
+        if not is_auto(self.input_size):
+            check_int("input_size", self.input_size, allow_none=True)
         self.output_head.check()  # loss, quantiles, scaler
         check_budget("max_epochs", self.max_epochs, allow_none=False)
         check_int("batch_size", self.batch_size)
@@ -227,11 +236,19 @@ class NeuralForecaster(BaseForecaster):
         check_ensemble_size(self.ensemble_size, one_network_reason(
             self.state_type().one_network, self.loss, self.output_head.distribution,
             self.resolved_trainer.checkpoint_dir))
+        cycle = self.resolved_covariates.cycle
+        if cycle is not None and self.state_type().streams:
+            raise ValueError("covariates={'cycle': ...} needs fixed windows (each window's phase in the cycle); "
+                             "stream=True reads a series token by token: leave one of them out")
+        if cycle is not None and self.output_head.distribution is not None:
+            raise ValueError(f"covariates={{'cycle': ...}} adds the cycle to a point or quantile forecast; "
+                             f"loss={self.loss!r} forecasts a distribution's parameters: use loss='mae', 'mse' "
+                             f"or 'quantile', or leave the cycle out")
         self._check_architecture()
 
     def required_length(self, panel) -> tuple[int, str]:
         h, v = int(self.h), int(self.val_size)
-        if self.input_size is not None:
+        if self.input_size is not None and not is_auto(self.input_size):
             L = int(self.input_size)
             return L + h + v, f"input_size={L} + h={h} + val_size={v}"
         _, least, _ = default_input_size(h, self.patch_steps(), int(panel.lengths.min()) - v)
@@ -280,8 +297,14 @@ class NeuralForecaster(BaseForecaster):
         statistics of known ids are kept."""
         v = int(self.val_size)
         fit_lengths = panel.lengths - v
+        lookback = None  # the reason of input_size="auto"'s choice
         if fitted_from is not None:
             self.input_size_ = fitted_from.resolved_input_size
+        elif is_auto(self.input_size):
+            if panel.share is not None:
+                raise ValueError('input_size="auto" compares look-backs on the whole panel; a fit from Parquet '
+                                 'shards holds one share per process: give input_size a number of steps')
+            self.input_size_, lookback = choose_lookback(self, panel, fit_lengths)
         elif panel.share is not None:  # one rank's share: every rank takes the same look-back, two horizons
             self.input_size_ = self.input_size_for(2 ** 62)
         else:  # what the windows read
@@ -306,6 +329,11 @@ class NeuralForecaster(BaseForecaster):
             for windows in (train, val):
                 if windows is not None:
                     windows.covariates = source
+        self.cycle_ = fitted_from.cycle_ if fitted_from is not None else self._fit_cycle(panel, fit_lengths)
+        if self.cycle_ is not None:  # each window's series row and phase beside its covariates
+            for windows in (train, val):
+                if windows is not None:
+                    windows.covariates = with_cycle(windows.covariates, panel, self.cycle_)
         carried = isinstance(train, ConsecutiveWindows)  # reads every window of each series in order
         seed, rank = resolve_seed(self.random_state), SINGLE
         if placement.mode == "join":  # one rank of a torchrun launch: every rank uses rank 0's seed
@@ -317,6 +345,8 @@ class NeuralForecaster(BaseForecaster):
             n_train, n_val = window_counts(n_train, n_val, rank)
         summary = DataSummary.of(panel, fit_lengths, n_train, n_val, spec.active)
         plan = resolve_plan(self, summary, placement=placement, carried=carried, fitted_from=fitted_from)
+        if lookback is not None:
+            plan = dataclasses.replace(plan, reasons=(("input_size", lookback), *plan.reasons))
         self.plan_ = plan  # every automatic value, decided once: what follows reads the plan
         self.max_epochs_, self.batches_per_epoch_ = plan.epochs, plan.batches_per_epoch
         self.early_stopping_patience_ = plan.patience
@@ -337,6 +367,8 @@ class NeuralForecaster(BaseForecaster):
             config = self.network_config(data_init)
             if self.covariates_ is not None:
                 config = dataclasses.replace(config, covariates=self._covariate_layout())
+            if self.cycle_ is not None:
+                config = dataclasses.replace(config, cycle=(panel.n_series, self.cycle_["period"]))
             if sharded:  # what is estimated once for the panel: rank 0's estimate on every rank
                 config, start_map, data_init = agree_with_rank0((config, start_map, data_init), rank)
                 self.start_ = start.record(start_map)
@@ -377,6 +409,22 @@ class NeuralForecaster(BaseForecaster):
             if any(edge is not None for edge in edges):
                 self.start_ = {**self.start_, "edge": edges}
         self._set_fitted(panel, *ensembled(self, networks, histories), loc, scale, rows)
+
+    def learned_cycle(self) -> dict | None:
+        """``cycle_``: the fitted learned cycle (``covariates={"cycle": ...}``), None without one."""
+        return self.cycle_
+
+    def _fit_cycle(self, panel, fit_lengths) -> dict | None:
+        """The learned cycle's ``cycle_`` for this fit (:mod:`tsrsa.estimator.learned_cycle`), None without one."""
+        period, _ = cycle_period(self.resolved_covariates.cycle, panel, fit_lengths)
+        if period is None:
+            return None
+        if panel.share is not None:
+            raise ValueError("a learned cycle (covariates={'cycle': ...}) has a row per series of the whole panel; "
+                             "a fit from Parquet shards holds one share per process: fit from one frame, or "
+                             "leave the cycle out")
+        check_period(period, fit_lengths)
+        return fitted_cycle(period, panel.ids)
 
     def _assemble(self, config) -> torch.nn.Module:
         """The network for ``config``, with the fitted statistical start's (still zero) map attached."""
@@ -525,6 +573,7 @@ class NeuralForecaster(BaseForecaster):
         state["start"] = self.start_
         state["best_epoch"] = self.best_epoch_
         state["plan"] = self.plan_.to_json()
+        state["cycle"] = self.cycle_
         return state, arrays, self.network_.state_dict()
 
     def adopt_plan(self, state: dict) -> None:
@@ -539,6 +588,7 @@ class NeuralForecaster(BaseForecaster):
         super().restore_fitted(state, arrays, weights, device)
         config = type(self.network_config())(**state["network"])
         self.start_ = state.get("start")  # saved before starts existed: none
+        self.cycle_ = state.get("cycle")  # saved before cycles existed: none
         self.ensemble_size_ = saved_members(weights)
         if self.plan_.recovered:  # a folder saved before plans were kept: its members are in its weights
             self.plan_ = dataclasses.replace(self.plan_, members=self.ensemble_size_)
@@ -563,7 +613,7 @@ def covariate_batch(x: torch.Tensor, covariates, rows: slice, input_size: int, d
 
     past = covariates.past[:, -input_size:] if covariates.past.shape[-1] else covariates.past
     return CovariateBatch(x, tensor(past), tensor(covariates.future), tensor(covariates.static_num),
-                          tensor(covariates.static_cat, np.int64))
+                          tensor(covariates.static_cat, np.int64), tensor(covariates.cycle, np.int64))
 
 
 def load_weights(network: torch.nn.Module, donor: dict, new: tuple[str, ...] = ()) -> None:

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from tsrsa.estimator.params import suggest_names
 
 #: the release that removes the flat names deprecated in 0.15 and 0.16 (``start_weight=0.5``, ``n_cyclic=2``)
-REMOVED_IN = "0.18"
+REMOVED_IN = "0.19"
 
 
 def _same(a, b) -> bool:

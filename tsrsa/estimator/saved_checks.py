@@ -85,7 +85,8 @@ def _check_arrays(directory: Path, estimator, state: dict, arrays: dict) -> None
         except (TypeError, ValueError) as err:
             raise _unreadable(directory, err) from err
         if size != width:
-            given = f"input_size={size}" if estimator.input_size is not None else f"input_size=None ({size})"
+            given = (f"input_size={estimator.input_size!r} ({size})" if estimator.input_size in (None, "auto")
+                     else f"input_size={size}")
             raise _edited(directory, f"its parameters give a look-back of {given} steps, but the look-back saved in "
                                      f"{ARRAYS} holds {width}")
         return
@@ -163,7 +164,10 @@ def _check_network(directory: Path, estimator, saved: dict) -> None:
         built = _plain(dataclasses.asdict(estimator.network_config()))
     except (TypeError, ValueError, KeyError, AttributeError) as err:
         raise _unreadable(directory, err) from err
-    skip = {"covariates"}
+    skip = {"covariates", "cycle"}  # from the data: the encoding, and a learned cycle's series and period
+    if saved.get("cycle") and estimator.resolved_covariates.cycle is None:
+        raise _edited(directory, f"its parameters ask for no learned cycle, but the network saved in {STATE} and "
+                                 f"{WEIGHTS} carries one of {saved['cycle'][1]} steps")
     if getattr(estimator, "readout_tokens", None) == "auto":
         skip.add("readout_tokens")
     for field, value in saved.items():

@@ -17,7 +17,7 @@ reads it through :func:`as_trainer`. The mechanism is every option group's
 
 The first nine options were the estimators' own arguments before tsrsa 0.15 (``num_threads=2``),
 ``batches_per_epoch``, ``early_stopping_patience`` and ``inference_batch_size`` before 0.16: a
-constructor or ``set_params`` call that uses that spelling still works until 0.18, with a
+constructor or ``set_params`` call that uses that spelling still works until 0.19, with a
 ``DeprecationWarning`` naming the new one; a model folder saved with it loads without a warning and the
 command line's ``-p num_threads=2`` maps onto the trainer. :func:`flat_params` writes a parameter dict the old
 way, with every group's options beside the others, for records that compare runs across versions

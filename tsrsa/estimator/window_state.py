@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from tsrsa.data.covariates import CovariateSpec, future_rows
+from tsrsa.data.cycles import window_inputs
 from tsrsa.data.index_encoding import decode_index, decode_times, encode_index, encode_times
 from tsrsa.data.memory import EncodedCovariates, SeriesMemory, WindowCovariates
 from tsrsa.data.scalers import check_scaled
@@ -185,9 +186,9 @@ class WindowState(SeriesMemory):
     def _inputs(self, model, h: int, future_df) -> WindowCovariates | None:
         """The covariates of the windows this state forecasts from (None without covariates)."""
         future = horizon_covariates(model, self.ids, self.last, h, future_df)
-        if self.covariates is None:
-            return None
-        return WindowCovariates(self.covariates, future, self.static_num, self.static_cat)
+        given = None if self.covariates is None else WindowCovariates(self.covariates, future, self.static_num,
+                                                                      self.static_cat)
+        return window_inputs(given, model.learned_cycle(), model.freq_, self.ids, self.last, self.tails.shape[1])
 
     def forecast_at(self, model, panel, cutoffs: np.ndarray, h: int) -> dict[str, np.ndarray]:
         """Forecasts after positions ``cutoffs`` (S, W) of every series of ``panel`` (the series this state
@@ -204,6 +205,10 @@ class WindowState(SeriesMemory):
             future = model.covariates_.future_after(rows.time, ends, panel.offsets[1:][series], int(model.h))
             covariates = WindowCovariates(rows.time[inputs], future, np.tile(rows.static_num, (reps, 1)),
                                           np.tile(rows.static_cat, (reps, 1)))
+        cycle = model.learned_cycle()
+        if cycle is not None:  # the timestamps of the windows' last steps
+            stamps, series = panel.stamps_at(ends)
+            covariates = window_inputs(covariates, cycle, model.freq_, panel.ids.take(series), stamps, T)
         return model.forecast_windows(panel.values[inputs], np.tile(self.loc, reps), np.tile(self.scale, reps), h,
                                       covariates)
 

@@ -96,7 +96,7 @@ class RSAForecaster(TransformerForecaster):
         n_dilated_cyclic=..., dilations=..., gate=..., share_cyclic=..., mask=..., max_lag=...,
         gate_init=..., init=..., learning_rate=...)`` or a dict of those options (``{"n_cyclic": 2}``);
         None: ``REM()``, one regular head, one cyclic pair and one dilated regular head per layer,
-        started from the training data (:class:`tsrsa.REM` documents each option). Until tsrsa 0.18
+        started from the training data (:class:`tsrsa.REM` documents each option). Until tsrsa 0.19
         the options are also taken as arguments of their own (``n_cyclic=2``, ``rem_init="paper"``,
         ``rem_mask``, ``rem_learning_rate``), with a DeprecationWarning, and folded in here.
     attention_options : dict, optional
@@ -108,7 +108,7 @@ class RSAForecaster(TransformerForecaster):
         optional): replace the softmax branch's exp(q·k / √d) by T2R's learned relu features of this
         size per head (Kasai et al. 2021), so that with ``stream=True`` both branches are recurrences
         of fixed size; usually set by ``tsrsa.convert.to_recurrent``, which finetunes a fitted softmax
-        model into this form; None keeps softmax. Until tsrsa 0.18 they are also taken as arguments of
+        model into this form; None keeps softmax. Until tsrsa 0.19 they are also taken as arguments of
         their own (``cache_size=8``), with a DeprecationWarning, and folded in here.
     {common}
     Examples

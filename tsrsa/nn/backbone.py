@@ -15,6 +15,7 @@ from torch import nn
 from tsrsa.nn.blocks import BackboneConfig, EncoderBlock, FeedForward, merged_groups
 from tsrsa.nn.covariates import CovariateInput, covariate_shape, has_covariates, split_inputs
 from tsrsa.nn.patches import PatchEmbedding
+from tsrsa.nn.cycle import cycle_of, removed, restored
 from tsrsa.nn.revin import instance_norm
 from tsrsa.nn.start import horizon_layers, start_groups
 from tsrsa.nn.streaming import StreamingTransformer
@@ -69,6 +70,7 @@ class ForecastingTransformer(nn.Module):
         self.head = FlattenHead(n_tokens, config.d_model, config.h, config.n_outputs, config.dropout,
                                 config.readout_tokens)
         self.start = None  # a statistical start (tsrsa.nn.start), attached by a forecaster that asks for one
+        self.cycle = cycle_of(config)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -99,6 +101,7 @@ class ForecastingTransformer(nn.Module):
         window, stats = x, None
         if self.revin is not None:
             x, stats = self.revin.normalise(x)  # (B, L)
+        x = removed(self.cycle, x, batch)  # (B, L)
         z = self.embed(x)  # (B, N, D)
         extra = self.covariates.tokens(batch) if batch is not None and self.covariates is not None else None
         if extra is not None:
@@ -109,7 +112,7 @@ class ForecastingTransformer(nn.Module):
         for block in self.blocks:
             z = block(z)  # (B, N, D)
         z = self.ln_f(z)
-        y = self.head(z)  # (B, h, Q)
+        y = restored(self.cycle, self.head(z), batch, self.config.input_size)  # (B, h, Q)
         y = self.revin.denormalise(y, stats) if stats is not None else y
         if batch is not None and self.covariates is not None:
             term = self.covariates.forecast(batch, z.mean(dim=1))  # (B, h, Q) or None

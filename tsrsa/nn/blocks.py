@@ -38,6 +38,7 @@ class BackboneConfig:
     stream: bool = False  # the streaming configuration (tsrsa.nn.streaming.StreamingTransformer)
     readout_tokens: int | None = None  # the latest token vectors the head reads (None: n_tokens)
     covariates: dict = field(default_factory=dict)  # covariate layout (tsrsa.nn.covariates); empty: none
+    cycle: tuple | None = None  # (n_series, period) of a learned cycle per series (tsrsa.nn.cycle); None: none
 
     @property
     def n_tokens(self) -> int:

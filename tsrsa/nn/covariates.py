@@ -45,6 +45,7 @@ class CovariateBatch(NamedTuple):
     future: torch.Tensor | None  # (B, H, F) the known-future covariates of the horizon steps
     static_num: torch.Tensor | None  # (B, S_n) numeric static values
     static_cat: torch.Tensor | None  # (B, S_c) int64 category codes of the categorical statics
+    cycle: torch.Tensor | None = None  # (B, 2) int64 each window's row and phase in a learned cycle
 
 
 def split_inputs(inputs) -> tuple[torch.Tensor, CovariateBatch | None]:

@@ -16,6 +16,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from tsrsa.nn.covariates import CovariateInput, covariate_shape, has_covariates, split_inputs
+from tsrsa.nn.cycle import cycle_of, removed, restored
 from tsrsa.nn.revin import instance_norm
 from tsrsa.nn.start import horizon_layers, start_groups
 
@@ -31,6 +32,7 @@ class DLinearConfig:
     n_outputs: int = 1  # values per horizon step (1 for a point forecast, Q for quantiles)
     distribution: str | None = None  # the head outputs this distribution's parameters (tsrsa.nn.distributions)
     covariates: dict = field(default_factory=dict)  # covariate layout (tsrsa.nn.covariates); empty: none
+    cycle: tuple | None = None  # (n_series, period) of a learned cycle per series (tsrsa.nn.cycle); None: none
 
 
 class MovingAverage(nn.Module):
@@ -70,6 +72,7 @@ class DLinearNetwork(nn.Module):
         self._init_weights()
         self.norm = instance_norm(False, config.distribution)  # None but for counts: their mean scaling
         self.start = None  # a statistical start (tsrsa.nn.start), attached by a forecaster that asks for one
+        self.cycle = cycle_of(config)
         self.covariates = None
         if has_covariates(config):  # the whole look-back as one token: a linear map, then the horizon term
             self.covariates = CovariateInput(covariate_shape(config), d_model=COVARIATE_WIDTH,
@@ -102,9 +105,11 @@ class DLinearNetwork(nn.Module):
         window, stats = x, None
         if self.norm is not None:
             x, stats = self.norm.normalise(x)  # (B, L)
+        x = removed(self.cycle, x, batch)  # (B, L)
         trend, remainder = self.decompose(x)  # (B, L), (B, L)
         y = self.trend_map(trend) + self.remainder_map(remainder)  # (B, h * Q)
-        y = y.view(x.size(0), self.config.h, self.config.n_outputs)  # (B, h, Q)
+        y = restored(self.cycle, y.view(x.size(0), self.config.h, self.config.n_outputs), batch,
+                     self.config.input_size)  # (B, h, Q)
         y = self.norm.denormalise(y, stats) if stats is not None else y
         if batch is not None and self.covariates is not None:
             context = self.covariates.tokens(batch)  # (B, 1, W) or None (known-future alone)

@@ -8,6 +8,7 @@ from torch import nn
 
 from tsrsa.nn.covariates import CovariateInput, covariate_shape, has_covariates, split_inputs
 from tsrsa.nn.patches import n_tokens
+from tsrsa.nn.cycle import cycle_of, removed, restored
 from tsrsa.nn.revin import instance_norm
 from tsrsa.nn.start import horizon_layers, start_groups
 
@@ -24,6 +25,7 @@ class LSTMConfig:
     n_outputs: int = 1  # values per horizon step (1 for a point forecast, Q for quantiles)
     distribution: str | None = None  # the head outputs this distribution's parameters (tsrsa.nn.distributions)
     covariates: dict = field(default_factory=dict)  # covariate layout (tsrsa.nn.covariates); empty: none
+    cycle: tuple | None = None  # (n_series, period) of a learned cycle per series (tsrsa.nn.cycle); None: none
 
 
 class LSTMNetwork(nn.Module):
@@ -51,6 +53,7 @@ class LSTMNetwork(nn.Module):
         self.dropout = nn.Dropout(config.dropout)
         self.head = nn.Linear(config.hidden_size, config.h * config.n_outputs)
         self.start = None  # a statistical start (tsrsa.nn.start), attached by a forecaster that asks for one
+        self.cycle = cycle_of(config)
 
     def parameter_groups(self) -> dict[str, list[nn.Parameter]]:
         """Named groups of parameters an optimiser may treat apart: the statistical start's, if any."""
@@ -67,6 +70,7 @@ class LSTMNetwork(nn.Module):
         window, stats = x, None
         if self.revin is not None:
             x, stats = self.revin.normalise(x)  # (B, L)
+        x = removed(self.cycle, x, batch)  # (B, L)
         if self.pad:
             x = torch.cat([x[:, :1].expand(-1, self.pad), x], dim=1)  # (B, T * P)
         steps = x.unfold(1, self.patch_len, self.patch_len)  # (B, T, P)
@@ -82,8 +86,8 @@ class LSTMNetwork(nn.Module):
         else:
             _, (h_n, _) = self.lstm(steps)  # h_n: (n_layers, B, hidden)
         y = self.head(self.dropout(h_n[-1]))  # (B, h * Q)
-        y = y.view(B, self.config.h, self.config.n_outputs)  # (B, h, Q)
-        y = self.revin.denormalise(y, stats) if stats is not None else y
+        y = restored(self.cycle, y.view(B, self.config.h, self.config.n_outputs), batch, self.config.input_size)
+        y = self.revin.denormalise(y, stats) if stats is not None else y  # (B, h, Q)
         if batch is not None and self.covariates is not None:
             term = self.covariates.forecast(batch, h_n[-1])  # (B, h, Q) or None
             if term is not None:

@@ -119,7 +119,8 @@ class CovariateForecast(ScaledForecast):
     ``covariates`` the parts of the :class:`~tsrsa.nn.covariates.CovariateBatch` the network reads, in the order
     of ``names`` (a part of ``COVARIATE_INPUTS``: ``past`` (B, L, C) float32, ``future`` (B, H, F) float32,
     ``static_num`` (B, S_n) float32, ``static_cat`` (B, S_c) int64), encoded by the served model's numpy code
-    (:mod:`tsrsa.serving.served_covariates`)."""
+    (:mod:`tsrsa.serving.served_covariates`), and ``cycle`` (B, 2) int64, each window's row and phase in a
+    learned cycle (:mod:`tsrsa.data.cycles`)."""
 
     def __init__(self, network: nn.Module, *, sort: bool, distribution: str | None = None, names: tuple = ()):
         super().__init__(network, sort=sort, distribution=distribution)
@@ -129,7 +130,7 @@ class CovariateForecast(ScaledForecast):
         x = ((tails - loc[:, None]) / scale[:, None]).to(torch.float32)  # (B, L), scaled as in numpy, then float32
         given = dict(zip(self.names, covariates))
         batch = CovariateBatch(x, given.get("past"), given.get("future"), given.get("static_num"),
-                               given.get("static_cat"))
+                               given.get("static_cat"), given.get("cycle"))
         return self.finish(self.network(batch), loc, scale)
 
 
@@ -142,6 +143,12 @@ def covariate_inputs(model) -> tuple[str, ...]:
     widths = {"past": memory.covariates.shape[-1], "future": encoder.n_future,
               "static_num": memory.static_num.shape[-1], "static_cat": memory.static_cat.shape[-1]}
     return tuple(name for name in COVARIATE_INPUTS if widths[name])
+
+
+def graph_inputs(model) -> tuple[str, ...]:
+    """The inputs after ``tails, loc, scale`` of the fitted ``model``'s fixed-window graph: its covariate inputs
+    (:func:`covariate_inputs`), then ``cycle`` when it carries a learned cycle."""
+    return (*covariate_inputs(model), *(("cycle",) if model.learned_cycle() is not None else ()))
 
 
 def parameter_names(distribution: str) -> list[str]:
@@ -276,18 +283,19 @@ def _export_window(model, path: Path) -> None:
     network = copy.deepcopy(model.network_).cpu().float().eval()  # the fitted model is left as it is
     distribution = network.config.distribution
     sort = int(network.config.n_outputs) > 1
-    names = covariate_inputs(model)
+    names = graph_inputs(model)
     module = (CovariateForecast(network, sort=sort, distribution=distribution, names=names) if names else
               ScaledForecast(network, sort=sort, distribution=distribution)).eval()
     memory = model.memory_
     L = int(memory.tails.shape[1])
     example = (torch.zeros(2, L, dtype=torch.float64), torch.zeros(2, dtype=torch.float64),
                torch.ones(2, dtype=torch.float64))
-    shapes = {"past": (L, *memory.covariates.shape[2:]) if names else (),
-              "future": (int(model.h), model.covariates_.n_future) if names else (),
-              "static_num": memory.static_num.shape[1:] if names else (),
-              "static_cat": memory.static_cat.shape[1:] if names else ()}
-    example += tuple(torch.zeros(2, *shapes[n], dtype=torch.int64 if n == "static_cat" else torch.float32)
+    read = covariate_inputs(model)
+    shapes = {"past": (L, *memory.covariates.shape[2:]) if read else (),
+              "future": (int(model.h), model.covariates_.n_future) if read else (),
+              "static_num": memory.static_num.shape[1:] if read else (),
+              "static_cat": memory.static_cat.shape[1:] if read else (), "cycle": (2,)}
+    example += tuple(torch.zeros(2, *shapes[n], dtype=torch.int64 if n in ("static_cat", "cycle") else torch.float32)
                      for n in names)
     _export_graph(module, example, path, [*INPUTS, *names], [PARAMETERS if distribution else OUTPUT])
 
@@ -326,6 +334,7 @@ def export_onnx(model, path, *, overwrite: bool = False) -> Path:
                 stream, extra = None, {}
                 _export_window(model, graph)
         names = () if stepped else covariate_inputs(model)
+        cycle = () if stepped else graph_inputs(model)[len(names):]
         if names:  # each series' encoded last steps and statics, as the fitted model keeps them
             extra = {**extra, "covariates": np.ascontiguousarray(memory.covariates, dtype=np.float32),
                      "static_num": np.ascontiguousarray(memory.static_num, dtype=np.float32),
@@ -343,9 +352,10 @@ def export_onnx(model, path, *, overwrite: bool = False) -> Path:
             "fill": model.fill, "id_col": model.id_col, "time_col": model.time_col, "target_col": model.target_col,
             "frame_kind": getattr(model, "frame_kind_", "pandas"),
             "ids": encode_index(memory.ids), "last": encode_times(memory.last),
-            "inputs": ["patch", *[f"state.{n}" for n in stream["state"]]] if stepped else [*INPUTS, *names],
+            "inputs": ["patch", *[f"state.{n}" for n in stream["state"]]] if stepped else [*INPUTS, *names, *cycle],
             "covariates": {"encoder": model.covariates_.to_json(), "inputs": list(names),
                            "whole_horizon": int(model.future_steps(1)) > 1} if names else None,
+            "cycle": model.learned_cycle(),
             "output": PARAMETERS if distribution is not None else OUTPUT, "distribution": distribution,
             "sha256": {"onnx": sha256(graph), "npz": sha256(arrays)},
         }

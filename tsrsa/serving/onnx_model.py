@@ -109,17 +109,20 @@ class OnnxForecaster:
         in the data's units (quantile levels in order); for a distribution loss its parameters (n, H, P) in the
         scaled units (``info["distribution"]["parameters"]`` names them). A model fitted with covariates takes
         its graph's covariate inputs by name (``covariates.inputs``: ``past`` (n, L, C), ``future`` (n, H, F),
-        ``static_num`` (n, S_n), ``static_cat`` (n, S_c) codes), encoded as its ``predict`` encodes them."""
+        ``static_num`` (n, S_n), ``static_cat`` (n, S_c) codes), encoded as its ``predict`` encodes them; a model
+        with a learned cycle takes ``cycle`` (n, 2), each window's row and phase
+        (:func:`tsrsa.data.cycles.window_cycle`)."""
         if self.streams:
             raise ValueError("forecast_arrays runs a fixed-window graph; this model streams: use update and predict")
-        wanted = tuple(self.covariates.inputs) if self.covariates is not None else ()
+        wanted = (*(self.covariates.inputs if self.covariates is not None else ()),
+                  *(("cycle",) if self.info.get("cycle") else ()))
         if set(covariates) != set(wanted):
             raise ValueError(f"this model's graph reads the covariate inputs {list(wanted)}; got {sorted(covariates)}: "
                              f"pass exactly those, by name")
         feeds = {"tails": np.ascontiguousarray(tails[:, -self.input_size:], dtype=np.float64),
                  "loc": np.ascontiguousarray(loc, dtype=np.float64),
                  "scale": np.ascontiguousarray(scale, dtype=np.float64)}
-        feeds.update({name: np.ascontiguousarray(a, dtype=np.int64 if name == "static_cat" else np.float32)
+        feeds.update({name: np.ascontiguousarray(a, dtype=np.int64 if name in ("static_cat", "cycle") else np.float32)
                       for name, a in covariates.items()})
         return self.state.run(feeds, [self.info.get("output", "forecast")])[0]
 
@@ -295,7 +298,8 @@ def load_onnx(path, *, threads: int | None = None) -> OnnxForecaster:
             if memory.covariates is None:
                 raise ValueError("the encoded covariates of the series are missing")
         if stream is None:
-            state = ServedWindows(memory, run, info.get("output", "forecast"), covariates)
+            state = ServedWindows(memory, run, info.get("output", "forecast"), covariates, info.get("cycle"),
+                                  Frequency.from_json(info["freq"]))
         else:
             names = list(stream["state"])
             growing = {str(n): int(axis) for n, axis in stream.get("growing", {}).items()}

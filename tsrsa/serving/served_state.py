@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from tsrsa.data.cycles import window_cycle
 from tsrsa.data.memory import SeriesMemory
 
 __all__ = ["ServedStreams", "ServedWindows"]
@@ -30,12 +31,15 @@ class ServedWindows:
     encoded covariates of those steps and the statics for a model fitted with covariates); ``run(feeds,
     outputs)`` runs the graph (a session's ``run`` with the output names first); ``output``: the graph's output
     (``forecast``, or a distribution loss's ``parameters``); ``covariates``: the model's
-    :class:`~tsrsa.serving.served_covariates.ServedCovariates` (None: it reads none)."""
+    :class:`~tsrsa.serving.served_covariates.ServedCovariates` (None: it reads none); ``cycle`` and ``freq``: a
+    learned cycle's record (period and series) and the time axis its phases are read on (None: no cycle)."""
 
     memory: SeriesMemory
     run: object
     output: str = "forecast"
     covariates: object = None
+    cycle: dict | None = None
+    freq: object = None
 
     def forecast(self, h: int, future: np.ndarray | None = None) -> np.ndarray:
         """(S, h, Q) in the data's units, quantile levels in order; a distribution's parameters (S, h, P) in the
@@ -45,6 +49,8 @@ class ServedWindows:
                  (("tails", m.tails), ("loc", m.loc), ("scale", m.scale))}
         if self.covariates is not None:
             feeds.update(self.covariates.feeds(m, future))
+        if self.cycle is not None:  # each window's row and phase, from the series' ids and last timestamps
+            feeds["cycle"] = window_cycle(self.cycle, self.freq, m.ids, m.last, m.tails.shape[1])
         return self.run(feeds, [self.output])[0][:, :h]
 
     def _encoded(self, panel):

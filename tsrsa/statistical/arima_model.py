@@ -3,8 +3,11 @@
 - The orders (:func:`fit_arima`): d and D as auto.arima picks them (KPSS; STL seasonal strength
   above 0.64), then the lowest AIC over (p, q) in {0,1,2}^2 x (P, Q) in {(0,0), (1,0), (0,1)}; a
   season above :data:`SHORT_SEASON` enters instead as K in :data:`FOURIER_K` Fourier pairs (K by the
-  AIC of a least-squares harmonic fit) with ARMA errors. A constant when d + D = 0. Orders given by
-  the user replace the searched ones (:func:`arima_specs`).
+  AIC of a least-squares harmonic fit) with ARMA errors. A constant when d + D = 0; with d + D = 1 each
+  form with and without a drift (a constant of the differenced series, as auto.arima's ``allowdrift``),
+  so that a trending series differenced once keeps its trend without an AR root near 1 (the search
+  leaves those out, :data:`MIN_ROOT`). Orders given by the user replace the searched ones
+  (:func:`arima_specs`).
 - The fit: maximum likelihood on the differenced series (``simple_differencing=True``: the same
   parameters, a faster fit), the scale concentrated out.
 - The state: the Kalman filter of the model on the undifferenced series (``simple_differencing=
@@ -79,7 +82,9 @@ class ArimaSpec:
         out = f"ARIMA({p},{d},{q})" + (f"({P},{D},{Q})[{m}]" if m else "")
         if self.fourier:
             out += f" + {self.fourier[1]} Fourier pairs of period {self.fourier[0]}"
-        return out + (" with constant" if self.trend == "c" else "")
+        if self.trend != "c":
+            return out
+        return out + (" with drift" if self.order[1] + self.seasonal_order[1] == 1 else " with constant")
 
     def describe(self) -> dict:
         return dataclasses.asdict(self)
@@ -183,13 +188,24 @@ def fourier_pairs(y: np.ndarray, m: int) -> int:
     return min(aic, key=aic.get)
 
 
-def arima_grid(m: int | None, d: int, D: int, K: int = 0) -> list[ArimaSpec]:
+def trends(d: int, D: int, drift: bool) -> tuple[str, ...]:
+    """The trends a search compares: a constant when d + D = 0; with ``drift`` and d + D = 1, none and a
+    drift (SARIMAX's constant of the differenced series); none otherwise."""
+    if d + D == 0:
+        return ("c",)
+    return ("n", "c") if drift and d + D == 1 else ("n",)
+
+
+def arima_grid(m: int | None, d: int, D: int, K: int = 0, drift: bool = False) -> list[ArimaSpec]:
     """(p, q) in {0,1,2}^2 with d and D given; a season m <= 24 adds (P, Q) in {(0,0), (1,0), (0,1)},
-    a longer one K Fourier pairs of period m as regressors. A constant when d + D = 0."""
-    trend, pq = ("c" if d + D == 0 else "n"), [(p, q) for p in range(3) for q in range(3)]
+    a longer one K Fourier pairs of period m as regressors. A constant when d + D = 0; with ``drift``
+    (the order search's), each form with and without a drift when d + D = 1."""
+    pq = [(p, q) for p in range(3) for q in range(3)]
     if m and m <= SHORT_SEASON:
-        return [ArimaSpec((p, d, q), (P, D, Q, m), trend) for p, q in pq for P, Q in ((0, 0), (1, 0), (0, 1))]
-    return [ArimaSpec((p, d, q), trend=trend, fourier=(m, K) if m else None) for p, q in pq]
+        return [ArimaSpec((p, d, q), (P, D, Q, m), trend) for trend in trends(d, D, drift) for p, q in pq
+                for P, Q in ((0, 0), (1, 0), (0, 1))]
+    return [ArimaSpec((p, d, q), trend=trend, fourier=(m, K) if m else None) for trend in trends(d, D, drift)
+            for p, q in pq]
 
 
 def arima_specs(y: np.ndarray, m: int | None, order, seasonal_order) -> list[ArimaSpec]:
@@ -208,8 +224,8 @@ def arima_specs(y: np.ndarray, m: int | None, order, seasonal_order) -> list[Ari
         orders = [(p, d, q) for p in range(3) for q in range(3)]
     else:
         orders, d = [tuple(order)], order[1]
-    trend = "c" if d + D == 0 else "n"
-    return [ArimaSpec(o, s, trend, fourier) for o in orders for s in seasonal]
+    return [ArimaSpec(o, s, trend, fourier) for trend in trends(d, D, order == "auto") for o in orders
+            for s in seasonal]
 
 
 #: a fit whose AR or MA polynomial (seasonal factors multiplied in) has a root of modulus below this is near a
@@ -260,7 +276,7 @@ def fit_arima(y: np.ndarray, m: int | None) -> tuple[ArimaSpec, np.ndarray, dict
     """
     long_season = bool(m and m > SHORT_SEASON)
     d, D = differencing(y, None if long_season else m)
-    grid = arima_grid(m, d, D, fourier_pairs(y, m) if long_season else 0)
+    grid = arima_grid(m, d, D, fourier_pairs(y, m) if long_season else 0, drift=True)
     spec, best = lowest_aic(y, grid)
     return spec, best.params, {**spec.describe(), "aic": round(float(best.aic), 3),
                                "selection": f"lowest AIC of {len(grid)}", "params": named_params(best)}

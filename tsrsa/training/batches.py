@@ -32,7 +32,7 @@ class WindowLoader:
         self._values = None  # the series as a tensor on the device, made on first use
         self._span = None
         self._targets = None  # where the targets sit in a window's span, when not its last h steps
-        self._covariates = None  # (time, static_num, static_cat) tensors on the device, with covariates
+        self._covariates = None  # (time, static_num, static_cat, cycle phases, cycle rows) tensors on the device
 
     def __len__(self) -> int:
         return len(self._global_batches())
@@ -61,8 +61,9 @@ class WindowLoader:
             self._targets = None if index is None else torch.from_numpy(index).to(self.device)  # (N, h)
             source = getattr(self.windows, "covariates", None)
             if source is not None:
-                self._covariates = tuple(torch.from_numpy(np.ascontiguousarray(a)).to(self.device)
-                                         for a in (source.time, source.static_num, source.static_cat))
+                arrays = (source.time, source.static_num, source.static_cat, source.cycle_phase, source.cycle_row)
+                self._covariates = tuple(None if a is None else
+                                         torch.from_numpy(np.ascontiguousarray(a)).to(self.device) for a in arrays)
         return self._values, self._span
 
     def _epoch_starts(self, rng) -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -108,7 +109,7 @@ class WindowLoader:
             yield x, targets, share
 
     def _with_covariates(self, x, index, series) -> CovariateBatch:
-        time, static_num, static_cat = self._covariates
+        time, static_num, static_cat, phase, cycle_row = self._covariates
         L, first = self.windows.input_size, self.windows.covariates.future_from
         rows = time[index]  # (b, L + h, C)
         # the known-future values after the window (b, h, F), or after every token's end (b, N, h, F)
@@ -116,7 +117,8 @@ class WindowLoader:
         return CovariateBatch(x, rows[:, :L] if time.size(1) else None,
                               after[..., first:] if first < time.size(1) else None,
                               static_num[series] if static_num.size(1) else None,
-                              static_cat[series] if static_cat.size(1) else None)
+                              static_cat[series] if static_cat.size(1) else None,
+                              None if phase is None else torch.stack([cycle_row[series], phase[index[:, 0]]], dim=1))
 
     def iterate(self, rng: np.random.Generator | None = None):
         """Yield (x (B, L), y (B, h)) float32 tensors; shuffled with ``rng`` when asked."""
