@@ -38,13 +38,13 @@ def value_phases(panel, period: int) -> np.ndarray:
 
 
 def with_cycle(source: WindowSource | None, panel, cycle: dict) -> WindowSource:
-    """``source`` (or an empty one: no covariates) with the cycle's phases and rows for ``panel``'s windows."""
+    """A copy of ``source`` (or an empty one: no covariates) with the cycle's phases and rows for ``panel``'s
+    windows."""
     if source is None:
         n, s = len(panel.values), panel.n_series
         source = WindowSource(np.zeros((n, 0), np.float32), 0, np.zeros((s, 0), np.float32), np.zeros((s, 0), np.int64))
-    source.cycle_phase = value_phases(panel, cycle["period"])
-    source.cycle_row = rows_of(cycle, panel.ids)
-    return source
+    return dataclasses.replace(source, cycle_phase=value_phases(panel, cycle["period"]),
+                               cycle_row=rows_of(cycle, panel.ids))
 
 
 def window_inputs(covariates: WindowCovariates | None, cycle: dict | None, freq, ids: pd.Index, ends,

@@ -319,21 +319,19 @@ class NeuralForecaster(BaseForecaster):
         state = self.state_type()
         train = state.training_windows(self, scaled, panel.offsets, fit_lengths)  # lazy: index arithmetic
         val = state.validation_windows(self, scaled, panel.offsets, fit_lengths) if v else None
-        spec, rows = self.declared_covariates(), None
+        spec, rows, source = self.declared_covariates(), None, None
         self.covariates_ = None
         if spec.active:  # encoded once; windows gather their rows as they gather the target's
             self.covariates_ = fitted_from.covariates_ if fitted_from is not None else CovariateEncoder.fit(
                 spec, panel, fit_lengths)
             rows = encoded(self, panel)
             source = WindowSource(rows.time, self.covariates_.future_from, rows.static_num, rows.static_cat)
-            for windows in (train, val):
-                if windows is not None:
-                    windows.covariates = source
         self.cycle_ = fitted_from.cycle_ if fitted_from is not None else self._fit_cycle(panel, fit_lengths)
         if self.cycle_ is not None:  # each window's series row and phase beside its covariates
-            for windows in (train, val):
-                if windows is not None:
-                    windows.covariates = with_cycle(windows.covariates, panel, self.cycle_)
+            source = with_cycle(source, panel, self.cycle_)
+        for windows in (train, val):  # one source, built once, for both
+            if windows is not None and source is not None:
+                windows.covariates = source
         carried = isinstance(train, ConsecutiveWindows)  # reads every window of each series in order
         seed, rank = resolve_seed(self.random_state), SINGLE
         if placement.mode == "join":  # one rank of a torchrun launch: every rank uses rank 0's seed
