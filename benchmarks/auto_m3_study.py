@@ -164,7 +164,7 @@ def run(subsets, per_subset: int, seed: int, output: Path, data: Path, models=tu
 
 
 # ---------------------------------------------------------------------- the rules, offline
-class _Values:
+class SeriesList:
     """Series in the form :func:`tsrsa.estimator.model_choice.naive_scale` reads."""
 
     def __init__(self, series):
@@ -174,14 +174,17 @@ class _Values:
         return self.all[i]
 
 
-#: rule -> (by, combine, top_k, margin): AutoForecaster's options; ``margin`` (z) the panel fallback within noise
-RULES = {"best": ("series", None, 1, None), "mean2": ("series", "mean", 2, None),
-         "weighted2": ("series", "weighted", 2, None), "mean3": ("series", "mean", 3, None),
-         "mean_all": ("series", "mean", 4, None), "panel_best": ("panel", None, 1, None),
-         "panel_mean2": ("panel", "mean", 2, None), "noise_best": ("series", None, 1, 1.0),
-         "noise2_best": ("series", None, 1, 2.0), "noise3_best": ("series", None, 1, 3.0),
-         "noise_mean2": ("series", "mean", 2, 1.0),
-         "noise2_mean2": ("series", "mean", 2, 2.0)}
+#: rule -> (by, combine, top_k, margin, gate): AutoForecaster's options; ``margin`` (z) the panel fallback within
+#: noise; ``gate``: a candidate joins the best only where the validation cannot tell them apart by that margin
+RULES = {"best": ("series", None, 1, None, False), "mean2": ("series", "mean", 2, None, False),
+         "weighted2": ("series", "weighted", 2, None, False), "mean3": ("series", "mean", 3, None, False),
+         "mean_all": ("series", "mean", 4, None, False), "panel_best": ("panel", None, 1, None, False),
+         "panel_mean2": ("panel", "mean", 2, None, False), "noise_best": ("series", None, 1, 1.0, False),
+         "noise2_best": ("series", None, 1, 2.0, False), "noise3_best": ("series", None, 1, 3.0, False),
+         "noise_mean2": ("series", "mean", 2, 1.0, False),
+         "noise2_mean2": ("series", "mean", 2, 2.0, False), "noise2_gate2": ("series", "mean", 2, 2.0, True),
+         "noise2_gate3": ("series", "mean", 3, 2.0, True), "noise1_gate2": ("series", "mean", 2, 1.0, True),
+         "noise3_gate2": ("series", "mean", 2, 3.0, True), "noise2_gate_all": ("series", "mean", 7, 2.0, True)}
 
 
 def _load(text):
@@ -207,18 +210,14 @@ def panel_arrays(group: pd.DataFrame, names, values: dict, h: int):
 
 
 def rule_weights(errors, ids, names, rule, blocked, inner_abs=None):
-    """(S, C) weights of ``rule`` (RULES) from validation errors (S, C)."""
-    from tsrsa.estimator.model_choice import choice_weights
+    """(S, C) weights of ``rule`` (RULES) from validation errors (S, C); ``inner_abs`` (S, C, W, h) the scaled
+    absolute step errors the margin compares."""
+    from tsrsa.estimator.model_choice import choice_weights, within_noise
 
-    by, combine, top_k, margin = RULES[rule]
-    if margin is None:
-        return choice_weights(errors, ids, names, by=by, combine=combine, top_k=top_k, blocked=blocked)
-    from tsrsa.estimator.model_choice import within_noise
-
-    fallback = within_noise(inner_abs, errors, z=margin)
-    own = choice_weights(errors, ids, names, by=by, combine=combine, top_k=top_k, blocked=blocked)
-    panel = choice_weights(errors, ids, names, by="panel", combine=combine, top_k=top_k, blocked=blocked)
-    return np.where(fallback[:, None], panel, own)
+    by, combine, top_k, margin, gate = RULES[rule]
+    fallback = None if margin is None else within_noise(inner_abs, errors, z=margin)
+    return choice_weights(errors, ids, names, by=by, combine=combine, top_k=top_k, blocked=blocked,
+                          also_panel=fallback, step_errors=inner_abs, margin=margin if gate else None)
 
 
 def rule_table(rows: pd.DataFrame, data: Path) -> pd.DataFrame:
@@ -251,7 +250,7 @@ def rule_table(rows: pd.DataFrame, data: Path) -> pd.DataFrame:
                 ends = np.array([max(len(f) - W * h, 1) for f in frame])
                 y = np.stack([np.stack([f[e + w * h: e + (w + 1) * h] if e + (w + 1) * h <= len(f) else
                                         np.full(h, np.nan) for w in range(W)]) for f, e in zip(frame, ends)])
-                scale = naive_scale(_Values(frame), ends, m)
+                scale = naive_scale(SeriesList(frame), ends, m)
                 errors = scaled_errors(inner, y, scale)  # (S, C)
                 inner_abs = np.abs(inner - y[:, None]) / scale[:, None, None, None]  # (S, C, W, h)
                 blocked = ~np.isfinite(scored).all(axis=2)

@@ -329,6 +329,68 @@ def test_margin_sends_series_without_a_clear_winner_to_the_panels_best():
         AutoForecaster(h=H, models=models, margin=-1.0).fit(df)
 
 
+def test_told_apart_is_the_paired_mean_against_its_standard_error():
+    from tsrsa.estimator.model_choice import told_apart
+
+    d = np.array([0.3, -0.1, 0.5, 0.2, np.nan, 0.4])  # the NaN is left out
+    finite = d[np.isfinite(d)]
+    t = finite.mean() / (finite.std(ddof=1) / np.sqrt(finite.size))  # float64, by hand
+    assert told_apart(d, z=t - 1e-9) and not told_apart(d, z=t + 1e-9)
+    assert not told_apart(-d, z=0.0)  # the other candidate better: never told apart as worse
+    assert not told_apart(np.array([5.0]), z=0.0)  # one difference: no standard error
+
+
+def test_a_candidate_joins_the_best_only_where_validation_cannot_tell_them_apart():
+    from tsrsa.estimator.model_choice import choice_weights, panel_weights
+
+    rng = np.random.default_rng(1)
+    S, W_, h = 40, 2, 6
+    steps = np.empty((S, 3, W_, h))
+    steps[:, 0] = 1.0 + rng.normal(0, 0.3, (S, W_, h))  # the panel's best
+    steps[:, 1] = steps[:, 0] + 0.8  # worse on every step of every series: told apart
+    steps[:, 2] = 1.0 + rng.normal(0, 0.3, (S, W_, h))  # as good as the best, by chance either side
+    errors = steps.mean(axis=(2, 3))
+    ids, names = [f"s{i}" for i in range(S)], ["best", "worse", "twin"]
+    gated = choice_weights(errors, ids, names, by="panel", combine="mean", top_k=2, step_errors=steps, margin=2.0)
+    order = np.argsort(np.nanmean(errors, axis=0))
+    assert set(order[:2]) == {0, 2}  # the twin and the best lead the panel, in some order
+    assert (gated[:, [0, 2]] == 0.5).all()  # cannot be told apart: combined
+    steps[:, 2] = steps[:, 0] + 0.5 + rng.normal(0, 0.05, (S, W_, h))  # worse on every series, still second
+    errors = steps.mean(axis=(2, 3))
+    gated = choice_weights(errors, ids, names, by="panel", combine="mean", top_k=2, step_errors=steps, margin=2.0)
+    ungated = choice_weights(errors, ids, names, by="panel", combine="mean", top_k=2)
+    assert (gated[:, 0] == 1.0).all() and (ungated[:, 0] == 0.5).all()
+    np.testing.assert_array_equal(panel_weights(errors, np.ones(3, bool), combine="mean", margin=2.0), [1, 0, 0])
+    np.testing.assert_array_equal(panel_weights(errors, np.ones(3, bool), combine="mean"), [0.5, 0, 0.5])
+    # a series ranked by its own errors compares its own steps: two steps, a clear gap and a noisy one
+    own = choice_weights(errors[:2], ids[:2], names, combine="mean", step_errors=steps[:2], margin=2.0)
+    assert (own[:, 0] == 1.0).all()
+    noisy = steps[:2].copy()
+    noisy[:, 2] = noisy[:, 0] + np.array([1.0, -1.0] * (W_ * h // 2)).reshape(W_, h) + 0.01
+    noisy_errors = noisy.mean(axis=(2, 3))
+    own = choice_weights(noisy_errors, ids[:2], names, combine="mean", step_errors=noisy, margin=2.0)
+    assert (own[:, [0, 2]] == 0.5).all()
+    with pytest.raises(ValueError, match="step_errors"):
+        choice_weights(errors, ids, names, combine="mean", margin=2.0)
+
+
+def test_the_default_does_not_dilute_a_candidate_that_validation_shows_to_be_better():
+    rng = np.random.default_rng(2)
+    t = np.arange(48)
+    df = pd.concat([pd.DataFrame({"unique_id": f"s{k}", "ds": pd.date_range("2020-01-01", periods=48, freq="MS"),
+                                  "y": 20 + 5 * np.sin(2 * np.pi * (t + k) / 12) + rng.normal(0, 0.2, 48)})
+                    for k in range(4)], ignore_index=True)  # a strong yearly season: the yearly naive is better
+    models = {"yearly": SeasonalNaiveForecaster(h=H, season_length=12),
+              "last": SeasonalNaiveForecaster(h=H, season_length=1)}
+    default = AutoForecaster(h=H, models=models, n_windows=W).fit(df)  # combine="mean", top_k=2, margin=2
+    assert (default.choice_["kept"] == "yearly").all()
+    assert (default.weights_[["yearly"]].to_numpy() == 1.0).all()
+    out, alone = default.predict(), models["yearly"].clone().fit(df).predict()
+    np.testing.assert_array_equal(out["yhat"].to_numpy(), alone["yhat"].to_numpy())
+    pairs = AutoForecaster(h=H, models=models, n_windows=W, margin=None).fit(df)  # the rule before 0.17
+    assert (pairs.choice_["kept"] == "yearly+last").all()
+
+
 def test_the_basis_of_each_series_survives_saving(tmp_path):
     df = monthly(n_series=4)
     auto = AutoForecaster(h=H, models=candidates(), n_windows=W, combine=None, margin=1.0).fit(df)

@@ -13,7 +13,8 @@ The numbers :class:`~tsrsa.forecasters.auto.AutoForecaster` decides with, as pla
   the best one (weight 1), or the best ``top_k`` by their mean (equal weights) or by validation weights
   (each the inverse of its error, normalised); ranked by the series' own errors, or by the panel's mean
   errors (``by="panel"``, a series on which fewer than two candidates could be validated, and a series on
-  which its own best does not beat the panel's best by a margin: ``within_noise``);
+  which its own best does not beat the panel's best by a margin: ``within_noise``); with that margin, a
+  candidate joins the best only where the validation cannot tell the two apart (``told_apart``);
 - ``combined(weights, yhat)``: the kept candidates' forecasts combined by those weights.
 """
 from __future__ import annotations
@@ -61,9 +62,9 @@ def scaled_errors(yhat: np.ndarray, y: np.ndarray, scale: np.ndarray) -> np.ndar
     return np.where(np.isfinite(errors), errors, np.nan)
 
 
-def _weights_of(errors: np.ndarray, order: np.ndarray, combine, top_k: int) -> np.ndarray:
-    """(C,) weights of the first ``top_k`` candidates of ``order`` (one without ``combine``)."""
-    kept = order[: 1 if combine is None else top_k]
+def _weights_of(errors: np.ndarray, kept: np.ndarray, combine) -> np.ndarray:
+    """(C,) weights of the candidates ``kept`` (best first): equal, or with ``combine="weighted"`` each the
+    inverse of its error, normalised."""
     weights = np.zeros(len(errors))
     if combine == "weighted":
         inverse = 1.0 / np.maximum(errors[kept], SMALLEST_ERROR)
@@ -71,6 +72,27 @@ def _weights_of(errors: np.ndarray, order: np.ndarray, combine, top_k: int) -> n
     else:
         weights[kept] = 1.0 / len(kept)
     return weights
+
+
+def told_apart(differences: np.ndarray, z: float) -> bool:
+    """Whether paired errors ``differences`` (the other candidate's minus the best's) show the other to be
+    worse by more than ``z`` standard errors of their mean (sd / sqrt(n), over the finite ones); False with
+    fewer than two."""
+    d = np.asarray(differences, dtype=np.float64).ravel()
+    d = d[np.isfinite(d)]
+    if d.size < 2:
+        return False
+    return float(np.mean(d)) > z * float(np.std(d, ddof=1)) / np.sqrt(d.size)
+
+
+def _close_to_best(order: np.ndarray, top_k: int, differences, margin) -> np.ndarray:
+    """The first ``top_k`` of ``order`` less those that ``differences(best, other)`` tells apart from the best
+    by ``margin`` standard errors (every one of them with ``margin`` None)."""
+    kept = order[:top_k]
+    if margin is None or len(kept) < 2:
+        return kept
+    best = int(kept[0])
+    return np.array([best] + [int(c) for c in kept[1:] if not told_apart(differences(best, int(c)), margin)])
 
 
 def ranked(errors: np.ndarray) -> np.ndarray:
@@ -95,19 +117,26 @@ def panel_rows(errors: np.ndarray, by: str = "series", least: int = MIN_VALIDATE
 
 
 def choice_weights(errors: np.ndarray, ids, names, *, by: str = "series", combine=None, top_k: int = 2,
-                   blocked: np.ndarray | None = None, also_panel: np.ndarray | None = None) -> np.ndarray:
+                   blocked: np.ndarray | None = None, also_panel: np.ndarray | None = None,
+                   step_errors: np.ndarray | None = None, margin: float | None = None) -> np.ndarray:
     """(S, C) weights of the candidates kept for each series (rows sum to 1).
 
     A series ranks the candidates by its own validation errors; with ``by="panel"``, or when fewer than
     :data:`MIN_VALIDATED` candidates could be validated on it (a series too short for the others'
     validation), or where ``also_panel`` (S,) is True (:func:`within_noise`), by their mean errors over the
     panel (:func:`panel_means`). ``blocked`` (S, C) marks the candidates a series may not keep (its refit
-    failed there). ValueError naming a series left with no candidate."""
+    failed there). With ``combine``, the best ``top_k`` are combined; with ``margin`` too, a candidate joins
+    the best only where the validation cannot tell it apart from the best (:func:`told_apart`): a series
+    ranked by its own errors compares their paired step errors ``step_errors`` (S, C, W, h) there, a series
+    ranked by the panel their paired errors over the series. ValueError naming a series left with no
+    candidate."""
     S, C = errors.shape
     blocked = np.zeros((S, C), dtype=bool) if blocked is None else blocked
     means, by_panel = panel_means(errors), panel_rows(errors, by)
     if also_panel is not None:
         by_panel = by_panel | also_panel
+    if step_errors is None and margin is not None:
+        raise ValueError("choice_weights: a margin needs the step errors it compares (step_errors)")
     weights = np.zeros((S, C))
     for i in range(S):
         scores = np.where(blocked[i], np.nan, means if by_panel[i] else errors[i])
@@ -116,15 +145,26 @@ def choice_weights(errors: np.ndarray, ids, names, *, by: str = "series", combin
             raise ValueError(f"series {format_id(ids[i])}: no candidate could forecast it ({', '.join(names)}); see "
                              f"the candidates' errors in failures_, or give candidates that fit shorter or simpler "
                              f"series (e.g. tsrsa.SeasonalNaiveForecaster)")
-        weights[i] = _weights_of(scores, order, combine, top_k)
+        if by_panel[i]:
+            def differences(best, other):
+                return errors[:, other] - errors[:, best]
+        else:
+            def differences(best, other, i=i):
+                return step_errors[i, other] - step_errors[i, best]
+        kept = _close_to_best(order, 1 if combine is None else top_k, differences, margin)
+        weights[i] = _weights_of(scores, kept, combine)
     return weights
 
 
-def panel_weights(errors: np.ndarray, allowed: np.ndarray, *, combine=None, top_k: int = 2) -> np.ndarray:
+def panel_weights(errors: np.ndarray, allowed: np.ndarray, *, combine=None, top_k: int = 2,
+                  margin: float | None = None) -> np.ndarray:
     """(C,) the weights of a series never validated (a new id): the ``allowed`` candidates ranked by their
-    mean error over the series where they have one."""
+    mean error over the series where they have one (with ``margin``, those the panel's errors cannot tell
+    apart from the best, as :func:`choice_weights`)."""
     means = np.where(allowed, panel_means(errors), np.nan)
-    return _weights_of(means, ranked(means), combine, top_k)
+    kept = _close_to_best(ranked(means), 1 if combine is None else top_k,
+                          lambda best, other: errors[:, other] - errors[:, best], margin)
+    return _weights_of(means, kept, combine)
 
 
 def within_noise(step_errors: np.ndarray, errors: np.ndarray, z: float = 1.0) -> np.ndarray:

@@ -32,7 +32,8 @@ class AutoForecaster(Estimator):
     windows with the weights trained before it). The metric is MASE: the mean absolute error over the
     windows' steps divided by the in-sample mean absolute seasonal difference (season ``season_length``,
     over the part before the block; :func:`tsrsa.estimator.model_choice.naive_scale`). Each series keeps
-    the candidate of lowest MASE, or with ``combine`` the best ``top_k`` combined; ``choose="panel"`` ranks
+    the candidate of lowest MASE, or with ``combine`` the best ``top_k`` combined (those of them that the
+    validation cannot tell apart from the best, with ``margin``); ``choose="panel"`` ranks
     the candidates by their mean MASE over the series instead, and so does a series on which fewer than two
     candidates could be validated (too short for the others' look-back plus the block), and one whose own
     best does not beat the panel's best on it by ``margin`` standard errors (``basis`` "panel" in
@@ -68,11 +69,17 @@ class AutoForecaster(Estimator):
         panel's best (lowest mean MASE over the series) on it by more than ``margin`` standard errors of
         their paired step errors over its validation windows (:func:`tsrsa.estimator.model_choice.within_noise`);
         elsewhere it ranks by the panel's means (``basis`` "panel"): a few windows of a short series rarely
-        tell candidates apart. None: every series validated on two or more candidates ranks by its own
-        errors (the rule before 0.17). The defaults (the mean of the best two, ``margin=2``, two windows) were
-        chosen on a later block than the one the rules chose on, over 400 M3 series of four kinds
-        (statistical candidates; ``benchmarks/auto_m3_study.py``; docs/multi.md says where they fall short
-        of the best single model).
+        tell candidates apart. With ``combine`` (either ``choose``), a candidate joins a series' best only
+        where the validation cannot tell the two apart by ``margin`` standard errors
+        (:func:`tsrsa.estimator.model_choice.told_apart`; on a series ranked by its own errors, of their paired
+        step errors there; on one ranked by the panel, of their paired MASE over the series): a combination
+        does not dilute a candidate that validation shows to be better (the gate since 0.18.1). None: every
+        series validated on two or more candidates ranks by its own errors and combines its best ``top_k``
+        (the rule before 0.17). The defaults (the mean of the best two, ``margin=2`` with its gate, two
+        windows) were chosen on a later block than the one the rules chose on: M3 series of four kinds with
+        the statistical candidates (``benchmarks/auto_m3_study.py``) and M4 Weekly and Hourly with the
+        networks among them (``benchmarks/auto_m4_study.py``); docs/multi.md says where they fall short of
+        the best single model.
     n_windows : int, default 2
         Validation windows per series.
     step_size : int, optional
@@ -184,10 +191,10 @@ class AutoForecaster(Estimator):
         errors = scaled_errors(yhat, y, scale)
         record.non_finite(errors, yhat)
         by_panel = panel_rows(errors, self.choose)  # (S,) the series ranked by the panel's mean errors
+        steps = np.abs(yhat - y[:, None]) / scale[:, None, None, None]  # (S, C, W, h) scaled step errors
         if self.margin is not None and self.choose == "series":
-            steps = np.abs(yhat - y[:, None]) / scale[:, None, None, None]  # (S, C, W, h)
             by_panel = by_panel | within_noise(steps, errors, float(self.margin))
-        models, weights = self._refit(named, frame, errors, record, panel.lengths >= np.array(
+        models, weights = self._refit(named, frame, errors, steps, record, panel.lengths >= np.array(
             [needs[name] for name in names])[:, None], by_panel)
         residuals = np.abs(y - combined(weights, yhat)) / scale[:, None, None]  # (S, W, h)
         residuals = residuals.reshape(-1, h)
@@ -196,14 +203,18 @@ class AutoForecaster(Estimator):
         self.ids_, self.last_, self.freq_, self.season_length_ = panel.ids, pd.Index(panel.last), panel.freq, m
         self.names_, self.errors_, self.weight_array_, self.by_panel_ = names, errors, weights, by_panel
         self.default_weights_ = panel_weights(errors, weights.sum(axis=0) > 0, combine=self.combine,
-                                              top_k=int(self.top_k))
+                                              top_k=int(self.top_k), margin=self._margin())
         self.scale_ = scale
         self.calibration_ = ConformalCalibration(residuals, scale)
         self.failure_rows_, self.frame_kind_ = record.rows, kind
         return self
 
-    def _refit(self, named, frame, errors, record, able, by_panel) -> tuple[dict, np.ndarray]:
-        """Fit what is kept on the whole frame (``able`` (C, S): the series long enough for each candidate;
+    def _margin(self) -> float | None:
+        return None if self.margin is None else float(self.margin)
+
+    def _refit(self, named, frame, errors, steps, record, able, by_panel) -> tuple[dict, np.ndarray]:
+        """Fit what is kept on the whole frame (``steps`` (S, C, W, h): the scaled validation step errors the
+        margin compares; ``able`` (C, S): the series long enough for each candidate;
         a network is fitted on all of those; ``by_panel`` (S,): the series that rank the candidates by the
         panel's means); a refit that fails on a series is recorded there and the series keeps the next best.
         Returns (name -> fitted model, weights)."""
@@ -211,7 +222,8 @@ class AutoForecaster(Estimator):
         blocked = np.zeros(errors.shape, dtype=bool)  # (S, C) what a series may not keep: its refit failed
         while True:  # ends: each pass that fails blocks at least one more (series, candidate)
             weights = choice_weights(errors, record.ids, record.names, by=self.choose, combine=self.combine,
-                                     top_k=int(self.top_k), blocked=blocked, also_panel=by_panel)
+                                     top_k=int(self.top_k), blocked=blocked, also_panel=by_panel,
+                                     step_errors=steps, margin=self._margin())
             failed = False
             for c, (name, model) in enumerate(named):
                 keep = weights[:, c] > 0
