@@ -1,7 +1,7 @@
 """Wall time of each notebook as a user runs it (the default ``medium`` budget, no variable set), and its
 slowest cells.
 
-    python benchmarks/notebook_times.py                     # all four -> results/notebook_times.csv
+    python benchmarks/notebook_times.py                     # all five -> results/notebook_times.csv
     python benchmarks/notebook_times.py 04_tuning.ipynb     # one
 
 Each runs top to bottom in a fresh kernel of this environment (nbclient, as ``jupyter execute`` does),

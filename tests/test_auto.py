@@ -398,3 +398,24 @@ def test_the_basis_of_each_series_survives_saving(tmp_path):
     loaded = tsrsa.load(tmp_path / "auto")
     pd.testing.assert_frame_equal(loaded.choice_, auto.choice_)
     assert loaded.margin == 1.0
+
+
+def test_plot_draws_each_series_history_and_its_forecast_with_intervals():
+    pytest.importorskip("matplotlib")
+    df = monthly()
+    auto = AutoForecaster(h=H, models=candidates(), n_windows=W).fit(df)
+    forecast = auto.predict(level=[80])
+    fig = auto.plot(level=[80], history=10)  # the history the heaviest candidate of each series remembers
+    assert [ax.get_title(loc="left") for ax in fig.axes] == ["s0", "s1", "s2"]
+    for ax, sid in zip(fig.axes, ["s0", "s1", "s2"]):
+        history, line = ax.lines[0], ax.lines[-1]
+        np.testing.assert_allclose(history.get_ydata(), df.loc[df.unique_id == sid, "y"].to_numpy()[-10:])
+        np.testing.assert_allclose(line.get_ydata(), forecast.loc[forecast.unique_id == sid, "yhat"].to_numpy())
+        assert len(ax.collections) == 1  # the 80 % band
+    newer = df.groupby("unique_id").head(36)  # from other history: drawn and forecast from it
+    fig = auto.plot(newer, ids=["s1"], history=5)
+    np.testing.assert_allclose(fig.axes[0].lines[0].get_ydata(), newer.loc[newer.unique_id == "s1", "y"].to_numpy()[-5:])
+    np.testing.assert_allclose(fig.axes[0].lines[-1].get_ydata(),
+                               auto.predict(df=newer).query("unique_id == 's1'")["yhat"].to_numpy())
+    with pytest.raises(ValueError, match="not among"):
+        auto.plot(ids=["nowhere"])

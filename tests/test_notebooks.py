@@ -25,7 +25,8 @@ nbclient = pytest.importorskip("nbclient")
 
 ROOT = Path(__file__).resolve().parents[1]
 FOLDER = ROOT / "notebooks"
-NAMES = ["01_quickstart.ipynb", "02_inside_rsa.ipynb", "03_benchmarks.ipynb", "04_tuning.ipynb"]
+NAMES = ["01_quickstart.ipynb", "02_inside_rsa.ipynb", "03_benchmarks.ipynb", "04_tuning.ipynb",
+         "05_many_models.ipynb"]
 CELL_TIMEOUT = 240  # seconds; each notebook takes seconds on the small budget
 KERNELS_AT_ONCE = 2  # one thread each
 

@@ -50,7 +50,6 @@ def plot_forecast(model, panel, forecast, *, ids=None, max_series: int = 4, hist
 
     ``panel`` (optional) gives the history; without it the model's remembered tails are used.
     """
-    Figure, FigureCanvasAgg = matplotlib_classes()
     spec = model.frame_spec
     memory = model.memory_ if panel is None else model.memory_.for_frame(model, panel)
     if ids is None:
@@ -59,18 +58,34 @@ def plot_forecast(model, panel, forecast, *, ids=None, max_series: int = 4, hist
     missing = [i for i in ids if i not in known]
     if missing:
         raise ValueError(f"ids {missing} are not among the forecast series")
-    fig = Figure(figsize=(9, 2.6 * len(ids)), layout="constrained")
-    FigureCanvasAgg(fig)
-    axes = fig.subplots(len(ids), 1, squeeze=False)[:, 0]
-    drawn = bands(forecast)
-    for ax, sid in zip(axes, ids):
+    histories = {}
+    for sid in ids:
         i = known.index(sid)
         if panel is not None:
             values = panel.series(i)[-history:]
-            times = panel.timestamps(i)[-len(values):]
+            histories[sid] = (panel.timestamps(i)[-len(values):], values)
         else:
-            values = memory.tails[i][-history:]
-            times = model.freq_.range(_first_of_tail(model, memory, i, len(values)), len(values))
+            histories[sid] = remembered(model, sid, history)
+    return draw_forecasts(histories, forecast, spec)
+
+
+def remembered(model, sid, n: int) -> tuple:
+    """(times, values) of the last ``n`` values a fitted forecaster remembers of series ``sid``."""
+    memory = model.memory_
+    i = list(memory.ids).index(sid)
+    values = memory.tails[i][-n:]
+    return model.freq_.range(_first_of_tail(model, memory, i, len(values)), len(values)), values
+
+
+def draw_forecasts(histories: dict, forecast, spec):
+    """One panel per series of ``histories`` ({id: (times, values)}, in order): the history, then the forecast
+    of ``forecast`` (columns ``spec``'s id and time, ``yhat`` and any bands) with its bands."""
+    Figure, FigureCanvasAgg = matplotlib_classes()
+    fig = Figure(figsize=(9, 2.6 * len(histories)), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(len(histories), 1, squeeze=False)[:, 0]
+    drawn = bands(forecast)
+    for ax, (sid, (times, values)) in zip(axes, histories.items()):
         ax.plot(times, values, color="0.25", lw=1.2, label="history")
         rows = forecast[forecast[spec.id_col] == sid]
         t = rows[spec.time_col].to_numpy()

@@ -285,6 +285,33 @@ class AutoForecaster(Estimator):
         return hasattr(self, "models_")
 
     # ------------------------------------------------------------------ predict, update
+    def plot(self, df=None, *, forecast=None, ids=None, max_series: int = 4, history: int | None = None,
+             level=None):
+        """Recent history and the forecast (with ``level``, its intervals) of a few series, one panel each;
+        returns a matplotlib Figure. ``df``: the history to draw and forecast from (as ``predict(df=...)``);
+        default: what the candidate of largest weight in each series remembers from the fit. ``forecast``: a
+        ``predict`` output to draw instead; ``ids``: the series (default the first ``max_series``);
+        ``history``: past steps per series (default three horizons)."""
+        from tsrsa.estimator.plotting import draw_forecasts, remembered
+
+        self.check_is_fitted()
+        frame = to_pandas(df)
+        forecast = to_pandas(self.predict(df=frame, level=level) if forecast is None else forecast)
+        shown = list(forecast[self.id_col].drop_duplicates()[:max_series]) if ids is None else list(ids)
+        missing = [sid for sid in shown if sid not in set(forecast[self.id_col])]
+        if missing:
+            raise ValueError(f"ids {missing} are not among the forecast series")
+        n = int(history) if history is not None else 3 * int(self.h)
+        histories = {}
+        for sid in shown:
+            if frame is not None:
+                rows = frame[frame[self.id_col] == sid].sort_values(self.time_col).tail(n)
+                histories[sid] = (rows[self.time_col].to_numpy(), rows[self.target_col].to_numpy(dtype=float))
+            else:
+                heaviest = self.names_[int(np.argmax(self.weight_array_[self.ids_.get_loc(sid)]))]
+                histories[sid] = remembered(self.models_[heaviest], sid, n)
+        return draw_forecasts(histories, forecast, self.frame_spec)
+
     def predict(self, h: int | None = None, *, df=None, future_df=None, level=None) -> pd.DataFrame:
         """Forecast every series with what it keeps: id, time, ``yhat`` (and ``yhat_lo_{level}``,
         ``yhat_hi_{level}`` with ``level``). ``df``: forecast after the end of each series in it; an id not
