@@ -72,12 +72,12 @@ def _rows(frame: pd.DataFrame, ids, h: int, windows: int) -> dict:
     return {sid: out.get(sid) for sid in ids}
 
 
-def long_enough(model, split, block: int) -> tuple[list, list]:
-    """The ids of ``split`` long enough for ``model`` to be validated on (its ``required_length`` plus the
+def long_enough(model, split, frame: pd.DataFrame, block: int) -> tuple[list, list]:
+    """The ids of ``split`` (whose long ``frame`` is given) long enough for ``model`` to be validated on (its ``required_length`` plus the
     validation ``block``) and to be refitted on (its ``required_length``), as AutoForecaster decides them."""
     probe = model.clone()
     probe.check_params()
-    need, _ = probe.required_length(probe.to_panel(split.frame()))
+    need, _ = probe.required_length(probe.to_panel(frame))
     lengths = {sid: len(values) for sid, values in split.history.items()}
     return [s for s in split.ids if lengths[s] >= need + block], [s for s in split.ids if lengths[s] >= need]
 
@@ -106,24 +106,25 @@ def run(frequency: str, models, seed: int, output: Path, data_dir=None, params: 
     val, test = load_split(frequency, "validation", data_dir), load_split(frequency, "test", data_dir)
     h, m = val.frequency.h, val.frequency.m
     built = candidates(h, m, seed)
+    val_frame, test_frame = val.frame(), test.frame()  # built once, read by every candidate
     params = params or {}
     for name in models:
         model, error = built[name].set_params(**params) if params else built[name], ""
         inner = later = future = {}
-        valid, able = long_enough(model, val, 2 * h)  # the series AutoForecaster validates it on, and refits
+        valid, able = long_enough(model, val, val_frame, 2 * h)  # the series AutoForecaster validates it on, and refits
         began = time.perf_counter()
         try:
-            inner = _rows(model.clone().cross_validate(of(val.frame(), valid), n_windows=2, step_size=h,
+            inner = _rows(model.clone().cross_validate(of(val_frame, valid), n_windows=2, step_size=h,
                                                        refit=False), val.ids, h, 2)
         except Exception as err:  # noqa: BLE001 - a refusal is a result: AutoForecaster skips the candidate
             error = f"inner: {type(err).__name__}: {err}"[:300]
         validation_seconds = time.perf_counter() - began
         began = time.perf_counter()
         try:
-            fitted = model.clone().fit(of(val.frame(), able))
+            fitted = model.clone().fit(of(val_frame, able))
             refit_seconds = time.perf_counter() - began
             later = _rows(fitted.predict(), val.ids, h, 1)
-            future = _rows(fitted.predict(df=of(test.frame(), able)), val.ids, h, 1)
+            future = _rows(fitted.predict(df=of(test_frame, able)), val.ids, h, 1)
         except Exception as err:  # noqa: BLE001
             refit_seconds = time.perf_counter() - began
             error = (error + " | " if error else "") + f"refit: {type(err).__name__}: {err}"[:300]

@@ -85,14 +85,14 @@ def told_apart(differences: np.ndarray, z: float) -> bool:
     return float(np.mean(d)) > z * float(np.std(d, ddof=1)) / np.sqrt(d.size)
 
 
-def _close_to_best(order: np.ndarray, top_k: int, differences, margin) -> np.ndarray:
-    """The first ``top_k`` of ``order`` less those that ``differences(best, other)`` tells apart from the best
-    by ``margin`` standard errors (every one of them with ``margin`` None)."""
+def _close_to_best(order: np.ndarray, top_k: int, paired: np.ndarray, margin) -> np.ndarray:
+    """The first ``top_k`` of ``order`` less those whose paired errors ``paired[c]`` :func:`told_apart` shows to
+    be worse than the best's by ``margin`` standard errors (every one of them with ``margin`` None)."""
     kept = order[:top_k]
     if margin is None or len(kept) < 2:
         return kept
     best = int(kept[0])
-    return np.array([best] + [int(c) for c in kept[1:] if not told_apart(differences(best, int(c)), margin)])
+    return np.array([best] + [int(c) for c in kept[1:] if not told_apart(paired[c] - paired[best], margin)])
 
 
 def ranked(errors: np.ndarray) -> np.ndarray:
@@ -145,13 +145,8 @@ def choice_weights(errors: np.ndarray, ids, names, *, by: str = "series", combin
             raise ValueError(f"series {format_id(ids[i])}: no candidate could forecast it ({', '.join(names)}); see "
                              f"the candidates' errors in failures_, or give candidates that fit shorter or simpler "
                              f"series (e.g. tsrsa.SeasonalNaiveForecaster)")
-        if by_panel[i]:
-            def differences(best, other):
-                return errors[:, other] - errors[:, best]
-        else:
-            def differences(best, other, i=i):
-                return step_errors[i, other] - step_errors[i, best]
-        kept = _close_to_best(order, 1 if combine is None else top_k, differences, margin)
+        paired = errors.T if by_panel[i] else (None if step_errors is None else step_errors[i])  # (C, ...)
+        kept = _close_to_best(order, 1 if combine is None else top_k, paired, margin)
         weights[i] = _weights_of(scores, kept, combine)
     return weights
 
@@ -162,8 +157,7 @@ def panel_weights(errors: np.ndarray, allowed: np.ndarray, *, combine=None, top_
     mean error over the series where they have one (with ``margin``, those the panel's errors cannot tell
     apart from the best, as :func:`choice_weights`)."""
     means = np.where(allowed, panel_means(errors), np.nan)
-    kept = _close_to_best(ranked(means), 1 if combine is None else top_k,
-                          lambda best, other: errors[:, other] - errors[:, best], margin)
+    kept = _close_to_best(ranked(means), 1 if combine is None else top_k, errors.T, margin)
     return _weights_of(means, kept, combine)
 
 
@@ -187,12 +181,10 @@ def within_noise(step_errors: np.ndarray, errors: np.ndarray, z: float = 1.0) ->
         own = ranked(errors[i])
         if not own.size or not np.isfinite(errors[i, best_panel]):
             continue
-        d = (step_errors[i, int(own[0])] - step_errors[i, best_panel]).ravel()
-        d = d[np.isfinite(d)]
-        if d.size < 2:
+        d = step_errors[i, best_panel] - step_errors[i, int(own[0])]  # the panel's best against the own best
+        if np.isfinite(d).sum() < 2:
             continue
-        spread = float(np.std(d, ddof=1)) / np.sqrt(d.size)
-        out[i] = float(np.mean(d)) >= -z * spread
+        out[i] = not told_apart(d, z)
     return out
 
 
