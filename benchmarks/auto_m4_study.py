@@ -5,6 +5,7 @@
     python benchmarks/auto_m4_study.py --summary --frequency Weekly
     nohup nice python benchmarks/auto_m4_study.py --frequency Weekly --models RSA,Transformer --set input_size=52 &
     python benchmarks/auto_m4_study.py --summary --frequency Weekly --use "RSA[input_size=52]"
+    nohup nice python benchmarks/auto_m4_study.py --frequency Weekly --models RSA,Transformer,DLinear --dated &
 
 The M3 study (``auto_m3_study.py``) fits the statistical candidates only; here every candidate of
 AutoForecaster's default set (``tsrsa.forecasters.auto_candidates.default_candidates``: seasonal naive, ETS,
@@ -93,9 +94,21 @@ def labelled(name: str, params: dict) -> str:
     return name + ("[" + ",".join(f"{k}={json.dumps(v)}" for k, v in sorted(params.items())) + "]" if params else "")
 
 
-def run(frequency: str, models, seed: int, output: Path, data_dir=None, params: dict | None = None) -> None:
+#: ``--dated``: each series' integer steps as dates of the frequency from this origin (M4 gives none)
+DATED = {"Weekly": ("1990-01-07", "7D"), "Hourly": ("2000-01-01", "1h")}
+
+
+def dated(frame: pd.DataFrame, frequency: str) -> pd.DataFrame:
+    """``frame`` with its integer ``ds`` as dates (:data:`DATED`): what a user whose data have dates fits."""
+    origin, step = DATED[frequency]
+    return frame.assign(ds=pd.Timestamp(origin) + frame["ds"].to_numpy() * pd.Timedelta(step))
+
+
+def run(frequency: str, models, seed: int, output: Path, data_dir=None, params: dict | None = None,
+        with_dates: bool = False) -> None:
     """The three fits of every candidate of ``models`` on the panel (with ``params`` set on each, its rows
-    named by :func:`labelled`); rows appended per candidate."""
+    named by :func:`labelled`; ``with_dates``: the frames dated, the frequency inferred, rows named
+    ``RSA[dated=true]``); rows appended per candidate."""
     import torch
 
     import tsrsa
@@ -107,7 +120,10 @@ def run(frequency: str, models, seed: int, output: Path, data_dir=None, params: 
     h, m = val.frequency.h, val.frequency.m
     built = candidates(h, m, seed)
     val_frame, test_frame = val.frame(), test.frame()  # built once, read by every candidate
-    params = params or {}
+    params, label = params or {}, dict(params or {})
+    if with_dates:
+        val_frame, test_frame = dated(val_frame, frequency), dated(test_frame, frequency)
+        params, label = {**params, "freq": None}, {**label, "dated": True}
     for name in models:
         model, error = built[name].set_params(**params) if params else built[name], ""
         inner = later = future = {}
@@ -130,13 +146,13 @@ def run(frequency: str, models, seed: int, output: Path, data_dir=None, params: 
             error = (error + " | " if error else "") + f"refit: {type(err).__name__}: {err}"[:300]
         stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         rows = [{"date": stamp, "tsrsa_version": tsrsa.__version__, "frequency": frequency, "seed": seed,
-                 "model": labelled(name, params), "unique_id": sid, "inner_forecast": json.dumps(inner.get(sid)) if inner.get(sid) else "",
+                 "model": labelled(name, label), "unique_id": sid, "inner_forecast": json.dumps(inner.get(sid)) if inner.get(sid) else "",
                  "later_forecast": json.dumps(later.get(sid)) if later.get(sid) else "",
                  "test_forecast": json.dumps(future.get(sid)) if future.get(sid) else "",
                  "validation_seconds": round(validation_seconds, 2), "refit_seconds": round(refit_seconds, 2),
                  "error": error} for sid in val.ids]
         append_rows(output, rows, COLUMNS)
-        print(f"{frequency} {labelled(name, params)}: validation {validation_seconds:.1f} s, refit {refit_seconds:.1f} s {error}",
+        print(f"{frequency} {labelled(name, label)}: validation {validation_seconds:.1f} s, refit {refit_seconds:.1f} s {error}",
               flush=True)
 
 
@@ -227,6 +243,8 @@ def main(argv=None) -> None:
     parser.add_argument("--data-dir", help="the folder holding m4/ (default: TSRSA_DATA_DIR, else ../shared/datasets)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=JSON",
                         help="a parameter set on every candidate of this run (its rows are named RSA[KEY=VALUE])")
+    parser.add_argument("--dated", action="store_true",
+                        help="the series' steps as dates (weekly, hourly): the frequency's season is known")
     parser.add_argument("--summary", action="store_true")
     parser.add_argument("--use", action="append", default=[], metavar="LABEL",
                         help="--summary with a labelled candidate (RSA[input_size=52]) in place of its default")
@@ -241,7 +259,7 @@ def main(argv=None) -> None:
     if set(models) - set(NAMES):
         parser.error(f"unknown models {sorted(set(models) - set(NAMES))}; choose from {', '.join(NAMES)}")
     params = {key: json.loads(value) for key, _, value in (p.partition("=") for p in args.set)}
-    run(args.frequency, models, args.seed, args.output, args.data_dir, params)
+    run(args.frequency, models, args.seed, args.output, args.data_dir, params, args.dated)
 
 
 if __name__ == "__main__":

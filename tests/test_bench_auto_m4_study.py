@@ -72,3 +72,17 @@ def test_a_rule_applied_offline_scores_as_autoforecaster_fitted_at_it(tmp_path):
         study.rule_scores("Weekly", 0, output, tmp_path, use=["Theta[theta=3]"])
     with pytest.raises(SystemExit):
         study.main([*args, "--models", "Prophet"])
+
+
+def test_dated_frames_keep_each_series_steps_as_weekly_dates_that_read_a_season(tmp_path):
+    write_weekly(tmp_path / "m4")
+    frame = load_split("Weekly", "validation", tmp_path).frame()
+    out = study.dated(frame, "Weekly")
+    assert frame["ds"].dtype.kind == "i" and len(out) == len(frame)  # the given frame is left as it was
+    assert (out.groupby("unique_id")["ds"].diff().dropna() == pd.Timedelta("7D")).all()
+    assert (out["ds"] == pd.Timestamp("1990-01-07") + frame["ds"] * pd.Timedelta("7D")).all()
+    assert study.labelled("RSA", {"dated": True}) == "RSA[dated=true]"
+    model = tsrsa.DLinearForecaster(h=13, max_epochs=1, random_state=0)
+    longest = out["unique_id"] == "W4"  # 93 weeks: room for a year's look-back and four windows
+    assert model.plan(out[longest]).input_size == 52 and model.plan(frame[longest]).input_size == 26
+    assert model.plan(out).input_size == 57 - 13 - 3  # the shortest (57 weeks) shortens the panel's look-back

@@ -115,6 +115,29 @@ def test_a_short_series_gets_a_shorter_look_back_saved_with_the_plan(tmp_path):
     assert tsrsa.DLinearForecaster(h=h, input_size=2 * h, **QUICK).plan(monthly(n=120)).reason("input_size") is None
 
 
+def weekly(n: int, dated: bool = True) -> pd.DataFrame:
+    t = np.arange(n)
+    ds = pd.date_range("2001-01-07", periods=n, freq="W") if dated else t
+    return pd.DataFrame({"unique_id": "w", "ds": ds, "y": 20 + 3 * np.sin(2 * np.pi * t / 52) + 0.01 * t})
+
+
+def test_the_default_look_back_holds_at_least_one_season():
+    rule = plan_module.default_input_size
+    assert rule(13, 1, 1000, 52) == (52, 7, "52: one season (52 steps, more than two horizons)")
+    assert rule(13, 1, 1000, 1) == (26, 7, "26: two horizons")
+    assert rule(48, 4, 1000, 24)[0] == 96  # a season shorter than two horizons changes nothing
+    assert rule(13, 1, 60, 52)[0] == 60 - 13 - (plan_module.MIN_TRAINING_WINDOWS - 1)  # the shortest series caps it
+    # as a user gets it: weekly dates read a season of 52 weeks; integer time has none
+    model = tsrsa.DLinearForecaster(h=4, **QUICK)
+    assert model.plan(weekly(300)).input_size == 52
+    assert model.fit(weekly(300)).input_size_ == 52 and "one season" in model.plan_.reason("input_size")
+    assert model.predict()["yhat"].notna().all()
+    assert model.plan_.data.season == 52 and model.get_params()["input_size"] is None
+    assert tsrsa.DLinearForecaster(h=4, **QUICK).fit(weekly(300, dated=False)).input_size_ == 8  # integer time
+    assert tsrsa.DLinearForecaster(h=4, input_size=8, **QUICK).fit(weekly(300)).input_size_ == 8  # as given
+    assert tsrsa.DLinearForecaster(h=3, **QUICK).fit(monthly(n=60)).input_size_ == 12
+
+
 def test_a_series_too_short_for_the_least_look_back_is_refused_naming_it():
     h = 6
     least = -(-h // 2)

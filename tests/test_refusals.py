@@ -208,10 +208,14 @@ def test_impossible_combinations_are_refused_at_fit(make, match):
 
 
 def test_defaults_stay_possible_for_a_short_horizon():
-    """h=1 at the defaults: the input covers one patch, DLinear's trend window the whole input."""
-    y = HISTORY[["unique_id", "ds", "y"]]
+    """h=1 at the defaults: the input covers one patch (one day of hourly data), DLinear's trend window the
+    whole input."""
+    hourly = HISTORY[["unique_id", "ds", "y"]]
+    y = hourly.assign(ds=hourly.groupby("unique_id").cumcount())  # integer time: no season
     transformer = TransformerForecaster(h=1, d_model=8, n_heads=2, max_epochs=1, random_state=0).fit(y)
     assert transformer.resolved_input_size == transformer.patch_len == 4
+    day = TransformerForecaster(h=1, d_model=8, n_heads=2, max_epochs=1, random_state=0).fit(hourly)
+    assert day.resolved_input_size == 24 and day.predict()["yhat"].notna().all()
     dlinear = DLinearForecaster(h=4, max_epochs=1, random_state=0).fit(y)
     assert dlinear.network_.config.kernel_size == 8  # the paper's 25 shortened to the input
     assert DLinearForecaster(h=20, max_epochs=1)._kernel_size() == 25

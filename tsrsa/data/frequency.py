@@ -235,6 +235,15 @@ class Frequency:
         return []
 
 
+def season_steps(freq: Frequency | None, season_length: int | None = None) -> int:
+    """The season in steps: ``season_length`` when given, else the frequency's first natural period (24
+    hourly, 7 daily, 52 weekly, 12 monthly, 4 quarterly, ...), else 1 (integer time, yearly data)."""
+    if season_length is not None:
+        return int(season_length)
+    periods = freq.natural_periods() if freq is not None and freq.is_datetime else []
+    return int(periods[0]) if periods else 1
+
+
 def _in_units(delta: pd.Timedelta, unit: str) -> int:
     """``delta`` as an integer count of ``unit`` ("s", "ms", "us", "ns")."""
     return int(delta // pd.Timedelta(1, unit=unit))

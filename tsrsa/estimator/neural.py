@@ -33,6 +33,7 @@ import torch
 
 from tsrsa.data.covariate_encoding import CovariateEncoder
 from tsrsa.data.cycles import fitted_cycle, with_cycle
+from tsrsa.data.frequency import season_steps
 from tsrsa.data.native import frame_kind
 from tsrsa.data.scalers import check_scaled, series_statistics
 from tsrsa.data.windows import ConsecutiveWindows, WindowSource
@@ -203,12 +204,12 @@ class NeuralForecaster(BaseForecaster):
         patch = getattr(self, "patch_len", 1)
         return patch if isinstance(patch, numbers.Integral) else 1
 
-    def input_size_for(self, shortest: int) -> int:
-        """The look-back of a fit whose shortest training part has ``shortest`` steps (with "auto", the default
-        rule's: the choice among look-backs is the fit's)."""
+    def input_size_for(self, shortest: int, freq) -> int:
+        """The look-back of a fit whose shortest training part has ``shortest`` steps, of data at ``freq`` (with
+        "auto", the default rule's: the choice among look-backs is the fit's)."""
         if self.input_size is not None and not is_auto(self.input_size):
             return int(self.input_size)
-        return default_input_size(int(self.h), self.patch_steps(), shortest)[0]
+        return default_input_size(int(self.h), self.patch_steps(), shortest, season_steps(freq))[0]
 
     def check_params(self) -> None:
         super().check_params()
@@ -305,10 +306,10 @@ class NeuralForecaster(BaseForecaster):
                 raise ValueError('input_size="auto" compares look-backs on the whole panel; a fit from Parquet '
                                  'shards holds one share per process: give input_size a number of steps')
             self.input_size_, lookback = choose_lookback(self, panel, fit_lengths)
-        elif panel.share is not None:  # one rank's share: every rank takes the same look-back, two horizons
-            self.input_size_ = self.input_size_for(2 ** 62)
+        elif panel.share is not None:  # one rank's share: every rank takes the same look-back (no shortening)
+            self.input_size_ = self.input_size_for(2 ** 62, panel.freq)
         else:  # what the windows read
-            self.input_size_ = self.input_size_for(int(fit_lengths.min()))
+            self.input_size_ = self.input_size_for(int(fit_lengths.min()), panel.freq)
         loc, scale = series_statistics(panel.values, panel.offsets, fit_lengths, self.scaler)
         if fitted_from is not None:
             loc, scale = kept_statistics(fitted_from, panel, loc, scale)

@@ -10,8 +10,9 @@ before a fit and estimates its time; a trainer's ``verbose=1`` prints it.
 Every rule lives here (:data:`RULES` lists them with their reasons; docs/fit_plan.md is generated
 from that list and a test holds the two together):
 
-- ``input_size=None``: two horizons, shortened on short series so that the shortest keeps
-  ``MIN_TRAINING_WINDOWS`` training windows (at least half a horizon and one patch);
+- ``input_size=None``: two horizons and at least one season (the frequency's first natural period),
+  shortened on short series so that the shortest keeps ``MIN_TRAINING_WINDOWS`` training windows (at least
+  half a horizon and one patch);
 - the budget (``max_epochs``, the trainer's ``batches_per_epoch`` and ``early_stopping_patience``): the step
   arithmetic of :mod:`tsrsa.training.budget`, about ``TARGET_STEPS`` optimiser steps;
 - ``ensemble_size="auto"``: one network (three members cost three fits for 1-3 % on a handful of
@@ -33,6 +34,7 @@ import dataclasses
 import numbers
 from dataclasses import dataclass
 
+from tsrsa.data.frequency import season_steps
 from tsrsa.training import budget as step_budget
 
 AUTO = "auto"
@@ -72,11 +74,10 @@ class DataSummary:
 
     @classmethod
     def of(cls, panel, fit_lengths, train_windows: int, val_windows: int, covariates: bool) -> "DataSummary":
-        periods = panel.freq.natural_periods() if panel.freq.is_datetime else []
         return cls(series=len(fit_lengths), shortest=int(min(fit_lengths)), longest=int(max(fit_lengths)),
                    train_windows=int(train_windows), val_windows=int(val_windows),
                    freq=panel.freq.alias if panel.freq.is_datetime else str(panel.freq.step),
-                   season=int(periods[0]) if periods else 1, covariates=bool(covariates))
+                   season=season_steps(panel.freq), covariates=bool(covariates))
 
 
 @dataclass(frozen=True)
@@ -171,9 +172,10 @@ class FitPlan:
 #: renders this table
 RULES = (
     ("input_size", "None",
-     f"two horizons (at least one patch); where the shortest series' training part cannot hold that, a horizon "
-     f"and {MIN_TRAINING_WINDOWS} training windows, the longest look-back that can, down to half a horizon: a "
-     f"short series is fitted rather than refused"),
+     f"two horizons, and at least one season (the frequency's first natural period: 52 weekly, 24 hourly, 12 "
+     f"monthly; none for integer time) and one patch; where the shortest series' training part cannot hold that, "
+     f"a horizon and {MIN_TRAINING_WINDOWS} training windows, the longest look-back that can, down to half a "
+     f"horizon: a short series is fitted rather than refused"),
     ("max_epochs", '"auto"',
      f"about {step_budget.TARGET_STEPS} optimiser steps, in {step_budget.MIN_EPOCHS} to {step_budget.MAX_EPOCHS} "
      f"epochs: a fixed number of epochs is a different amount of training on every data set"),
@@ -205,21 +207,26 @@ RULES = (
 )
 
 
-def default_input_size(h: int, patch: int, shortest: int) -> tuple[int, int, str]:
-    """``input_size=None`` for series whose shortest training part has ``shortest`` steps: (the look-back,
-    the least look-back the rule takes, its reason). Two horizons (at least one patch) where the shortest
-    part holds them, a horizon and ``MIN_TRAINING_WINDOWS`` windows; else the longest look-back that leaves
-    it those windows, down to max(half a horizon, one patch); below that two horizons, which the length
-    check then refuses."""
-    full = max(2 * h, patch)
+def default_input_size(h: int, patch: int, shortest: int, season: int = 1) -> tuple[int, int, str]:
+    """``input_size=None`` for series whose shortest training part has ``shortest`` steps and whose season is
+    ``season`` steps: (the look-back, the least look-back the rule takes, its reason). Two horizons, and at
+    least one season and one patch, where the shortest part holds them, a horizon and
+    ``MIN_TRAINING_WINDOWS`` windows; else the longest look-back that leaves it those windows, down to
+    max(half a horizon, one patch); below that two horizons, which the length check then refuses.
+
+    The season: a network that sees each forecast step's value one season earlier can learn the seasonal
+    naive forecast and what corrects it; two horizons of weekly data forecast 13 weeks ahead hold half a
+    year (benchmarks/RESULTS.md, "AutoForecaster on M4")."""
+    full = max(2 * h, patch, season)
     least = max(-(-h // 2), patch)
+    rule = "two horizons" if full == max(2 * h, patch) else f"one season ({season} steps, more than two horizons)"
     room = shortest - h - (MIN_TRAINING_WINDOWS - 1)
     if room >= full:
-        return full, least, f"{full}: two horizons"
+        return full, least, f"{full}: {rule}"
     if room >= least:
-        return room, least, (f"{room}: two horizons ({full}) would leave the shortest series ({shortest} training "
+        return room, least, (f"{room}: {rule} ({full}) would leave the shortest series ({shortest} training "
                              f"steps) fewer than {MIN_TRAINING_WINDOWS} training windows")
-    return full, least, f"{full}: two horizons"
+    return full, least, f"{full}: {rule}"
 
 
 def short_fit(estimator, summary: DataSummary) -> bool:
@@ -241,7 +248,8 @@ def resolve_plan(estimator, summary: DataSummary, *, placement, carried: bool = 
 
     input_size = estimator.resolved_input_size
     if estimator.input_size is None and fitted_from is None:
-        why("input_size", default_input_size(int(estimator.h), estimator.patch_steps(), summary.shortest)[2])
+        why("input_size", default_input_size(int(estimator.h), estimator.patch_steps(), summary.shortest,
+                                             summary.season)[2])
     has_val = summary.val_windows > 0
     trainer = estimator.resolved_trainer
     budget = step_budget.resolve_budget(

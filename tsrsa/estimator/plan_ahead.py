@@ -26,7 +26,7 @@ def plan_ahead(model, df) -> FitPlan:
     check_min_length(panel, need, why)
     fit_lengths = panel.lengths - int(model.val_size)
     model = model.clone()  # the look-back this fit would take, not a fitted one's
-    model.input_size_ = model.input_size_for(int(fit_lengths.min()))
+    model.input_size_ = model.input_size_for(int(fit_lengths.min()), panel.freq)
     state = model.state_type()
     train = state.training_windows(model, panel.values, panel.offsets, fit_lengths)
     val = state.validation_windows(model, panel.values, panel.offsets, fit_lengths) if model.val_size else None

@@ -25,6 +25,7 @@ import os
 import numpy as np
 import pandas as pd
 
+from tsrsa.data.frequency import season_steps
 from tsrsa.data.validation import format_id
 from tsrsa.estimator.base import BaseForecaster
 from tsrsa.estimator.params import check_int
@@ -120,10 +121,7 @@ class StatisticalForecaster(BaseForecaster):
     def resolved_season(self, freq) -> int:
         """The season in steps: ``season_length``, else the first natural period of the frequency (24
         hourly, 7 daily, 12 monthly, 4 quarterly, ...), else 1 (integer time, yearly data)."""
-        if self.season_length is not None:
-            return int(self.season_length)
-        periods = freq.natural_periods() if freq.is_datetime else []
-        return int(periods[0]) if periods else 1
+        return season_steps(freq, self.season_length)
 
     def required_length(self, panel) -> tuple[int, str]:
         return self.minimum_length(self.resolved_season(panel.freq))

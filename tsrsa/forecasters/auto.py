@@ -8,6 +8,7 @@ import pandas as pd
 
 from tsrsa.data.frames import FrameSpec, forecast_frame
 from tsrsa.data.native import as_kind, frame_kind, to_pandas
+from tsrsa.data.frequency import season_steps
 from tsrsa.data.validation import build_panel, check_continuation, requested_horizon
 from tsrsa.estimator.choice_record import ChoiceRecord, candidate_specs
 from tsrsa.estimator.conformal import ConformalCalibration, check_enough, check_levels
@@ -269,10 +270,7 @@ class AutoForecaster(Estimator):
 
     def season_of(self, freq) -> int:
         """The season in steps: ``season_length``, else the frequency's first natural period, else 1."""
-        if self.season_length is not None:
-            return int(self.season_length)
-        periods = freq.natural_periods() if freq.is_datetime else []
-        return int(periods[0]) if periods else 1
+        return season_steps(freq, self.season_length)
 
     def check_is_fitted(self) -> None:
         """NotFittedError unless ``fit`` (or ``tsrsa.load``) has run."""

@@ -26,7 +26,9 @@ class DLinearForecaster(NeuralForecaster):
     h : int
         Forecast horizon (steps).
     input_size : int, optional
-        Look-back window in steps; None uses ``2 * h``.
+        Look-back window in steps. None: two horizons, at least one season (the frequency's natural
+        period: 52 weekly, 12 monthly) and one patch, shortened on short series (docs/fit_plan.md);
+        "auto": chosen among 96-720 steps on the validation windows (``tsrsa.estimator.lookback``).
     kernel_size : int, optional
         Moving-average window of the trend, in steps, at most ``input_size``; the window's ends are
         padded by repeating its first and last values. None: the paper's 25 steps, or the whole input
