@@ -114,6 +114,7 @@ def run(frequency: str, models, seed: int, output: Path, data_dir=None, params: 
     import tsrsa
     from tsrsa.benchmarking.m4 import load_split
     from tsrsa.benchmarking.results import append_rows
+    from tsrsa.forecasters.auto_candidates import held_look_back
 
     torch.set_num_threads(1)
     val, test = load_split(frequency, "validation", data_dir), load_split(frequency, "test", data_dir)
@@ -126,6 +127,7 @@ def run(frequency: str, models, seed: int, output: Path, data_dir=None, params: 
         params, label = {**params, "freq": None}, {**label, "dated": True}
     for name in models:
         model, error = built[name].set_params(**params) if params else built[name], ""
+        model = held_look_back(model, model.to_panel(val_frame), 2 * h)  # as AutoForecaster's fit sets it
         inner = later = future = {}
         valid, able = long_enough(model, val, val_frame, 2 * h)  # the series AutoForecaster validates it on, and refits
         began = time.perf_counter()

@@ -34,16 +34,16 @@ from tsrsa.benchmarking.compat import accepted_names
 from tsrsa.benchmarking.folders import data_folder
 from tsrsa.benchmarking.results import machine_description
 from tsrsa.benchmarking.short_series import (
-    ANCHORS, FORECASTERS, LENGTHS, Cell, make_cell, reached_lengths, run_anchor, run_forecaster,
+    ANCHORS, FORECASTERS, LENGTHS, Cell, make_cell, reached_lengths, run_anchor, run_auto, run_forecaster,
 )
 from tsrsa.benchmarking.simulated import PROCESSES
 
 HERE = Path(__file__).resolve().parent
 
 NEURAL = {name: FORECASTERS[name] for name in ("RSA", "Transformer", "LSTM", "DLinear")}
-MODELS = (*NEURAL, "SeasonalNaive", *ANCHORS)
+MODELS = (*NEURAL, "SeasonalNaive", *ANCHORS, "Auto")
 MODEL_NAMES = {**FORECASTERS, "ETS": "ETS", "ARIMA": "ARIMA", "TrueModel": "true model",
-               "TrueParams": "true parameters"}
+               "TrueParams": "true parameters", "Auto": "AutoForecaster"}
 COLUMNS = ("date", "dataset", "train_length", "horizon", "input_size", "val_size", "model", "label", "seed",
            "params", "val_mse", "test_mse", "test_mae", "test_windows", "train_seconds", "best_epoch", "machine")
 
@@ -177,15 +177,16 @@ def main(argv=None) -> None:
                 except ValueError as exc:  # a length too short for the horizon
                     fail(f"{dataset}: {exc}")
                 for name in models:
-                    statistical = name not in NEURAL and name != "SeasonalNaive"
+                    statistical = name not in NEURAL and name not in ("SeasonalNaive", "Auto")
                     if name.startswith("True") and not cell.simulated:
                         continue
                     row_seed = 0 if (statistical or name == "SeasonalNaive") and not cell.simulated else seed
-                    row_label = label if not statistical else "default"
+                    row_label = label if not (statistical or name == "Auto") else "default"
                     key = (dataset, str(n), MODEL_NAMES[name], row_label, str(row_seed))
                     if key in ran or (key in done and not args.force):
                         continue
-                    result = run_anchor(name, cell) if statistical else run_forecaster(name, cell, seed, params)
+                    result = (run_anchor(name, cell) if statistical else run_auto(cell, seed) if name == "Auto"
+                              else run_forecaster(name, cell, seed, params))
                     row = make_row(cell, name, row_label, row_seed, result, machine)
                     append_row(results, row)
                     ran.add(key)

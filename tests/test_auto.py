@@ -419,3 +419,36 @@ def test_plot_draws_each_series_history_and_its_forecast_with_intervals():
                                auto.predict(df=newer).query("unique_id == 's1'")["yhat"].to_numpy())
     with pytest.raises(ValueError, match="not among"):
         auto.plot(ids=["nowhere"])
+
+
+def test_one_short_series_leaves_a_network_to_the_others_instead_of_shortening_its_look_back(tmp_path):
+    rng = np.random.default_rng(5)
+
+    def weekly(lengths):
+        parts = []
+        for k, n in enumerate(lengths):
+            t = np.arange(n)
+            parts.append(pd.DataFrame({"unique_id": f"w{k}", "ds": pd.date_range("2001-01-07", periods=n, freq="W"),
+                                       "y": 30 + 4 * np.sin(2 * np.pi * t / 52) + rng.normal(0, 0.3, n)}))
+        return pd.concat(parts, ignore_index=True)
+
+    def auto():
+        return AutoForecaster(h=4, combine=None, random_state=0, models=[
+            ("net", DLinearForecaster(h=4, max_epochs=1)), ("naive", SeasonalNaiveForecaster(h=4, season_length=1))])
+
+    mixed = weekly([150, 150, 150, 40])  # the year's look-back holds on three of four series
+    alone = DLinearForecaster(h=4, max_epochs=1, random_state=0).fit(mixed)
+    assert alone.input_size_ == 40 - 4 - 3  # alone, the short series shortens the look-back for all
+    given = mixed.copy()
+    fitted = auto().fit(mixed)
+    pd.testing.assert_frame_equal(mixed, given)
+    assert fitted.models_["net"].input_size_ == 52  # the default rule's whole look-back: two horizons, a year
+    choice = fitted.choice_.set_index("unique_id")
+    assert np.isnan(choice.loc["w3", "net"]) and choice.loc["w3", "kept"] == "naive"
+    assert np.isfinite(choice.loc[["w0", "w1", "w2"], "net"]).all()
+    assert "input_size=52" in fitted.failures_.query("unique_id == 'w3'")["error"].iloc[0]
+    assert fitted.predict()["yhat"].notna().all() and len(fitted.predict()) == 4 * 4
+    fitted.save(tmp_path / "a")
+    pd.testing.assert_frame_equal(tsrsa.load(tmp_path / "a").predict(), fitted.predict())
+    mostly_short = auto().fit(weekly([150, 40, 40]))  # most series cannot hold it: the rule shortens as alone
+    assert mostly_short.models_["net"].input_size_ == 40 - 4 - 3 and mostly_short.models_["net"].input_size is None

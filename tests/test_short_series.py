@@ -308,3 +308,21 @@ def test_a_run_at_what_auto_gives_a_short_fit_is_todays_default():
     assert "`gate_init=-2" not in text
     drawn = short_series_tables.plotted_rows(pd.concat([rows, now], ignore_index=True))
     assert set(drawn[drawn["model"] == "RSAForecaster"]["test_mse"]) == {0.2}  # the plot draws today's too
+
+
+@pytest.mark.slow  # AutoForecaster's seven default candidates, chosen twice, and its test windows (~1-2 min)
+def test_autoforecaster_forecasts_each_test_window_from_the_choice_made_on_the_training_part():
+    import tsrsa
+    from tsrsa.benchmarking.short_series import run_auto
+
+    cell = make_cell("seasonal_ar", 200, 0, None)
+    result = run_auto(cell, seed=0)
+    origins, s = cell.origins("test"), cell.split
+    assert result["yhat"].shape == (len(origins), s.h) and np.isfinite(result["yhat"]).all()
+    assert result["test"] == score_windows(result["yhat"], cell.z, origins)
+    assert result["val_mse"] is None and result["params"]["random_state"] == 0
+    frame = pd.DataFrame({"unique_id": cell.dataset, "ds": cell.index[: cell.n], "y": cell.z[: cell.n]})
+    auto = tsrsa.AutoForecaster(h=s.h, season_length=s.season or 1, random_state=0).fit(frame)
+    # the first window starts after the training part: the forecast of the choice made on it alone
+    np.testing.assert_allclose(result["yhat"][0], auto.predict()["yhat"].to_numpy(), rtol=1e-5, atol=1e-6)
+    assert not np.allclose(result["yhat"][1], result["yhat"][0])  # later windows read the newer values

@@ -200,6 +200,29 @@ def run_forecaster(name: str, cell: Cell, seed: int, params: dict) -> dict:
             "val_size": explicit.get("val_size", "")}
 
 
+def run_auto(cell: Cell, seed: int) -> dict:
+    """AutoForecaster at its defaults (the cell's season, ``random_state=seed``) chosen and fitted on the cell's
+    n scaled training steps, then forecasting every test window from the history up to its origin (its
+    ``cross_validate(refit=False)``: the choice and the fitted candidates kept, each one's state run over the
+    newer values, as the forecasters' windows are). Returns :func:`run_forecaster`'s keys; ``val_mse`` None (it
+    validates inside the training part), ``seconds`` the choice, the fits and the test windows together,
+    ``params`` its arguments; and ``yhat``, the (windows, h) forecasts scored."""
+    from tsrsa.forecasters.auto import AutoForecaster
+
+    s, z = cell.split, cell.z
+    origins = cell.origins("test")
+    model = AutoForecaster(h=s.h, season_length=s.season or 1, random_state=int(seed))
+    frame = pd.DataFrame({"unique_id": cell.dataset, "ds": cell.index, "y": z})
+    began = time.perf_counter()
+    cv = model.cross_validate(frame, n_windows=len(origins), step_size=1, refit=False)
+    seconds = time.perf_counter() - began
+    cv = cv.sort_values(["cutoff", model.time_col])
+    yhat = cv["yhat"].to_numpy(dtype=np.float64).reshape(len(origins), s.h)
+    params = {k: v for k, v in model.get_params().items() if v is not None}
+    return {"params": params, "val_mse": None, "test": score_windows(yhat, z, origins),
+            "seconds": seconds, "best_epoch": None, "input_size": "", "val_size": "", "yhat": yhat}
+
+
 def run_anchor(name: str, cell: Cell) -> dict:
     """Fit a statistical anchor (one of :data:`ANCHORS`) and score it on the test windows.
 

@@ -19,7 +19,7 @@ from tsrsa.estimator.model_choice import (
 from tsrsa.estimator.model_set import check_shared, named_models, panel_frame, rows_of
 from tsrsa.estimator.params import check_choice, check_float, check_int, check_str
 from tsrsa.estimator.protocol import Estimator, store_init_args
-from tsrsa.forecasters.auto_candidates import default_candidates, rebuilt_candidates
+from tsrsa.forecasters.auto_candidates import default_candidates, held_look_back, rebuilt_candidates
 
 
 class AutoForecaster(Estimator):
@@ -41,7 +41,10 @@ class AutoForecaster(Estimator):
     ``choice_``). What is kept is then refitted once on the whole frame: a network (global) on every series
     long enough for it, a statistical model on the series that keep it. Cost: every candidate fitted once
     without the block, then the kept ones once more, so at most about twice the sum of the candidates' fits
-    (the networks dominate; pass fewer or cheaper candidates to spend less).
+    (the networks dominate; pass fewer or cheaper candidates to spend less). A network at its default look-back
+    (``input_size=None``) keeps the rule's whole look-back, two horizons and a season, where more than half of
+    the series hold it with the validation block; the shorter series are left to the other candidates
+    instead of shortening it for all (:func:`tsrsa.forecasters.auto_candidates.held_look_back`).
 
     A candidate that fails on a series (too short for it, a fit that raises, a non-finite forecast) is
     skipped there and recorded (``failures_``), and the series keeps the next best; a series that no
@@ -168,11 +171,11 @@ class AutoForecaster(Estimator):
         kind, df = frame_kind(df), to_pandas(df)  # polars or pyarrow: read as pandas, answered in kind
         panel = build_panel(df, self.frame_spec, freq=self.freq, fill=self.fill)
         frame = panel_frame(panel, self.frame_spec)
-        named = self.candidate_models()
-        names = [name for name, _ in named]
         h, W = int(self.h), int(self.n_windows)
         step = int(self.step_size or h)
         block = h + (W - 1) * step
+        named = [(name, held_look_back(model, panel, block)) for name, model in self.candidate_models()]
+        names = [name for name, _ in named]
         ends = np.maximum(panel.lengths - block, 1)  # (S,) values before the validation block
         m = self.season_of(panel.freq)
         scale = naive_scale(panel, ends, m)

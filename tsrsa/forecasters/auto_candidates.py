@@ -26,6 +26,29 @@ def default_candidates(auto, columns: dict) -> list[tuple[str, object]]:
     return out
 
 
+def held_look_back(model, panel, block: int):
+    """``model``, or a copy at its default rule's whole look-back where that is what one short series takes away.
+
+    A network left to the default look-back (``input_size=None``) shortens it for the whole panel so that its
+    shortest series keeps a few training windows (:func:`tsrsa.estimator.plan.default_input_size`): alone, a
+    short series is fitted rather than refused. Among candidates it need not be: where more than half of the
+    series hold the whole look-back (two horizons and a season), a training window and the validation
+    ``block``, the network is validated and refitted at that look-back (``input_size`` set) and the series too
+    short for it are left to the other candidates; elsewhere ``model`` itself."""
+    from tsrsa.data.frequency import season_steps
+    from tsrsa.estimator.neural import NeuralForecaster
+    from tsrsa.estimator.plan import default_input_size
+
+    if not isinstance(model, NeuralForecaster) or model.input_size is not None:
+        return model
+    h = int(model.h)
+    full = default_input_size(h, model.patch_steps(), 2 ** 62, season_steps(panel.freq))[0]
+    holds = panel.lengths >= full + h + int(model.val_size) + block  # input_size=full's required_length
+    if holds.all() or 2 * int(holds.sum()) <= len(holds):
+        return model
+    return model.clone().set_params(input_size=full)
+
+
 def rebuilt_candidates(specs: list) -> list[tuple[str, object]]:
     """The candidates ``candidate_specs`` wrote, each built from tsrsa's own classes only (a whitelist)."""
     from tsrsa.forecasters.registry import FORECASTERS
