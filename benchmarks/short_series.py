@@ -28,7 +28,7 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 import tsrsa
-from short_series_tables import KEY, write_outputs
+from short_series_tables import KEY, auto_table, write_outputs
 from tsrsa.benchmarking.classic import CLASSIC
 from tsrsa.benchmarking.compat import accepted_names
 from tsrsa.benchmarking.folders import data_folder
@@ -142,8 +142,12 @@ def main(argv=None) -> None:
     parser.add_argument("--plot", default=str(HERE / "results" / "short_series.png"))
     parser.add_argument("--force", action="store_true", help="run cells that already have a row")
     parser.add_argument("--tables-only", action="store_true", help="only re-render RESULTS.md and the plot")
+    parser.add_argument("--auto-table", action="store_true", help="print AutoForecaster's table of the classic cells")
     args = parser.parse_args(argv)
     results = Path(args.results)
+    if args.auto_table:
+        print(auto_table(read_rows(results)))
+        return
     if args.tables_only:
         write_outputs(read_rows(results), Path(args.results_md), Path(args.plot))
         return

@@ -163,6 +163,30 @@ def _summary(cells) -> str:
             f"or below. Anchor: ETS or ARIMA, whichever has the lower test MSE.")
 
 
+def auto_table(df: pd.DataFrame) -> str:
+    """AutoForecaster at its defaults on the classic cells it ran: its test MSE beside RSA's (mean over seeds), the
+    best single model's and the better of ETS and ARIMA, as a markdown table with the ratios."""
+    rows = _latest(df[df["label"] == "default"])
+    rows = rows[rows["dataset"].isin(list(CLASSIC))]
+    mean = rows.groupby(["dataset", "train_length", "model"])["test_mse"].mean().unstack("model")
+    if "AutoForecaster" not in mean:
+        return ""
+    mean = mean[mean["AutoForecaster"].notna()]
+    singles = mean.drop(columns=["AutoForecaster"])
+    anchors = mean[[c for c in ("ETS", "ARIMA") if c in mean]].min(axis=1, skipna=True)
+    out = ["| series | n | AutoForecaster | RSA | best single (mean over seeds) | better of ETS, ARIMA | Auto / RSA | "
+           "Auto / anchor |", "|---|---|---|---|---|---|---|---|"]
+    for (dataset, n), row in mean.iterrows():
+        best = singles.loc[(dataset, n)].idxmin()
+        anchor = anchors.loc[(dataset, n)]
+        out.append(f"| {dataset} | {n} | {row['AutoForecaster']:.4f} | {row['RSAForecaster']:.4f} | "
+                   f"{best.removesuffix('Forecaster')} {singles.loc[(dataset, n), best]:.4f} | "
+                   + (f"{anchor:.4f} | " if np.isfinite(anchor) else "| ")
+                   + f"{row['AutoForecaster'] / row['RSAForecaster']:.2f} | "
+                   + (f"{row['AutoForecaster'] / anchor:.2f} |" if np.isfinite(anchor) else "|"))
+    return "\n".join(out)
+
+
 def parse_label(label: str) -> dict:
     """The options a row's label names ("a=1,b=x" -> {"a": "1", "b": "x"}; "default" -> {})."""
     if label == "default":

@@ -326,3 +326,19 @@ def test_autoforecaster_forecasts_each_test_window_from_the_choice_made_on_the_t
     # the first window starts after the training part: the forecast of the choice made on it alone
     np.testing.assert_allclose(result["yhat"][0], auto.predict()["yhat"].to_numpy(), rtol=1e-5, atol=1e-6)
     assert not np.allclose(result["yhat"][1], result["yhat"][0])  # later windows read the newer values
+
+
+def test_the_auto_table_sets_autoforecaster_against_rsa_the_best_single_model_and_the_anchor():
+    from short_series_tables import auto_table
+
+    def row(model, seed, mse, dataset="co2", n=200):
+        return {"dataset": dataset, "train_length": n, "model": model, "label": "default", "seed": seed,
+                "test_mse": mse}
+
+    rows = pd.DataFrame([row("AutoForecaster", 0, 0.5), row("RSAForecaster", 0, 0.4), row("RSAForecaster", 1, 0.6),
+                         row("LSTMForecaster", 0, 0.45), row("ETS", 0, 0.25), row("ARIMA", 0, 0.3),
+                         row("RSAForecaster", 0, 0.1, dataset="taxi")])  # no AutoForecaster there: no line
+    lines = auto_table(rows).splitlines()
+    assert len(lines) == 3
+    assert lines[2] == "| co2 | 200 | 0.5000 | 0.5000 | ETS 0.2500 | 0.2500 | 1.00 | 2.00 |"  # RSA: 0.4, 0.6
+    assert auto_table(rows[rows["model"] != "AutoForecaster"]) == ""
