@@ -73,12 +73,13 @@ def _rows(frame: pd.DataFrame, ids, h: int, windows: int) -> dict:
     return {sid: out.get(sid) for sid in ids}
 
 
-def long_enough(model, split, frame: pd.DataFrame, block: int) -> tuple[list, list]:
-    """The ids of ``split`` (whose long ``frame`` is given) long enough for ``model`` to be validated on (its ``required_length`` plus the
-    validation ``block``) and to be refitted on (its ``required_length``), as AutoForecaster decides them."""
+def long_enough(model, split, panel, block: int) -> tuple[list, list]:
+    """The ids of ``split`` (whose ``panel`` is given) long enough for ``model`` to be validated on (its
+    ``required_length`` plus the validation ``block``) and to be refitted on (its ``required_length``), as
+    AutoForecaster decides them."""
     probe = model.clone()
     probe.check_params()
-    need, _ = probe.required_length(probe.to_panel(frame))
+    need, _ = probe.required_length(panel)
     lengths = {sid: len(values) for sid, values in split.history.items()}
     return [s for s in split.ids if lengths[s] >= need + block], [s for s in split.ids if lengths[s] >= need]
 
@@ -127,9 +128,10 @@ def run(frequency: str, models, seed: int, output: Path, data_dir=None, params: 
         params, label = {**params, "freq": None}, {**label, "dated": True}
     for name in models:
         model, error = built[name].set_params(**params) if params else built[name], ""
-        model = held_look_back(model, model.to_panel(val_frame), 2 * h)  # as AutoForecaster's fit sets it
+        panel = model.to_panel(val_frame)
+        model = held_look_back(model, panel, 2 * h)  # as AutoForecaster's fit sets it
         inner = later = future = {}
-        valid, able = long_enough(model, val, val_frame, 2 * h)  # the series AutoForecaster validates it on, and refits
+        valid, able = long_enough(model, val, panel, 2 * h)  # the series AutoForecaster validates it on, and refits
         began = time.perf_counter()
         try:
             inner = _rows(model.clone().cross_validate(of(val_frame, valid), n_windows=2, step_size=h,

@@ -35,18 +35,13 @@ def held_look_back(model, panel, block: int):
     series hold the whole look-back (two horizons and a season), a training window and the validation
     ``block``, the network is validated and refitted at that look-back (``input_size`` set) and the series too
     short for it are left to the other candidates; elsewhere ``model`` itself."""
-    from tsrsa.data.frequency import season_steps
     from tsrsa.estimator.neural import NeuralForecaster
-    from tsrsa.estimator.plan import default_input_size
 
     if not isinstance(model, NeuralForecaster) or model.input_size is not None:
         return model
-    h = int(model.h)
-    full = default_input_size(h, model.patch_steps(), 2 ** 62, season_steps(panel.freq))[0]
-    holds = panel.lengths >= full + h + int(model.val_size) + block  # input_size=full's required_length
-    if holds.all() or 2 * int(holds.sum()) <= len(holds):
-        return model
-    return model.clone().set_params(input_size=full)
+    held = model.clone().set_params(input_size=model.input_size_for(2 ** 62, panel.freq))  # nothing shortened
+    holds = panel.lengths >= held.required_length(panel)[0] + block
+    return model if holds.all() or 2 * int(holds.sum()) <= len(holds) else held
 
 
 def rebuilt_candidates(specs: list) -> list[tuple[str, object]]:
