@@ -29,7 +29,8 @@ not depend on which series keep it; a statistical one's is per series). One row 
 with the three forecasts, the candidate's seconds for its validation and its refit (the whole panel's), and
 any refusal, appended as each candidate finishes. ``--summary`` prints each rule's sMAPE, MASE and OWA on the
 later block and the test, each candidate alone, and the rule's fit seconds (the validation of every
-candidate plus the refits of the kept ones) over the most expensive candidate's refit. ``--set KEY=JSON`` runs
+candidate plus the refits of the kept ones: a network's whole refit, a statistical candidate's in proportion
+to the series that keep it) over the most expensive candidate's refit. ``--set KEY=JSON`` runs
 candidates with a parameter changed (rows named ``RSA[input_size=52]``); ``--use`` puts such a candidate in
 place of the default of its name in the summary.
 """
@@ -48,6 +49,8 @@ import pandas as pd
 HERE = Path(__file__).resolve().parent
 OUTPUT = HERE / "results" / "auto_m4_study.csv"
 NAMES = ("SeasonalNaive", "ETS", "ARIMA", "Theta", "RSA", "Transformer", "DLinear")
+#: the candidates fitted per series: AutoForecaster refits them on the series that keep them only
+PER_SERIES = ("SeasonalNaive", "ETS", "ARIMA", "Theta")
 COLUMNS = ("date", "tsrsa_version", "frequency", "seed", "model", "unique_id", "inner_forecast", "later_forecast",
            "test_forecast", "validation_seconds", "refit_seconds", "error")
 
@@ -213,6 +216,7 @@ def rule_scores(frequency: str, seed: int, output: Path, data_dir=None, use=()) 
     inner_abs = np.abs(inner - y[:, None]) / scale[:, None, None, None]
     blocked = ~np.isfinite(later).all(axis=2)
     most = float(seconds[1].max())
+    per_series = np.array([name in PER_SERIES for name in present])
     out = []
 
     def line(name, weights):
@@ -221,7 +225,7 @@ def rule_scores(frequency: str, seed: int, output: Path, data_dir=None, use=()) 
             score = scores_with_owa(split, combined(weights, scored))
             row.update({f"{origin}_{k}": v for k, v in score.items()})
         used = weights > 0
-        cost = float(seconds[0].sum() + (seconds[1] * used.any(axis=0)).sum())
+        cost = float(seconds[0].sum() + (seconds[1] * np.where(per_series, used.mean(axis=0), used.any(axis=0))).sum())
         row.update({"kept": " ".join(f"{n}={s:.2f}" for n, s in zip(present, used.mean(axis=0)) if s > 0),
                     "seconds": cost, "cost_ratio": cost / most})
         return row

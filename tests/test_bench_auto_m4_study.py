@@ -55,6 +55,11 @@ def test_a_rule_applied_offline_scores_as_autoforecaster_fitted_at_it(tmp_path):
             want = scores_with_owa(split, forecast_matrix(frame, split.ids, 13))
             for metric in ("smape", "mase", "owa"):
                 assert table.loc[rule, f"{origin}_{metric}"] == pytest.approx(want[metric], rel=1e-6), (rule, origin)
+    rows = rows.drop_duplicates("model", keep="last").set_index("model")
+    kept = dict(part.split("=") for part in table.loc["noise2_gate2", "kept"].split())
+    charged = rows["validation_seconds"].sum() + sum(rows.loc[n, "refit_seconds"] * float(s) for n, s in kept.items())
+    rounding = 0.005 * rows["refit_seconds"].sum() + 0.01  # the shares are printed to two decimals
+    assert table.loc["noise2_gate2", "seconds"] == pytest.approx(charged, abs=rounding)  # statistical refits by share
     alone = table.loc["Theta"]
     want = scores_with_owa(test, forecast_matrix(models["Theta"].clone().fit(val.frame()).predict(
         df=test.frame()), test.ids, 13))

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 import tsrsa
+from tsrsa.data.frequency import Frequency, look_back_seasons
 from tsrsa.estimator import plan as plan_module
 from tsrsa.estimator.plan import FitPlan
 
@@ -138,6 +139,43 @@ def test_the_default_look_back_holds_at_least_one_season():
     assert tsrsa.DLinearForecaster(h=3, **QUICK).fit(monthly(n=60)).input_size_ == 12
 
 
+def hourly(n: int, ids=("a",)) -> pd.DataFrame:
+    t = np.arange(n)
+    return pd.concat([pd.DataFrame({"unique_id": uid, "ds": pd.date_range("2020-01-06", periods=n, freq="h"),
+                                    "y": 10 + k + np.sin(2 * np.pi * t / 24) + 0.5 * (t % 168 >= 120)})
+                      for k, uid in enumerate(ids)], ignore_index=True)
+
+
+def test_sub_daily_data_hold_the_week_where_the_shortest_series_has_a_window_per_step_of_it():
+    assert look_back_seasons(Frequency("h")) == (168, 24)
+    assert look_back_seasons(Frequency("2h")) == (84, 12) and look_back_seasons(Frequency("5h")) == (1,)
+    assert look_back_seasons(Frequency("30min")) == (48,) and look_back_seasons(Frequency("15min")) == (96,)
+    assert look_back_seasons(Frequency("D")) == (7,) and look_back_seasons(Frequency("W-SUN")) == (52,)
+    assert look_back_seasons(Frequency("s")) == (60,) and look_back_seasons(Frequency(None, 1)) == (1,)
+    rule = plan_module.default_input_size
+    assert rule(24, 1, 1000, (168, 24)) == (168, 12, "168: one season (168 steps, more than two horizons)")
+    needed = 168 + 24 - 1 + 168  # as many training windows (shortest - 168 - 24 + 1) as the look-back has steps
+    assert rule(24, 1, needed, (168, 24))[0] == 168
+    look_back, _, why = rule(24, 1, needed - 1, (168, 24))  # one short of it: two horizons and the day
+    assert look_back == 48 and why == (f"48: two horizons; not the longer season of 168 steps: it needs {needed} "
+                                       f"training steps in the shortest series, which has {needed - 1}")
+    assert rule(96, 1, 1000, (168, 24))[0] == 192  # two horizons already hold the week
+    assert rule(1, 4, 60, (168, 24))[0] == 24  # the day where the week leaves too few windows
+    assert rule(48, 1, 428, (336, 48))[0] == 96 and rule(48, 1, 900, (336, 48))[0] == 336  # any longer season
+    # as a user gets it: hourly dates plan and fit the week, a panel with a short series the day
+    model = tsrsa.DLinearForecaster(h=24, **QUICK)
+    assert model.plan(hourly(600)).input_size == 168
+    fitted = model.fit(hourly(600, ids=("a", "b")))
+    assert fitted.input_size_ == 168 and fitted.plan_.data.cycle == 168 and fitted.plan_.data.season == 24
+    assert "one season (168 steps" in fitted.plan_.reason("input_size") and "week 168" in fitted.plan_.describe()
+    assert fitted.get_params()["input_size"] is None and fitted.predict()["yhat"].notna().all()
+    short = pd.concat([hourly(600), hourly(300, ids=("b",))], ignore_index=True)
+    day = tsrsa.DLinearForecaster(h=24, **QUICK).fit(short)
+    assert day.input_size_ == 48 and "not the longer season of 168 steps" in day.plan_.reason("input_size")
+    integer = hourly(600).assign(ds=np.arange(600))
+    assert tsrsa.DLinearForecaster(h=24, **QUICK).fit(integer).input_size_ == 48  # no season on integer time
+
+
 def test_a_series_too_short_for_the_least_look_back_is_refused_naming_it():
     h = 6
     least = -(-h // 2)
@@ -145,6 +183,15 @@ def test_a_series_too_short_for_the_least_look_back_is_refused_naming_it():
         tsrsa.DLinearForecaster(h=h, **QUICK).fit(monthly(n=least + h + plan_module.MIN_TRAINING_WINDOWS - 2))
     with pytest.raises(ValueError, match=r"input_size=12 \+ h=6"):
         tsrsa.DLinearForecaster(h=h, input_size=12, **QUICK).fit(monthly(n=17))
+
+
+def test_a_plan_saved_before_the_week_reads_back_without_one():
+    fitted = tsrsa.DLinearForecaster(h=24, **QUICK).fit(hourly(600))
+    saved = fitted.plan_.to_json()
+    assert saved["data"]["cycle"] == 168 and FitPlan.from_json(saved) == fitted.plan_
+    del saved["data"]["cycle"]  # as 0.18.2 wrote it
+    older = FitPlan.from_json(saved)
+    assert older.data.cycle is None and "(season 24)" in older.describe() and "week" not in older.describe()
 
 
 def test_a_plan_saved_without_a_look_back_keeps_two_horizons():

@@ -244,6 +244,23 @@ def season_steps(freq: Frequency | None, season_length: int | None = None) -> in
     return int(periods[0]) if periods else 1
 
 
+def look_back_seasons(freq: Frequency | None) -> tuple[int, ...]:
+    """The seasons a network's default look-back may hold, in steps, longest first: the week and the day of data
+    spaced an hour or more and less than a day apart ((168, 24) hourly, (84, 12) two-hourly); else the season
+    alone (:func:`season_steps`: (48,) half-hourly, (52,) weekly, (12,) monthly, (7,) daily, (1,) integer time).
+
+    The day of hourly data is shorter than two horizons of most forecasts; the week (working days and the
+    weekend) is the cycle such data repeat beyond it. The week of finer data was not taken: on half-hourly
+    series it helped some networks and hurt others (benchmarks/RESULTS.md, "A network's look-back: the week")."""
+    season = season_steps(freq)
+    if freq is not None and freq.is_datetime:
+        delta = freq.fixed_delta()
+        periods = freq.natural_periods()
+        if delta is not None and pd.Timedelta(hours=1) <= delta < _DAY and len(periods) == 2:
+            return int(periods[1]), season
+    return (season,)
+
+
 def _in_units(delta: pd.Timedelta, unit: str) -> int:
     """``delta`` as an integer count of ``unit`` ("s", "ms", "us", "ns")."""
     return int(delta // pd.Timedelta(1, unit=unit))

@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-from tsrsa.data.frequency import season_steps
+from tsrsa.data.frequency import look_back_seasons
 from tsrsa.estimator.plan import MIN_TRAINING_WINDOWS, default_input_size
 from tsrsa.training import budget
 
@@ -57,7 +57,7 @@ def choose_lookback(model, panel, fit_lengths) -> tuple[int, str]:
     found = candidates(int(model.h), shortest)
     if not found:
         fallback, _, why = default_input_size(int(model.h), model.patch_steps(), int(fit_lengths.min()),
-                                              season_steps(panel.freq))
+                                              look_back_seasons(panel.freq))
         return fallback, (f"'auto': none of {list(LOOKBACKS)} leaves the shortest series ({shortest} training steps) "
                           f"{MIN_TRAINING_WINDOWS} training windows; the default rule's {why}")
     if len(found) == 1:

@@ -33,7 +33,7 @@ import torch
 
 from tsrsa.data.covariate_encoding import CovariateEncoder
 from tsrsa.data.cycles import fitted_cycle, with_cycle
-from tsrsa.data.frequency import season_steps
+from tsrsa.data.frequency import look_back_seasons
 from tsrsa.data.native import frame_kind
 from tsrsa.data.scalers import check_scaled, series_statistics
 from tsrsa.data.windows import ConsecutiveWindows, WindowSource
@@ -209,7 +209,7 @@ class NeuralForecaster(BaseForecaster):
         "auto", the default rule's: the choice among look-backs is the fit's)."""
         if self.input_size is not None and not is_auto(self.input_size):
             return int(self.input_size)
-        return default_input_size(int(self.h), self.patch_steps(), shortest, season_steps(freq))[0]
+        return default_input_size(int(self.h), self.patch_steps(), shortest, look_back_seasons(freq))[0]
 
     def check_params(self) -> None:
         super().check_params()

@@ -10,9 +10,10 @@ before a fit and estimates its time; a trainer's ``verbose=1`` prints it.
 Every rule lives here (:data:`RULES` lists them with their reasons; docs/fit_plan.md is generated
 from that list and a test holds the two together):
 
-- ``input_size=None``: two horizons and at least one season (the frequency's first natural period),
-  shortened on short series so that the shortest keeps ``MIN_TRAINING_WINDOWS`` training windows (at least
-  half a horizon and one patch);
+- ``input_size=None``: two horizons and at least one season (the frequency's first natural period; the
+  week of hourly data where the shortest series holds two weeks and a horizon), shortened on
+  short series so that the shortest keeps ``MIN_TRAINING_WINDOWS`` training windows (at least half a horizon
+  and one patch);
 - the budget (``max_epochs``, the trainer's ``batches_per_epoch`` and ``early_stopping_patience``): the step
   arithmetic of :mod:`tsrsa.training.budget`, about ``TARGET_STEPS`` optimiser steps;
 - ``ensemble_size="auto"``: one network (three members cost three fits for 1-3 % on a handful of
@@ -34,7 +35,7 @@ import dataclasses
 import numbers
 from dataclasses import dataclass
 
-from tsrsa.data.frequency import season_steps
+from tsrsa.data.frequency import look_back_seasons, season_steps
 from tsrsa.training import budget as step_budget
 
 AUTO = "auto"
@@ -71,13 +72,16 @@ class DataSummary:
     freq: str                   # the frequency as fitted ("MS", "h", "1" for integer time)
     season: int                 # the frequency's natural period (1: none)
     covariates: bool            # any declared covariate
+    cycle: int | None = None    # the longest season the default look-back may hold (the week of hourly data;
+                                # None: saved before 0.18.3)
 
     @classmethod
     def of(cls, panel, fit_lengths, train_windows: int, val_windows: int, covariates: bool) -> "DataSummary":
         return cls(series=len(fit_lengths), shortest=int(min(fit_lengths)), longest=int(max(fit_lengths)),
                    train_windows=int(train_windows), val_windows=int(val_windows),
                    freq=panel.freq.alias if panel.freq.is_datetime else str(panel.freq.step),
-                   season=season_steps(panel.freq), covariates=bool(covariates))
+                   season=season_steps(panel.freq), covariates=bool(covariates),
+                   cycle=look_back_seasons(panel.freq)[0])
 
 
 @dataclass(frozen=True)
@@ -118,7 +122,8 @@ class FitPlan:
         lines = []
         if d is not None:
             lines.append(f"data: {d.series} series of {d.shortest}-{d.longest} training steps, {d.train_windows} "
-                         f"training and {d.val_windows} validation windows, frequency {d.freq} (season {d.season})")
+                         f"training and {d.val_windows} validation windows, frequency {d.freq} (season {d.season}"
+                         f"{f', week {d.cycle}' if d.cycle not in (None, d.season) else ''})")
         if self.steps is not None:
             per = "every window" if self.batches_per_epoch is None else f"{self.batches_per_epoch} batches"
             stop = "no early stopping" if self.patience is None else f"patience {self.patience}"
@@ -172,10 +177,12 @@ class FitPlan:
 #: renders this table
 RULES = (
     ("input_size", "None",
-     f"two horizons, and at least one season (the frequency's first natural period: 52 weekly, 24 hourly, 12 "
-     f"monthly; none for integer time) and one patch; where the shortest series' training part cannot hold that, "
-     f"a horizon and {MIN_TRAINING_WINDOWS} training windows, the longest look-back that can, down to half a "
-     f"horizon: a short series is fitted rather than refused"),
+     f"two horizons, and at least one season (the frequency's first natural period: 52 weekly, 12 monthly, 7 "
+     f"daily, none for integer time; of data spaced an hour or more and less than a day apart, the week, 168 "
+     f"steps hourly, where the shortest series has as many training windows as the week has steps, else the "
+     f"day) and one patch; where the shortest series' training part cannot hold that, the longest look-back "
+     f"that leaves it a horizon and {MIN_TRAINING_WINDOWS} training windows, down to half a horizon: a short "
+     f"series is fitted rather than refused"),
     ("max_epochs", '"auto"',
      f"about {step_budget.TARGET_STEPS} optimiser steps, in {step_budget.MIN_EPOCHS} to {step_budget.MAX_EPOCHS} "
      f"epochs: a fixed number of epochs is a different amount of training on every data set"),
@@ -207,26 +214,42 @@ RULES = (
 )
 
 
-def default_input_size(h: int, patch: int, shortest: int, season: int = 1) -> tuple[int, int, str]:
-    """``input_size=None`` for series whose shortest training part has ``shortest`` steps and whose season is
-    ``season`` steps: (the look-back, the least look-back the rule takes, its reason). Two horizons, and at
-    least one season and one patch, where the shortest part holds them, a horizon and
-    ``MIN_TRAINING_WINDOWS`` windows; else the longest look-back that leaves it those windows, down to
-    max(half a horizon, one patch); below that two horizons, which the length check then refuses.
+def default_input_size(h: int, patch: int, shortest: int, seasons=1) -> tuple[int, int, str]:
+    """``input_size=None`` for series whose shortest training part has ``shortest`` steps and whose seasons are
+    ``seasons`` steps (one, or several longest first: the week and the day of hourly data): (the look-back, the
+    least look-back the rule takes, its reason). Two horizons, and at least one season and one patch: a longer
+    season where the shortest part has as many training windows as the look-back has steps, else the last
+    season where the shortest part holds it, a horizon and ``MIN_TRAINING_WINDOWS`` windows; else the longest
+    look-back that leaves it those windows, down to max(half a horizon, one patch); below that two horizons,
+    which the length check then refuses.
 
-    The season: a network that sees each forecast step's value one season earlier can learn the seasonal
-    naive forecast and what corrects it; two horizons of weekly data forecast 13 weeks ahead hold half a
-    year (benchmarks/RESULTS.md, "AutoForecaster on M4")."""
-    full = max(2 * h, patch, season)
+    The season (:func:`tsrsa.data.frequency.look_back_seasons`: the week of hourly data): a network that sees each
+    forecast step's value one season earlier can learn the seasonal naive forecast and what corrects it; two
+    horizons of weekly data forecast 13 weeks ahead hold half a year, two of hourly data forecast two days
+    ahead four days (benchmarks/RESULTS.md, "AutoForecaster on M4" and "A network's look-back: the week")."""
+    seasons = (int(seasons),) if isinstance(seasons, numbers.Integral) else tuple(int(s) for s in seasons)
     least = max(-(-h // 2), patch)
-    rule = "two horizons" if full == max(2 * h, patch) else f"one season ({season} steps, more than two horizons)"
     room = shortest - h - (MIN_TRAINING_WINDOWS - 1)
+
+    def rule(season: int) -> tuple[int, str]:
+        full = max(2 * h, patch, season)
+        return full, ("two horizons" if full == max(2 * h, patch)
+                      else f"one season ({season} steps, more than two horizons)")
+
+    skipped = ""
+    for season in seasons[:-1]:  # a longer season where the shortest series has a training window per step of it
+        full, why = rule(season)
+        if shortest - full - h + 1 >= full:
+            return full, least, f"{full}: {why}"
+        skipped = (f"; not the longer season of {season} steps: it needs {2 * full + h - 1} training steps in the "
+                   f"shortest series, which has {shortest}")
+    full, why = rule(seasons[-1])
     if room >= full:
-        return full, least, f"{full}: {rule}"
+        return full, least, f"{full}: {why}{skipped}"
     if room >= least:
-        return room, least, (f"{room}: {rule} ({full}) would leave the shortest series ({shortest} training "
-                             f"steps) fewer than {MIN_TRAINING_WINDOWS} training windows")
-    return full, least, f"{full}: {rule}"
+        return room, least, (f"{room}: {why} ({full}) would leave the shortest series ({shortest} training "
+                             f"steps) fewer than {MIN_TRAINING_WINDOWS} training windows{skipped}")
+    return full, least, f"{full}: {why}{skipped}"
 
 
 def short_fit(estimator, summary: DataSummary) -> bool:
@@ -249,7 +272,7 @@ def resolve_plan(estimator, summary: DataSummary, *, placement, carried: bool = 
     input_size = estimator.resolved_input_size
     if estimator.input_size is None and fitted_from is None:
         why("input_size", default_input_size(int(estimator.h), estimator.patch_steps(), summary.shortest,
-                                             summary.season)[2])
+                                             (summary.cycle or summary.season, summary.season))[2])
     has_val = summary.val_windows > 0
     trainer = estimator.resolved_trainer
     budget = step_budget.resolve_budget(

@@ -42,9 +42,9 @@ class AutoForecaster(Estimator):
     long enough for it, a statistical model on the series that keep it. Cost: every candidate fitted once
     without the block, then the kept ones once more, so at most about twice the sum of the candidates' fits
     (the networks dominate; pass fewer or cheaper candidates to spend less). A network at its default look-back
-    (``input_size=None``) keeps the rule's whole look-back, two horizons and a season, where more than half of
-    the series hold it with the validation block; the shorter series are left to the other candidates
-    instead of shortening it for all (:func:`tsrsa.forecasters.auto_candidates.held_look_back`).
+    (``input_size=None``) takes the look-back the rule gives the median series, not the shortest; the shorter
+    series are left to the other candidates instead of shortening it for all
+    (:func:`tsrsa.forecasters.auto_candidates.held_look_back`).
 
     A candidate that fails on a series (too short for it, a fit that raises, a non-finite forecast) is
     skipped there and recorded (``failures_``), and the series keeps the next best; a series that no

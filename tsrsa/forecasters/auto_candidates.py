@@ -1,6 +1,8 @@
 """AutoForecaster's candidates: the default set, and the candidates a saved one names, rebuilt."""
 from __future__ import annotations
 
+import numpy as np
+
 
 def default_candidates(auto, columns: dict) -> list[tuple[str, object]]:
     """The default candidates of ``auto`` (its class docstring), configured with its arguments."""
@@ -27,21 +29,24 @@ def default_candidates(auto, columns: dict) -> list[tuple[str, object]]:
 
 
 def held_look_back(model, panel, block: int):
-    """``model``, or a copy at its default rule's whole look-back where that is what one short series takes away.
+    """``model``, or a copy at the look-back its default rule gives the panel's median series where the shortest
+    series takes that away.
 
-    A network left to the default look-back (``input_size=None``) shortens it for the whole panel so that its
-    shortest series keeps a few training windows (:func:`tsrsa.estimator.plan.default_input_size`): alone, a
-    short series is fitted rather than refused. Among candidates it need not be: where more than half of the
-    series hold the whole look-back (two horizons and a season), a training window and the validation
-    ``block``, the network is validated and refitted at that look-back (``input_size`` set) and the series too
-    short for it are left to the other candidates; elsewhere ``model`` itself."""
+    A network left to the default look-back (``input_size=None``) sets it by the panel's shortest series, so
+    that it keeps a few training windows (:func:`tsrsa.estimator.plan.default_input_size`): alone, a short
+    series is fitted rather than refused. Among candidates it need not be: the network is validated and
+    refitted at the look-back the rule gives the median series with the validation ``block`` taken off
+    (``input_size`` set), and the series too short for it (at most half) are left to the other candidates;
+    where that is the shortest series' look-back too, ``model`` itself."""
     from tsrsa.estimator.neural import NeuralForecaster
 
     if not isinstance(model, NeuralForecaster) or model.input_size is not None:
         return model
-    held = model.clone().set_params(input_size=model.input_size_for(2 ** 62, panel.freq))  # nothing shortened
-    holds = panel.lengths >= held.required_length(panel)[0] + block
-    return model if holds.all() or 2 * int(holds.sum()) <= len(holds) else held
+    taken = int(block) + int(model.val_size)  # the steps a fit on the series before the block holds out
+    median = model.input_size_for(int(np.median(panel.lengths)) - taken, panel.freq)
+    if median == model.input_size_for(int(panel.lengths.min()) - taken, panel.freq):
+        return model
+    return model.clone().set_params(input_size=median)
 
 
 def rebuilt_candidates(specs: list) -> list[tuple[str, object]]:

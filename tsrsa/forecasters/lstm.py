@@ -21,7 +21,8 @@ class LSTMForecaster(NeuralForecaster):
         Forecast horizon (steps).
     input_size : int, optional
         Look-back window in steps. None: two horizons, at least one season (the frequency's natural
-        period: 52 weekly, 12 monthly) and one patch, shortened on short series (docs/fit_plan.md);
+        period: 52 weekly, 12 monthly; the week of hourly data) and one patch, shortened on short series
+        (docs/fit_plan.md);
         "auto": chosen among 96-720 steps on the validation windows (``tsrsa.estimator.lookback``).
     hidden_size : int, default 64
         LSTM state width.

@@ -85,7 +85,8 @@ class RSAForecaster(TransformerForecaster):
         Forecast horizon (steps).
     input_size : int, optional
         Look-back window in steps. None: two horizons, at least one season (the frequency's natural
-        period: 52 weekly, 12 monthly) and one patch, shortened on short series (docs/fit_plan.md);
+        period: 52 weekly, 12 monthly; the week of hourly data) and one patch, shortened on short series
+        (docs/fit_plan.md);
         "auto": chosen among 96-720 steps on the validation windows (``tsrsa.estimator.lookback``).
     d_model, n_heads, n_layers, d_ff, dropout, causal, revin, stream, readout_tokens, known_future
         As in TransformerForecaster. With ``causal=True`` (and so with ``stream=True``) both branches
