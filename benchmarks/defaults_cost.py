@@ -15,7 +15,8 @@ frame, scaling, windows, the fitted state). Regimes:
 - ``panel``: the monthly series among the first 100 of the M3 sample (benchmarks/configs/m3_sample.csv when
   it exists, else the first 100 M3 monthly series) whose training parts reach the 54 steps a default
   network needs (input 2h + h), those training parts, h 18;
-- ``long``: ETTh1's OT, its 12 training months (8,640 hours), h 96.
+- ``long``: ETTh1's OT, its 12 training months (8,640 hours), h 96;
+- ``hourly``: ETTh1's OT, its first 60 days (1,440 hours), h 24: where the look-back holds the week (168).
 
 Writes one row per (forecaster, regime) to ``benchmarks/results/defaults_cost.csv`` with the plan's
 steps, members and start candidates, the date and the machine.
@@ -41,7 +42,7 @@ from tsrsa.benchmarking.results import machine_description  # noqa: E402
 
 RESULTS = HERE / "results"
 MODELS = ("RSA", "Transformer", "LSTM", "DLinear", "ETS", "ARIMA", "Theta", "SeasonalNaive")
-REGIMES = ("short", "panel", "long")
+REGIMES = ("short", "panel", "long", "hourly")
 
 
 def data_folder() -> Path:
@@ -66,8 +67,9 @@ def regime(name: str) -> tuple[pd.DataFrame, int]:
         train = m3[rank >= 18]
         long_enough = train.groupby("unique_id")["y"].transform("size") >= 3 * 18  # the default input 2h, + h
         return train[long_enough].reset_index(drop=True), 18  # the training parts a default network takes
-    ett = pd.read_csv(folder / "ETTh1.csv", parse_dates=["date"]).iloc[:8640]
-    return pd.DataFrame({"unique_id": "OT", "ds": ett["date"], "y": ett["OT"]}), 96
+    hours, h = (60 * 24, 24) if name == "hourly" else (8640, 96)
+    ett = pd.read_csv(folder / "ETTh1.csv", parse_dates=["date"]).iloc[:hours]
+    return pd.DataFrame({"unique_id": "OT", "ds": ett["date"], "y": ett["OT"]}), h
 
 
 @contextlib.contextmanager
