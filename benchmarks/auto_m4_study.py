@@ -49,8 +49,6 @@ import pandas as pd
 HERE = Path(__file__).resolve().parent
 OUTPUT = HERE / "results" / "auto_m4_study.csv"
 NAMES = ("SeasonalNaive", "ETS", "ARIMA", "Theta", "RSA", "Transformer", "DLinear")
-#: the candidates fitted per series: AutoForecaster refits them on the series that keep them only
-PER_SERIES = ("SeasonalNaive", "ETS", "ARIMA", "Theta")
 COLUMNS = ("date", "tsrsa_version", "frequency", "seed", "model", "unique_id", "inner_forecast", "later_forecast",
            "test_forecast", "validation_seconds", "refit_seconds", "error")
 
@@ -203,6 +201,7 @@ def rule_scores(frequency: str, seed: int, output: Path, data_dir=None, use=()) 
 
     from tsrsa.benchmarking.m4 import scores_with_owa
     from tsrsa.estimator.model_choice import combined, naive_scale, scaled_errors
+    from tsrsa.forecasters.auto import local
 
     val, test, inner, later, future, seconds, present = arrays(frequency, seed, output, data_dir, use)
     h, m = val.frequency.h, val.frequency.m
@@ -216,7 +215,8 @@ def rule_scores(frequency: str, seed: int, output: Path, data_dir=None, use=()) 
     inner_abs = np.abs(inner - y[:, None]) / scale[:, None, None, None]
     blocked = ~np.isfinite(later).all(axis=2)
     most = float(seconds[1].max())
-    per_series = np.array([name in PER_SERIES for name in present])
+    built = candidates(h, m, seed)
+    per_series = np.array([local(built[name]) for name in present])  # refitted on the series that keep them only
     out = []
 
     def line(name, weights):
