@@ -137,9 +137,11 @@ def one_series(sid: str, values: np.ndarray, subset: str, models=tuple(CANDIDATE
     return rows
 
 
-def run(subsets, per_subset: int, seed: int, output: Path, data: Path, models=tuple(CANDIDATES)) -> None:
+def run(subsets, per_subset: int, seed: int, output: Path, data: Path, models=tuple(CANDIDATES),
+        shard: tuple[int, int] = (0, 1)) -> None:
     """Fit ``models`` on the sample, skipping a (series, model) this release has already written: a new
-    release writes its own rows, and the summary reads each (series, model)'s latest."""
+    release writes its own rows, and the summary reads each (series, model)'s latest. ``shard`` (k, n): the
+    k-th of every n series of the sample only (n processes share a run)."""
     from tsrsa import __version__
     from tsrsa.benchmarking.results import append_rows
 
@@ -150,7 +152,7 @@ def run(subsets, per_subset: int, seed: int, output: Path, data: Path, models=tu
     if output.exists():
         old = pd.read_csv(output, dtype={"unique_id": str})
         done = set(zip(old["unique_id"], old["seed"], old["model"], old["tsrsa_version"]))
-    for _, info_row in sample.iterrows():
+    for _, info_row in sample.iloc[shard[0]::shard[1]].iterrows():
         sid, subset = info_row["unique_id"], info_row["subset"]
         todo = [name for name in models if (sid, seed, name, __version__) not in done]
         if not todo:
@@ -328,15 +330,52 @@ def paired(table: pd.DataFrame, rule: str, windows: int, reference: str, referen
     return pd.DataFrame(out)
 
 
-def summary(output: Path, data: Path, first: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def summary(output: Path, data: Path, first: int | None = None,
+            use: dict[str, str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The rule table and the ranking of the rules on the later block (``first``: the first series of each
-    subset's draw only)."""
+    subset's draw only; ``use``: {model: release} whose rows stand for that model, else its latest)."""
     rows = pd.read_csv(output, dtype={"unique_id": str}, keep_default_na=False)
+    for model, release in (use or {}).items():
+        rows = rows[(rows["model"] != model) | (rows["tsrsa_version"] == release)]
     rows = rows.drop_duplicates(["unique_id", "seed", "model"], keep="last")  # each model's latest run
     if first is not None:
         rows = rows[rows["draw"] < first]
     table = rule_table(rows, data)
     return table, rule_ranking(table)
+
+
+def release_table(rows: pd.DataFrame, data: Path, model: str, first: int | None = None,
+                  releases: list[str] | None = None) -> pd.DataFrame:
+    """One line per (subset, release) of ``model`` alone: mean MASE and sMAPE on the later block (``cv1``) and the
+    test part (``final``), the seconds of its four fits per series, and the series scored: those every release
+    (or every one of ``releases``) fitted at both origins (``first``: the first series of each subset's draw only)."""
+    from tsrsa.benchmarking.m3_sample import mase, smape
+
+    rows = rows[rows["model"] == model]
+    if releases:
+        rows = rows[rows["tsrsa_version"].isin(releases)]
+    if first is not None:
+        rows = rows[rows["draw"] < first]
+    values = read_values(data, rows.drop_duplicates("unique_id")[["unique_id", "subset"]])
+    out = []
+    for subset, group in rows.groupby("subset"):
+        h, m = HORIZON[subset], SEASON[subset]
+        ok = group[(group["cv1_forecast"] != "") & (group["final_forecast"] != "")]
+        common = set.intersection(*(set(g["unique_id"]) for _, g in ok.groupby("tsrsa_version")))
+        for release, runs in ok[ok["unique_id"].isin(common)].groupby("tsrsa_version", sort=False):
+            line = {"subset": subset, "release": release, "series": len(runs)}
+            for origin, key, cut in (("later", "cv1", 2 * h), ("test", "final", h)):
+                scores = []
+                for _, row in runs.iterrows():
+                    v = values[row["unique_id"]]
+                    fitted, target = v[: len(v) - cut], v[len(v) - cut: len(v) - cut + h]
+                    yhat = _load(row[f"{key}_forecast"])
+                    scores.append((mase(target, yhat, fitted, m), smape(target, yhat)))
+                line[f"{origin}_mase"] = float(np.nanmean([a for a, _ in scores]))
+                line[f"{origin}_smape"] = float(np.mean([b for _, b in scores]))
+            line["seconds_per_series"] = float(runs[[f"{k}_seconds" for k in FITS]].sum(axis=1).mean())
+            out.append(line)
+    return pd.DataFrame(out)
 
 
 COST_OUTPUT = HERE / "results" / "auto_m3_cost.csv"
@@ -378,12 +417,19 @@ def main(argv=None) -> None:
     parser.add_argument("--data-dir")
     parser.add_argument("--models", default=",".join(CANDIDATES),
                         help="the candidates to fit (a release's rows replace an earlier release's in the summary)")
+    parser.add_argument("--shard", default="0/1", metavar="K/N",
+                        help="fit the K-th of every N series of the sample (N processes share a run; default 0/1)")
     parser.add_argument("--summary", action="store_true")
     parser.add_argument("--compare", nargs=4, action="append", default=[],
                         metavar=("RULE", "WINDOWS", "REFERENCE", "REFERENCE_WINDOWS"),
                         type=lambda text: int(text) if text.isdigit() else text,
                         help="--summary: a rule over another (or over a candidate alone, windows 1), paired by series")
     parser.add_argument("--first", type=int, help="--summary of the first N series of each subset's draw")
+    parser.add_argument("--use", action="append", default=[], metavar="MODEL=RELEASE",
+                        help="--summary: that release's rows stand for the model (default: each model's latest)")
+    parser.add_argument("--releases", metavar="MODEL[=R1,R2,...]",
+                        help="--summary of one candidate per release that fitted it (or per release listed), on the "
+                             "series all of them fitted")
     parser.add_argument("--cost", type=int, metavar="N",
                         help="time AutoForecaster's fit against each candidate's on the first N series of each "
                              "subset of --subsets (one panel) and append the rows to results/auto_m3_cost.csv")
@@ -395,8 +441,16 @@ def main(argv=None) -> None:
         for subset in [s.strip() for s in args.subsets.split(",")]:
             cost(subset, args.cost, args.seed, COST_OUTPUT, data_folder(args.data_dir), params)
         return
+    if args.summary and args.releases:
+        rows = pd.read_csv(args.output, dtype={"unique_id": str}, keep_default_na=False)
+        model, _, releases = args.releases.partition("=")
+        table = release_table(rows, data_folder(args.data_dir), model, args.first,
+                              releases.split(",") if releases else None)
+        print(table.to_string(index=False, float_format="%.3f"))
+        return
     if args.summary:
-        table, ranking = summary(args.output, data_folder(args.data_dir), args.first)
+        use = dict(item.partition("=")[::2] for item in args.use)
+        table, ranking = summary(args.output, data_folder(args.data_dir), args.first, use)
         with pd.option_context("display.width", 250, "display.max_rows", 500):
             print(table.drop(columns="per_series").to_string(index=False, float_format="%.3f"))
             print("\nthe rules on the later block, over the best candidate alone in each subset:")
@@ -414,7 +468,10 @@ def main(argv=None) -> None:
     models = [name.strip() for name in args.models.split(",")]
     if set(models) - set(CANDIDATES):
         parser.error(f"unknown models {sorted(set(models) - set(CANDIDATES))}; choose from {', '.join(CANDIDATES)}")
-    run(subsets, args.per_subset, args.seed, args.output, data_folder(args.data_dir), models)
+    k, _, n = args.shard.partition("/")
+    if not (k.isdigit() and n.isdigit() and int(k) < int(n)):
+        parser.error(f"--shard {args.shard!r}: give K/N with 0 <= K < N, e.g. 0/2 and 1/2 for two processes")
+    run(subsets, args.per_subset, args.seed, args.output, data_folder(args.data_dir), models, (int(k), int(n)))
 
 
 if __name__ == "__main__":

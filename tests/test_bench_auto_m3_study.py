@@ -1,6 +1,7 @@
 """benchmarks/auto_m3_study.py: the draw, its rows, and that its offline rules are AutoForecaster's choice."""
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -72,3 +73,38 @@ def test_rows_resume_and_the_rules_are_autoforecasters(tmp_path, monkeypatch):
         assert got == pytest.approx(want, rel=1e-6), rule
     ranking = study.rule_ranking(table)
     assert set(ranking["model"]) == set(study.RULES) and (ranking["mase_worst"] >= ranking["mase_gmean"] - 1e-12).all()
+
+
+def test_a_candidate_per_release_is_scored_on_the_series_every_release_fitted(tmp_path, monkeypatch):
+    monkeypatch.setattr(study, "CANDIDATES", FAST)
+    folder = write_yearly(tmp_path / "m3")
+    output = tmp_path / "rows.csv"
+    args = ["--data-dir", str(folder), "--output", str(output), "--subsets", "yearly", "--models", "Theta"]
+    study.main([*args, "--per-subset", "4"])
+    monkeypatch.setattr(tsrsa, "__version__", "9.9.9")  # a later release, fitted on three of the four series
+    study.main([*args, "--per-subset", "3"])
+    rows = pd.read_csv(output, dtype={"unique_id": str}, keep_default_na=False)
+    table = study.release_table(rows, folder, "Theta")
+    assert list(table["release"]) == [rows["tsrsa_version"].iloc[0], "9.9.9"] and set(table["series"]) == {3}
+    values = study.read_values(folder, rows.drop_duplicates("unique_id"))
+    later = rows[rows["tsrsa_version"] == "9.9.9"]
+    want = np.mean([m3.mase(values[sid][-12:-6], np.array(json.loads(f)), values[sid][:-12], 1)
+                    for sid, f in zip(later["unique_id"], later["cv1_forecast"])])
+    assert table["later_mase"].iloc[1] == pytest.approx(want, rel=1e-9)
+    assert table["later_mase"].iloc[0] == pytest.approx(want, rel=1e-9)  # the same model: the same forecasts
+    first = study.release_table(rows, folder, "Theta", releases=[rows["tsrsa_version"].iloc[0]])
+    assert list(first["series"]) == [4]  # one release listed: the series it fitted
+
+
+def test_shards_split_the_sample_between_processes(tmp_path, monkeypatch):
+    monkeypatch.setattr(study, "CANDIDATES", {"SeasonalNaive": "SeasonalNaiveForecaster"})
+    folder = write_yearly(tmp_path / "m3", n_series=5)
+    args = ["--data-dir", str(folder), "--subsets", "yearly", "--per-subset", "5"]
+    study.main([*args, "--output", str(tmp_path / "a.csv"), "--shard", "0/2"])
+    first = set(pd.read_csv(tmp_path / "a.csv")["unique_id"])
+    study.main([*args, "--output", str(tmp_path / "a.csv"), "--shard", "1/2"])
+    study.main([*args, "--output", str(tmp_path / "b.csv")])
+    both, whole = pd.read_csv(tmp_path / "a.csv"), pd.read_csv(tmp_path / "b.csv")
+    assert len(first) == 3 and len(both) == len(whole) == 5 and set(both["unique_id"]) == set(whole["unique_id"])
+    with pytest.raises(SystemExit):
+        study.main([*args, "--output", str(tmp_path / "c.csv"), "--shard", "2/2"])

@@ -9,12 +9,11 @@ import pytest
 
 from test_default_path import STATISTICAL, walk_the_command_line, walk_the_default_path
 
-#: statsmodels' seasonal ARIMA order search (27 candidate orders a series, 54 with and without a drift where the
-#: series is differenced once; twice: the fit and the cross-validation's) takes 20-50 s on the panel and on the
-#: long series here: those two cases run with TSRSA_SLOW_TESTS=1, and ARIMA's short series and command line
-#: (10-20 s each) in the slow tier
+#: ARIMA's stepwise order search (about 20 statsmodels fits a series; twice: the fit and the cross-validation's)
+#: takes 10-40 s on the panel and on the long series here: those two cases run with TSRSA_SLOW_TESTS=1, and
+#: ARIMA's short series and command line (3-7 s each) in the slow tier
 SLOW = pytest.mark.skipif(not os.environ.get("TSRSA_SLOW_TESTS"), reason=(
-    "ARIMA's order search on a panel or a long series takes 20-50 s; set TSRSA_SLOW_TESTS=1 to run it"))
+    "ARIMA's order search on a panel or a long series takes 10-40 s; set TSRSA_SLOW_TESTS=1 to run it"))
 #: ETS's search over every admissible form (15 a series with a season) takes 9-13 s on the panel and the long
 #: series: those run in the slow tier (make test-slow)
 IN_SLOW_TIER = {("ARIMAForecaster", "short"), ("ETSForecaster", "panel"), ("ETSForecaster", "long")}

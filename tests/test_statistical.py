@@ -241,19 +241,57 @@ def test_auto_ets_picks_the_form_of_lowest_aic():
     assert model.params_.loc[0, "model"] == ("ETS(A,Ad,A[4])" if best[1] else "ETS(A,A,A[4])")
 
 
-def test_auto_arima_picks_the_order_of_lowest_aic():
-    from tsrsa.statistical.arima_model import ArimaSpec, differences
+def test_auto_arima_keeps_a_form_no_neighbour_of_which_has_a_lower_aicc():
+    """The stepwise search ends where no neighbour within its bounds (p, q, P, Q one up or down, alone or in pairs,
+    the constant in or out) lowers the AICc; each neighbour refitted here apart with statsmodels."""
+    from tsrsa.statistical.arima_model import MAX_P, MAX_SEASONAL_P, ArimaSpec, aicc, differencing
 
-    e = np.random.default_rng(3).standard_normal(120)
-    y = np.zeros(120)
-    for t in range(2, 120):
-        y[t] = 0.6 * y[t - 1] - 0.3 * y[t - 2] + e[t]
-    model = ARIMAForecaster(h=3, seasonal_order=None).fit(frame(y))
-    d = differences(y)
-    aic = {(p, q): ArimaSpec((p, d, q), trend="c" if d == 0 else "n").fit(y).aic for p in range(3) for q in range(3)}
-    p, q = min(aic, key=aic.get)
-    assert model.params_.loc[0, "model"].startswith(f"ARIMA({p},{d},{q})")
-    assert model.params_.loc[0, "aic"] == pytest.approx(aic[(p, q)], abs=1e-3)
+    e = np.random.default_rng(3).standard_normal(48)
+    y = np.zeros(48)
+    for t in range(2, 48):
+        y[t] = 0.6 * y[t - 1] - 0.3 * y[t - 2] + e[t] + (2.0 if t % M == 0 else 0.0)
+    model = ARIMAForecaster(h=3, season_length=M).fit(frame(y))
+    d, D = differencing(y, M)
+    record = model.memory_.fits[0].form
+    (p, _, q), (P, _, Q, _) = record["order"], record["seasonal_order"]
+    chosen = ArimaSpec((p, d, q), (P, D, Q, M), record["trend"])
+    assert model.params_.loc[0, "model"] == chosen.name
+    best = aicc(chosen.fit(y))
+    assert np.isfinite(best)
+    steps = [(a, b, c, g) for a in (-1, 0, 1) for b in (-1, 0, 1) for c in (-1, 0, 1) for g in (-1, 0, 1)
+             if (a == b == 0) != (c == g == 0)]  # the non-seasonal pair or the seasonal pair moves, not both
+    trends = ("n", "c") if d + D <= 1 else (record["trend"],)
+    checked = 0
+    for a, b, c, g in steps:
+        for trend in trends:
+            orders = (p + a, q + b, P + c, Q + g)
+            if min(orders) < 0 or max(orders[:2]) > MAX_P or max(orders[2:]) > MAX_SEASONAL_P:
+                continue
+            if (a, b, c, g) == (0, 0, 0, 0) and trend == record["trend"]:
+                continue
+            spec = ArimaSpec((p + a, d, q + b), (P + c, D, Q + g, M), trend)
+            assert aicc(spec.fit(y)) >= best - 1e-6, spec.name
+            checked += 1
+    assert checked >= 8
+
+
+def test_a_random_walk_has_nothing_to_estimate_but_its_variance_and_still_fits():
+    """ARIMA(0,1,0) and the seasonal random walk have no parameter besides the (concentrated) scale, which
+    statsmodels' optimiser refuses; the fit filters them: the likelihood of the differences under their mean
+    square, AIC = -2 llf + 2, the forecast the last value (or the last season), intervals as wide as
+    sqrt(k) standard deviations."""
+    y = np.cumsum(np.random.default_rng(4).normal(0, 2.0, 50)) + 10
+    model = ARIMAForecaster(h=3, order=(0, 1, 0), seasonal_order=None).fit(frame(y))
+    z = np.diff(y)
+    variance = np.mean(z * z)
+    llf = -0.5 * len(z) * (np.log(2 * np.pi * variance) + 1)
+    assert model.params_.loc[0, "aic"] == pytest.approx(-2 * llf + 2, rel=1e-9)
+    out = model.predict(level=[95])
+    np.testing.assert_allclose(out["yhat"], y[-1], **TOL)
+    half = 1.959963984540054 * np.sqrt(variance * np.arange(1, 4))
+    np.testing.assert_allclose(out["yhat_hi_95"] - out["yhat"], half, rtol=1e-6)
+    seasonal_walk = ARIMAForecaster(h=6, season_length=M, order=(0, 0, 0), seasonal_order=(0, 1, 0)).fit(frame(y))
+    np.testing.assert_allclose(yhat(seasonal_walk), np.tile(y[-M:], 2)[:6], **TOL)
 
 
 # ---------------------------------------------------------------------- windows, and bad input

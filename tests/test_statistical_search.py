@@ -271,12 +271,14 @@ def test_the_search_leaves_out_a_form_near_a_unit_root_as_auto_arima_does():
 
 
 def test_a_series_differenced_once_is_searched_with_and_without_a_drift():
-    from tsrsa.statistical.arima_model import arima_grid, trends
+    from tsrsa.statistical.arima_model import arima_grid, arima_specs, trends
 
     assert trends(0, 0, True) == ("c",) and trends(1, 0, True) == ("n", "c") and trends(0, 1, True) == ("n", "c")
     assert trends(1, 1, True) == ("n",) and trends(1, 0, False) == ("n",)  # the statistical start's own grid
-    grid = arima_grid(12, 1, 0, drift=True)
-    assert len(grid) == 2 * len(arima_grid(12, 1, 0)) and {s.trend for s in grid} == {"n", "c"}
+    assert {s.trend for s in arima_grid(12, 1, 0)} == {"n"}
+    y = np.cumsum(np.random.default_rng(0).normal(1, 1, 60))
+    specs = arima_specs(y, 4, "auto", (0, 0, 0))  # the seasonal part given, the rest searched
+    assert {s.order[1] for s in specs} == {1} and len(specs) == 18 and {s.trend for s in specs} == {"n", "c"}
 
 
 def test_a_trending_random_walk_keeps_its_drift_and_forecasts_the_trend():
@@ -291,3 +293,51 @@ def test_a_trending_random_walk_keeps_its_drift_and_forecasts_the_trend():
     assert "with drift" in record["model"]
     steps = np.diff(model.predict()["yhat"].to_numpy())
     np.testing.assert_allclose(steps, 2.0, atol=0.5)
+
+
+def logged_fits(monkeypatch):
+    """The forms ARIMA's search fits, in their order."""
+    from tsrsa.statistical.arima_model import ArimaSpec
+
+    fitted, fit = [], ArimaSpec.fit
+    monkeypatch.setattr(ArimaSpec, "fit", lambda spec, y: fitted.append(spec) or fit(spec, y))
+    return fitted
+
+
+def test_the_stepwise_search_starts_from_auto_arimas_forms_and_moves_between_neighbours(monkeypatch):
+    from tsrsa.statistical.arima_model import stepwise
+
+    rng = np.random.default_rng(5)
+    t = np.arange(30)
+    y = np.cumsum(1.0 + rng.normal(0, 1, 30)) + 4 * np.sin(2 * np.pi * t / 4)
+    fitted = logged_fits(monkeypatch)
+    spec, res, count = stepwise(y, 4, 1, 0)
+    key = [(s.order[0], s.order[2], s.seasonal_order[0], s.seasonal_order[2], s.trend) for s in fitted]
+    assert key[:5] == [(2, 2, 1, 1, "c"), (0, 0, 0, 0, "c"), (1, 0, 1, 0, "c"), (0, 1, 0, 1, "c"), (0, 0, 0, 0, "n")]
+    assert count == len(fitted) == len(set(key))  # no form fitted twice
+    assert all(s.order[1] == 1 and s.seasonal_order[1] == 0 and s.seasonal_order[3] == 4 for s in fitted)
+    assert max(max(s.seasonal_order[0], s.seasonal_order[2]) for s in fitted) == 1  # within MAX_SEASONAL_P / _Q
+    for later in key[5:]:  # each later form one move from a form fitted before it
+        assert any(sum(abs(a - b) for a, b in zip(later[:4], earlier[:4])) + (later[4] != earlier[4]) in (1, 2)
+                   and (later[4] == earlier[4] or later[:4] == earlier[:4]) for earlier in key[:key.index(later)])
+    monkeypatch.undo()
+    from tsrsa.statistical.arima_model import aicc
+
+    scores = [aicc(s.fit(y)) for s in fitted]  # the best at each step only falls: the lowest of all fitted
+    assert spec in fitted and aicc(res) == pytest.approx(min(scores), abs=1e-9) and np.isfinite(aicc(res))
+
+
+def test_the_stepwise_search_keeps_its_bounds(monkeypatch):
+    from tsrsa.statistical import arima_model
+    from tsrsa.statistical.arima_model import stepwise
+
+    y = np.random.default_rng(2).normal(0, 1, 14)  # p, q <= 14 // 3 = 4; no season; d = D = 0: a mean or none
+    fitted = logged_fits(monkeypatch)
+    stepwise(y, None, 0, 0)
+    assert all(s.order[0] <= 4 and s.order[2] <= 4 and s.seasonal_order == (0, 0, 0, 0) for s in fitted)
+    assert fitted[0].order == (2, 0, 2) and {s.trend for s in fitted[:5]} == {"c", "n"}
+    fitted.clear()
+    monkeypatch.setattr(arima_model, "MAX_FORMS", 3)
+    spec, _, count = stepwise(np.cumsum(np.random.default_rng(3).normal(0, 1, 60)), 4, 1, 1)
+    assert count == len(fitted) == 3 and spec in fitted  # d + D = 2: no constant, three starting forms only
+    assert {s.trend for s in fitted} == {"n"}

@@ -6,10 +6,11 @@ from t from the state predicted at t (:func:`origin_forecasts`: no refit, no loo
 
 - ARIMA (:func:`fit_arima`): the library's :class:`~tsrsa.forecasters.ARIMAForecaster` with both
   orders "auto" (:mod:`tsrsa.statistical.arima_model`, whose names this module re-exports): d and D
-  as auto.arima picks them (KPSS; STL seasonal strength above 0.64), then the lowest AIC over (p, q)
-  in {0,1,2}^2 x (P, Q) in {(0,0), (1,0), (0,1)}; a season above :data:`SHORT_SEASON` enters
-  instead as K in :data:`FOURIER_K` Fourier pairs (K by the AIC of a least-squares harmonic fit)
-  with ARMA errors;
+  as auto.arima picks them (KPSS; STL seasonal strength above 0.64), then auto.arima's stepwise
+  search by AICc (since 0.19; before, the lowest AIC over (p, q) in {0,1,2}^2 x (P, Q) in {(0,0),
+  (1,0), (0,1)}, which the recorded short-series rows used); a season above :data:`SHORT_SEASON`
+  enters instead as K in :data:`FOURIER_K` Fourier pairs (K by the AIC of a least-squares harmonic
+  fit) with ARMA errors;
 - ETS (:func:`fit_ets`): additive-error state-space exponential smoothing (statsmodels'
   ``statespace.ExponentialSmoothing``), the form of lowest AIC among no / additive / damped trend x
   without / with the season (initial states concentrated out; above a season of 24, heuristic

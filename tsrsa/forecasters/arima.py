@@ -1,4 +1,4 @@
-"""ARIMAForecaster: (seasonal) ARIMA per series, statsmodels' SARIMAX, orders given or chosen by AIC."""
+"""ARIMAForecaster: (seasonal) ARIMA per series, statsmodels' SARIMAX, orders given or chosen as auto.arima does."""
 from __future__ import annotations
 
 import numbers
@@ -23,16 +23,19 @@ def check_orders(name: str, value, allow_none: bool = False) -> None:
 
 
 class ARIMAForecaster(StatisticalForecaster):
-    """(Seasonal) ARIMA, one statsmodels ``SARIMAX`` per series, orders given or chosen by AIC.
+    """(Seasonal) ARIMA, one statsmodels ``SARIMAX`` per series, orders given or chosen as ``auto.arima`` does.
 
-    With both orders "auto" (the default) each series gets the benchmarks' ARIMA anchor: d and D as
-    auto.arima picks them (KPSS test; STL seasonal strength above 0.64), then the lowest AIC over (p, q) in
-    {0, 1, 2}^2 and (P, Q) in {(0, 0), (1, 0), (0, 1)}; a season longer than 24 steps enters as 2, 4 or 6
-    Fourier sine/cosine pairs (by least squares AIC) with ARMA errors instead. A given order replaces the
-    searched one. The model has a constant when d + D = 0. The parameters are fitted by maximum likelihood
-    on the differenced series; the state is the Kalman filter of the model on the series, which
-    ``update(df)`` continues over the new observations, parameters fixed (no refit). ``params_`` lists each
-    series' orders and parameters; see :mod:`tsrsa.statistical.arima_model`.
+    With both orders "auto" (the default) each series gets R's ``auto.arima``: d and D as it picks them (KPSS
+    test; STL seasonal strength above 0.64), then its stepwise search (Hyndman & Khandakar 2008) of p and q up
+    to 5, P and Q up to 1 (auto.arima: 2) and a constant, by AICc, from four starting forms to the first
+    neighbour that lowers it, until none does (about 20 forms a series instead of a grid's 27 or 54); a form
+    with an AR or MA root near the unit circle is left out. A season longer than 24 steps enters as 2, 4 or 6
+    Fourier sine/cosine pairs (by least squares AIC) with ARMA errors instead. The constant is a mean when
+    d + D = 0 and a drift when d + D = 1. A given order replaces the searched one, and the other is searched
+    over (p, q) in {0, 1, 2}^2 or (P, Q) in {(0, 0), (1, 0), (0, 1)} by AIC. The parameters are fitted by
+    maximum likelihood on the differenced series; the state is the Kalman filter of the model on the series,
+    which ``update(df)`` continues over the new observations, parameters fixed (no refit). ``params_`` lists
+    each series' orders and parameters; see :mod:`tsrsa.statistical.arima_model`.
 
     Parameters
     ----------
