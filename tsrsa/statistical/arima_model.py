@@ -288,9 +288,10 @@ def stepwise(y: np.ndarray, m: int | None, d: int, D: int, K: int = 0):
     both, then p and q the same way, then the constant in or out. p and q stay within :data:`MAX_P` and
     :data:`MAX_Q` and a third of the series' length, P and Q within :data:`MAX_SEASONAL_P`,
     :data:`MAX_SEASONAL_Q` (1, where auto.arima has 2) and a third of its seasons; without a season of at most
-    :data:`SHORT_SEASON` steps P = Q = 0 (a longer one enters as K Fourier pairs of period m). A form near a unit root (:data:`MIN_ROOT`), or
-    whose fit fails, counts as infinite AICc; at most :data:`MAX_FORMS` forms are fitted. When every form
-    fitted is infinite, the lowest finite AICc among them is kept regardless of roots."""
+    :data:`SHORT_SEASON` steps P = Q = 0 (a longer one enters as K Fourier pairs of period m). A form near a
+    unit root (:data:`MIN_ROOT`), or whose fit fails, counts as infinite AICc; at most :data:`MAX_FORMS` forms
+    are fitted. When every form fitted is infinite, the lowest finite AICc among them is kept regardless of
+    roots."""
     n = len(y)
     seasonal = bool(m and 1 < m <= SHORT_SEASON)
     max_p, max_q = min(MAX_P, n // 3), min(MAX_Q, n // 3)
