@@ -241,6 +241,7 @@ def test_auto_ets_picks_the_form_of_lowest_aic():
     assert model.params_.loc[0, "model"] == ("ETS(A,Ad,A[4])" if best[1] else "ETS(A,A,A[4])")
 
 
+@pytest.mark.slow  # ~30 statsmodels fits (2-3 s): the slow tier, with the default path's ARIMA cases
 def test_auto_arima_keeps_a_form_no_neighbour_of_which_has_a_lower_aicc():
     """The stepwise search ends where no neighbour within its bounds (p, q, P, Q one up or down, alone or in pairs,
     the constant in or out) lowers the AICc; each neighbour refitted here apart with statsmodels."""

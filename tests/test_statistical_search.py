@@ -304,6 +304,7 @@ def logged_fits(monkeypatch):
     return fitted
 
 
+@pytest.mark.slow  # the search and a refit of every form it fitted (1-2 s): the slow tier
 def test_the_stepwise_search_starts_from_auto_arimas_forms_and_moves_between_neighbours(monkeypatch):
     from tsrsa.statistical.arima_model import stepwise
 
