@@ -245,7 +245,8 @@ def test_auto_ets_picks_the_form_of_lowest_aic():
 def test_auto_arima_keeps_a_form_no_neighbour_of_which_has_a_lower_aicc():
     """The stepwise search ends where no neighbour within its bounds (p, q, P, Q one up or down, alone or in pairs,
     the constant in or out) lowers the AICc; each neighbour refitted here apart with statsmodels."""
-    from tsrsa.statistical.arima_model import MAX_P, MAX_SEASONAL_P, ArimaSpec, aicc, differencing
+    from tsrsa.statistical.arima_model import ArimaSpec
+    from tsrsa.statistical.arima_search import MAX_P, MAX_SEASONAL_P, aicc, differencing
 
     e = np.random.default_rng(3).standard_normal(48)
     y = np.zeros(48)

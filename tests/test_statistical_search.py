@@ -240,7 +240,7 @@ def test_a_series_that_fails_in_a_process_raises_as_in_turn():
 def test_min_root_is_the_smallest_root_modulus_of_the_ar_and_ma_polynomials():
     from statsmodels.tsa.statespace.sarimax import SARIMAX
 
-    from tsrsa.statistical.arima_model import min_root
+    from tsrsa.statistical.arima_search import min_root
 
     rng = np.random.default_rng(1)
     y = rng.standard_normal(120).cumsum() * 0.1 + rng.standard_normal(120)
@@ -257,7 +257,8 @@ def test_min_root_is_the_smallest_root_modulus_of_the_ar_and_ma_polynomials():
 
 
 def test_the_search_leaves_out_a_form_near_a_unit_root_as_auto_arima_does():
-    from tsrsa.statistical.arima_model import MIN_ROOT, ArimaSpec, lowest_aic, min_root
+    from tsrsa.statistical.arima_model import ArimaSpec
+    from tsrsa.statistical.arima_search import MIN_ROOT, lowest_aic, min_root
 
     rng = np.random.default_rng(0)
     y = np.arange(80.0) + rng.normal(0, 0.5, 80)  # a trend an AR(1) with a constant fits with phi ~ 1
@@ -271,7 +272,7 @@ def test_the_search_leaves_out_a_form_near_a_unit_root_as_auto_arima_does():
 
 
 def test_a_series_differenced_once_is_searched_with_and_without_a_drift():
-    from tsrsa.statistical.arima_model import arima_grid, arima_specs, trends
+    from tsrsa.statistical.arima_search import arima_grid, arima_specs, trends
 
     assert trends(0, 0, True) == ("c",) and trends(1, 0, True) == ("n", "c") and trends(0, 1, True) == ("n", "c")
     assert trends(1, 1, True) == ("n",) and trends(1, 0, False) == ("n",)  # the statistical start's own grid
@@ -306,7 +307,7 @@ def logged_fits(monkeypatch):
 
 @pytest.mark.slow  # the search and a refit of every form it fitted (1-2 s): the slow tier
 def test_the_stepwise_search_starts_from_auto_arimas_forms_and_moves_between_neighbours(monkeypatch):
-    from tsrsa.statistical.arima_model import stepwise
+    from tsrsa.statistical.arima_search import stepwise
 
     rng = np.random.default_rng(5)
     t = np.arange(30)
@@ -322,15 +323,15 @@ def test_the_stepwise_search_starts_from_auto_arimas_forms_and_moves_between_nei
         assert any(sum(abs(a - b) for a, b in zip(later[:4], earlier[:4])) + (later[4] != earlier[4]) in (1, 2)
                    and (later[4] == earlier[4] or later[:4] == earlier[:4]) for earlier in key[:key.index(later)])
     monkeypatch.undo()
-    from tsrsa.statistical.arima_model import aicc
+    from tsrsa.statistical.arima_search import aicc
 
     scores = [aicc(s.fit(y)) for s in fitted]  # the best at each step only falls: the lowest of all fitted
     assert spec in fitted and aicc(res) == pytest.approx(min(scores), abs=1e-9) and np.isfinite(aicc(res))
 
 
 def test_the_stepwise_search_keeps_its_bounds(monkeypatch):
-    from tsrsa.statistical import arima_model
-    from tsrsa.statistical.arima_model import stepwise
+    from tsrsa.statistical import arima_search
+    from tsrsa.statistical.arima_search import stepwise
 
     y = np.random.default_rng(2).normal(0, 1, 14)  # p, q <= 14 // 3 = 4; no season; d = D = 0: a mean or none
     fitted = logged_fits(monkeypatch)
@@ -338,7 +339,7 @@ def test_the_stepwise_search_keeps_its_bounds(monkeypatch):
     assert all(s.order[0] <= 4 and s.order[2] <= 4 and s.seasonal_order == (0, 0, 0, 0) for s in fitted)
     assert fitted[0].order == (2, 0, 2) and {s.trend for s in fitted[:5]} == {"c", "n"}
     fitted.clear()
-    monkeypatch.setattr(arima_model, "MAX_FORMS", 3)
+    monkeypatch.setattr(arima_search, "MAX_FORMS", 3)
     spec, _, count = stepwise(np.cumsum(np.random.default_rng(3).normal(0, 1, 60)), 4, 1, 1)
     assert count == len(fitted) == 3 and spec in fitted  # d + D = 2: no constant, three starting forms only
     assert {s.trend for s in fitted} == {"n"}

@@ -5,7 +5,8 @@ whole series with its parameters fixed then gives, at each origin t, the forecas
 from t from the state predicted at t (:func:`origin_forecasts`: no refit, no look ahead).
 
 - ARIMA (:func:`fit_arima`): the library's :class:`~tsrsa.forecasters.ARIMAForecaster` with both
-  orders "auto" (:mod:`tsrsa.statistical.arima_model`, whose names this module re-exports): d and D
+  orders "auto" (:mod:`tsrsa.statistical.arima_search` and ``arima_model``, whose names this module
+  re-exports): d and D
   as auto.arima picks them (KPSS; STL seasonal strength above 0.64), then auto.arima's stepwise
   search by AICc (since 0.19; before, the lowest AIC over (p, q) in {0,1,2}^2 x (P, Q) in {(0,0),
   (1,0), (0,1)}, which the recorded short-series rows used); a season above :data:`SHORT_SEASON`
@@ -27,9 +28,9 @@ import warnings
 import numpy as np
 
 from tsrsa.statistical.arima_model import (  # noqa: F401 - the anchor's ARIMA, re-exported
-    FOURIER_K, SHORT_SEASON, ArimaSpec, arima_grid, differencing, fit_arima, fourier_pairs, named_params,
-    origin_forecasts,
+    FOURIER_K, SHORT_SEASON, ArimaSpec, named_params, origin_forecasts,
 )
+from tsrsa.statistical.arima_search import arima_grid, differencing, fit_arima, fourier_pairs  # noqa: F401
 
 
 # ---------------------------------------------------------------------- ETS

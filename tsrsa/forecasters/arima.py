@@ -7,7 +7,8 @@ import numpy as np
 
 from tsrsa.estimator.protocol import store_init_args
 from tsrsa.estimator.statistical import StatisticalForecaster, statistical_doc
-from tsrsa.statistical.arima_model import SHORT_SEASON, fit_arima_series
+from tsrsa.statistical.arima_model import SHORT_SEASON
+from tsrsa.statistical.arima_search import fit_arima_series
 
 
 def check_orders(name: str, value, allow_none: bool = False) -> None:
@@ -35,7 +36,8 @@ class ARIMAForecaster(StatisticalForecaster):
     over (p, q) in {0, 1, 2}^2 or (P, Q) in {(0, 0), (1, 0), (0, 1)} by AIC. The parameters are fitted by
     maximum likelihood on the differenced series; the state is the Kalman filter of the model on the series,
     which ``update(df)`` continues over the new observations, parameters fixed (no refit). ``params_`` lists
-    each series' orders and parameters; see :mod:`tsrsa.statistical.arima_model`.
+    each series' orders and parameters; see :mod:`tsrsa.statistical.arima_search` and
+    :mod:`tsrsa.statistical.arima_model`.
 
     Parameters
     ----------

@@ -40,7 +40,8 @@ from tsrsa.start.batched_least_squares import least_squares
 from tsrsa.start.differencing import differencing
 from tsrsa.start.maps import StartMap, innovations_map, kept_fit, spread, tail_length, tails
 from tsrsa.start.power_series import sparse_filter
-from tsrsa.statistical.arima_model import SHORT_SEASON, ArimaSpec, arima_grid
+from tsrsa.statistical.arima_model import SHORT_SEASON, ArimaSpec
+from tsrsa.statistical.arima_search import arima_grid
 from tsrsa.statistical.series_fit import SeriesFit
 
 #: an ARIMA start fits at most this many series (ARIMA is fitted one series at a time)
@@ -166,7 +167,7 @@ def css_residuals(w: np.ndarray, u: np.ndarray, active: np.ndarray, constant: np
 
 
 def fit_arima_css(y: np.ndarray, m: int | None, grid: list[ArimaSpec] | None = None) -> SeriesFit:
-    """The ARIMA of lowest AICc over ``grid`` (by default :func:`~tsrsa.statistical.arima_model.arima_grid`
+    """The ARIMA of lowest AICc over ``grid`` (by default :func:`~tsrsa.statistical.arima_search.arima_grid`
     with d and D chosen from ``y``; given, its forms' own differences, which they share) fitted to ``y``
     by conditional least squares (module docstring): its form (with ``param_names``), its coefficients,
     its errors over ``y`` (``state``, zero before the steps scored) and its AIC.
