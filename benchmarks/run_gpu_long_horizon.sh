@@ -41,8 +41,8 @@ cat "$OUT/environment.txt"
 if command -v nvidia-smi > /dev/null; then nvidia-smi dmon -s u -d 10 > "$OUT/dmon.txt" 2>&1 & dmon=$!; fi
 
 left=$(( budget - $(elapsed) - 15 ))
-pids=()
-for part in $PARTS; do
+parts=($PARTS) pids=()
+for part in "${parts[@]}"; do
   IFS=: read -r dataset seeds input jobs <<< "$part"
   timeout -k 15 -s INT $left $PY benchmarks/ltsf.py --dataset "$dataset" --models RSA,Transformer --seeds "$seeds" \
     ${input:+--input-size "$input"} --jobs "${jobs:-4}" --num-threads 1 --accelerator "$ACCELERATOR" \
@@ -50,7 +50,6 @@ for part in $PARTS; do
     > "$OUT/${dataset}_${seeds//,/-}_${input:-96}.log" 2>&1 &
   pids+=($!)
 done
-i=0
-for part in $PARTS; do wait "${pids[$i]}"; echo "$part: exit $? at $(elapsed) s"; i=$(( i + 1 )); done
+for i in "${!parts[@]}"; do wait "${pids[$i]}"; echo "${parts[$i]}: exit $? at $(elapsed) s"; done
 [ -n "${dmon:-}" ] && kill "$dmon"
 cut -d, -f1-12 "$OUT/ltsf_gpu_long.csv" 2>/dev/null
