@@ -3,7 +3,9 @@
     nohup nice python benchmarks/auto_m3_study.py --subsets monthly --per-subset 100 &
     nohup nice python benchmarks/auto_m3_study.py --subsets quarterly,yearly,other --per-subset 100 &
     python benchmarks/auto_m3_study.py --summary --first 100
+    python benchmarks/auto_m3_study.py --summary --models SeasonalNaive,ETS,ARIMA,Theta,RSA,Transformer,DLinear
     nohup nice python benchmarks/auto_m3_study.py --cost 20 --subsets monthly,quarterly -p margin=2 -p combine=null &
+    nohup nice python benchmarks/auto_m3_study.py --subsets quarterly --per-subset 756 --models RSA &
 
 The sample: ``--per-subset`` series of each M3 subset (yearly, quarterly, monthly, other), drawn with
 ``numpy.random.default_rng(--seed)`` from all of its series (short ones included: AutoForecaster has to
@@ -32,6 +34,14 @@ frame), so each rule is applied offline with AutoForecaster's own arithmetic (``
 - ``test``: AutoForecaster fitted on ``train`` chooses on ``cv1`` (or ``cv2``) and forecasts the test part
   with ``final``. Reported, never read for a choice.
 
+The default set's networks (``--models RSA,Transformer,DLinear``: RSA, its twin and DLinear as
+``AutoForecaster(h, season_length=m, freq=1, random_state=0)`` builds them) are global: each makes the same four
+fits once per subset, on the panel of the sample's series of that subset, as AutoForecaster makes them
+(:func:`network_fits`): at the look-back :func:`~tsrsa.forecasters.auto_candidates.held_look_back` gives that
+origin's panel, validated on the series long enough for it plus the block, refitted on those long enough for it;
+a shorter series has no forecast from it (AutoForecaster leaves it to the other candidates). A network's seconds
+are its panel fit's, shared equally among the subset's series; the rules count a kept network's refit whole.
+
 One row per (series, candidate), with the four forecasts, their seconds and any refusal, is appended to
 ``--output`` as each series finishes (a stopped run resumes). ``--summary`` prints one table per subset:
 each rule's mean MASE and sMAPE (M3's 200|y - yhat| / (|y| + |yhat|)) at both origins, every candidate alone
@@ -57,6 +67,8 @@ HORIZON = {"yearly": 6, "quarterly": 8, "monthly": 18, "other": 8}
 SEASON = {"yearly": 1, "quarterly": 4, "monthly": 12, "other": 1}
 CANDIDATES = {"SeasonalNaive": "SeasonalNaiveForecaster", "ETS": "ETSForecaster", "ARIMA": "ARIMAForecaster",
               "Theta": "ThetaForecaster"}
+#: the default set's networks: one fit per subset's panel (global), not per series
+NETWORKS = ("RSA", "Transformer", "DLinear")
 FITS = ("cv2", "cv1", "final", "cv2_fit1")
 COLUMNS = ("date", "tsrsa_version", "seed", "per_subset", "draw", "subset", "unique_id", "n", "horizon", "season",
            "model", *(f"{k}_forecast" for k in FITS), *(f"{k}_seconds" for k in FITS), "error")
@@ -137,11 +149,90 @@ def one_series(sid: str, values: np.ndarray, subset: str, models=tuple(CANDIDATE
     return rows
 
 
+def network(name: str, h: int, m: int):
+    """The default candidate ``name`` as ``AutoForecaster(h, season_length=m, freq=1, random_state=0)`` builds it."""
+    import tsrsa
+    from tsrsa.forecasters.auto_candidates import default_candidates
+
+    auto = tsrsa.AutoForecaster(h=h, season_length=m, freq=1, random_state=0)
+    return dict(default_candidates(auto, {"id_col": "unique_id", "time_col": "ds", "target_col": "y"}))[name]
+
+
+def long_frame(values: dict, ids, cut: int) -> pd.DataFrame:
+    """The series ``ids`` of ``values`` without their last ``cut`` values: one long frame on integer time."""
+    return pd.concat([pd.DataFrame({"unique_id": sid, "ds": np.arange(len(values[sid]) - cut),
+                                    "y": values[sid][: len(values[sid]) - cut]}) for sid in ids], ignore_index=True)
+
+
+def by_series(frame: pd.DataFrame, windows: int, h: int) -> dict:
+    """{id: the ``windows * h`` forecasts of a long forecast frame, in time order} (finite ones only)."""
+    keys = [c for c in ("unique_id", "cutoff", "ds") if c in frame.columns]
+    out = {}
+    for sid, group in frame.sort_values(keys, kind="stable").groupby("unique_id", sort=False):
+        yhat = group["yhat"].to_numpy(dtype=np.float64)
+        if len(yhat) == windows * h and np.isfinite(yhat).all():
+            out[str(sid)] = [float(f"{v:.8g}") for v in yhat]
+    return out
+
+
+def network_fits(name: str, subset: str, ids, values: dict) -> tuple[dict, dict, dict]:
+    """The four fits of the network ``name`` on the panel of ``ids``, as AutoForecaster makes them: at the test
+    origin (the training parts) its validation windows (``cv2``) and its refit's forecast (``final``), at the
+    later origin (the training parts less h) the same (``cv2_fit1``, ``cv1``); each at the look-back
+    ``held_look_back`` gives that origin's panel, validated on the series that hold its required length plus the
+    two windows, refitted on those that hold the required length.
+    Returns ({fit: {id: forecast}}, {fit: seconds of the panel}, {id: why a series has no forecast})."""
+    from tsrsa.forecasters.auto_candidates import held_look_back
+
+    h, m = HORIZON[subset], SEASON[subset]
+    base = network(name, h, m)
+    forecasts, seconds, why = {}, {}, {}
+    for (validation, refit), cut in ((("cv2", "final"), h), (("cv2_fit1", "cv1"), 2 * h)):
+        frame = long_frame(values, ids, cut)
+        panel = base.to_panel(frame)
+        model = held_look_back(base, panel, 2 * h)
+        probe = model.clone()
+        probe.check_params()
+        need, _ = probe.required_length(panel)
+        lengths = dict(zip(panel.ids, panel.lengths))
+        calls = ((validation, need + 2 * h, 2, lambda f: model.clone().cross_validate(
+                     f, n_windows=2, step_size=h, refit=False)),
+                 (refit, need, 1, lambda f: model.clone().fit(f).predict()))
+        for key, least, windows, call in calls:
+            rows = [sid for sid in ids if lengths[sid] >= least]
+            for sid in set(ids) - set(rows):
+                why[sid] = why.get(sid, "") + f"{key}: too short ({lengths[sid]} < {least}); "
+            began = time.perf_counter()
+            try:
+                forecasts[key] = by_series(call(frame[frame["unique_id"].isin(rows)]), windows, h) if rows else {}
+            except Exception as err:  # noqa: BLE001 - a refusal is a result: AutoForecaster skips the candidate
+                forecasts[key] = {}
+                for sid in rows:
+                    why[sid] = why.get(sid, "") + f"{key}: {type(err).__name__}: {err}"[:200] + "; "
+            seconds[key] = time.perf_counter() - began
+    return forecasts, seconds, why
+
+
+def network_rows(name: str, subset: str, ids, values: dict) -> list[dict]:
+    """One row per series of ``ids`` for the network ``name`` (:func:`network_fits`); its seconds shared equally."""
+    forecasts, seconds, why = network_fits(name, subset, ids, values)
+    rows = []
+    for sid in ids:
+        row = {"model": name, "error": why.get(sid, "").strip().rstrip(";")}
+        for key in FITS:
+            yhat = forecasts[key].get(sid)
+            row[f"{key}_forecast"] = json.dumps(yhat) if yhat else ""
+            row[f"{key}_seconds"] = round(seconds[key] / len(ids), 4)
+        rows.append(row)
+    return rows
+
+
 def run(subsets, per_subset: int, seed: int, output: Path, data: Path, models=tuple(CANDIDATES),
         shard: tuple[int, int] = (0, 1)) -> None:
     """Fit ``models`` on the sample, skipping a (series, model) this release has already written: a new
     release writes its own rows, and the summary reads each (series, model)'s latest. ``shard`` (k, n): the
-    k-th of every n series of the sample only (n processes share a run)."""
+    k-th of every n series of the sample only (n processes share a run). The networks of ``models`` are fitted
+    after the statistical candidates, once per subset on the sample's series of it (all shards' series)."""
     from tsrsa import __version__
     from tsrsa.benchmarking.results import append_rows
 
@@ -152,17 +243,31 @@ def run(subsets, per_subset: int, seed: int, output: Path, data: Path, models=tu
     if output.exists():
         old = pd.read_csv(output, dtype={"unique_id": str})
         done = set(zip(old["unique_id"], old["seed"], old["model"], old["tsrsa_version"]))
+    def shared(info_row) -> dict:
+        sid, subset = info_row["unique_id"], info_row["subset"]
+        return {"date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "tsrsa_version": __version__,
+                "seed": seed, "per_subset": per_subset, "draw": int(info_row["draw"]), "subset": subset,
+                "unique_id": sid, "n": len(values[sid]), "horizon": HORIZON[subset], "season": SEASON[subset]}
+
+    local = [name for name in models if name not in NETWORKS]
     for _, info_row in sample.iloc[shard[0]::shard[1]].iterrows():
         sid, subset = info_row["unique_id"], info_row["subset"]
-        todo = [name for name in models if (sid, seed, name, __version__) not in done]
+        todo = [name for name in local if (sid, seed, name, __version__) not in done]
         if not todo:
             continue
-        shared = {"date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "tsrsa_version": __version__,
-                  "seed": seed, "per_subset": per_subset, "draw": int(info_row["draw"]), "subset": subset,
-                  "unique_id": sid, "n": len(values[sid]), "horizon": HORIZON[subset], "season": SEASON[subset]}
-        rows = [{**shared, **row} for row in one_series(sid, values[sid], subset, todo)]
+        rows = [{**shared(info_row), **row} for row in one_series(sid, values[sid], subset, todo)]
         append_rows(output, rows, COLUMNS)
         print(subset, sid, " ".join(f"{r['model']}:{r['final_seconds']}" for r in rows), flush=True)
+    for subset, part in sample.groupby("subset", sort=False):
+        ids = list(part["unique_id"])
+        for name in [n for n in models if n in NETWORKS]:
+            if all((sid, seed, name, __version__) in done for sid in ids):
+                continue
+            rows = [{**shared(info_row), **row} for (_, info_row), row in zip(
+                part.iterrows(), network_rows(name, subset, ids, values))]
+            append_rows(output, rows, COLUMNS)
+            print(subset, name, f"{sum(r[f'{k}_seconds'] for r in rows for k in FITS):.1f} s",
+                  f"{sum(bool(r['final_forecast']) for r in rows)} of {len(rows)} series forecast", flush=True)
 
 
 # ---------------------------------------------------------------------- the rules, offline
@@ -228,12 +333,13 @@ def rule_table(rows: pd.DataFrame, data: Path) -> pd.DataFrame:
     from tsrsa.benchmarking.m3_sample import mase, smape
     from tsrsa.estimator.model_choice import combined, naive_scale, scaled_errors
 
-    names = list(CANDIDATES)
     sample = rows.drop_duplicates("unique_id")
     values = read_values(data, sample[["unique_id", "subset"]])
     out = []
     for subset, group in rows.groupby("subset"):
         h, m = HORIZON[subset], SEASON[subset]
+        names = [name for name in (*CANDIDATES, *NETWORKS) if name in set(group["model"])]
+        network = np.isin(names, NETWORKS)  # (C,) a network's refit is one panel fit, kept whole
         ids, arrays, seconds = panel_arrays(group, names, values, h)
         whole = [values[sid] for sid in ids]
         for origin in ("later", "test"):
@@ -275,7 +381,8 @@ def rule_table(rows: pd.DataFrame, data: Path) -> pd.DataFrame:
                     weights = rule_weights(errors, ids, names, rule, blocked, inner_abs)
                     yhat = combined(weights, scored)
                     used = weights > 0
-                    cost = float(valid_seconds.sum() + (refit_seconds * used).sum())
+                    cost = float(valid_seconds.sum() + (refit_seconds * used)[:, ~network].sum()
+                                 + refit_seconds[:, network & used.any(axis=0)].sum())
                     share = used.mean(axis=0)
                     kept = " ".join(f"{n}={s:.2f}" for n, s in zip(names, share))
                     out.append(score(rule, yhat, kept, (cost, cost / most)))
@@ -292,7 +399,7 @@ def rule_table(rows: pd.DataFrame, data: Path) -> pd.DataFrame:
 def rule_ranking(table: pd.DataFrame, origin: str = "later") -> pd.DataFrame:
     """Each rule and window count at ``origin``: its score over the best candidate alone in each subset (MASE
     and sMAPE), the geometric mean of those ratios over the subsets and the worst of them, best first."""
-    names = list(CANDIDATES)
+    names = [*CANDIDATES, *NETWORKS]
     at = table[table["origin"] == origin]
     best = at[at["model"].isin(names) & (at["n_windows"] == 1)].groupby("subset")[["mase", "smape"]].min()
     rules = at[~at["model"].isin(names)].copy()
@@ -330,11 +437,13 @@ def paired(table: pd.DataFrame, rule: str, windows: int, reference: str, referen
     return pd.DataFrame(out)
 
 
-def summary(output: Path, data: Path, first: int | None = None,
-            use: dict[str, str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The rule table and the ranking of the rules on the later block (``first``: the first series of each
-    subset's draw only; ``use``: {model: release} whose rows stand for that model, else its latest)."""
+def summary(output: Path, data: Path, first: int | None = None, use: dict[str, str] | None = None,
+            models=tuple(CANDIDATES)) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The rule table and the ranking of the rules on the later block among the candidates ``models`` (``first``:
+    the first series of each subset's draw only; ``use``: {model: release} whose rows stand for that model, else
+    its latest)."""
     rows = pd.read_csv(output, dtype={"unique_id": str}, keep_default_na=False)
+    rows = rows[rows["model"].isin(models)]
     for model, release in (use or {}).items():
         rows = rows[(rows["model"] != model) | (rows["tsrsa_version"] == release)]
     rows = rows.drop_duplicates(["unique_id", "seed", "model"], keep="last")  # each model's latest run
@@ -416,7 +525,9 @@ def main(argv=None) -> None:
     parser.add_argument("--output", type=Path, default=OUTPUT)
     parser.add_argument("--data-dir")
     parser.add_argument("--models", default=",".join(CANDIDATES),
-                        help="the candidates to fit (a release's rows replace an earlier release's in the summary)")
+                        help=f"the candidates to fit, or with --summary to choose among (a release's rows replace an "
+                             f"earlier release's in the summary): {', '.join(CANDIDATES)} (the default), and the "
+                             f"networks {', '.join(NETWORKS)}")
     parser.add_argument("--shard", default="0/1", metavar="K/N",
                         help="fit the K-th of every N series of the sample (N processes share a run; default 0/1)")
     parser.add_argument("--summary", action="store_true")
@@ -450,7 +561,8 @@ def main(argv=None) -> None:
         return
     if args.summary:
         use = dict(item.partition("=")[::2] for item in args.use)
-        table, ranking = summary(args.output, data_folder(args.data_dir), args.first, use)
+        table, ranking = summary(args.output, data_folder(args.data_dir), args.first, use,
+                                 [name.strip() for name in args.models.split(",")])
         with pd.option_context("display.width", 250, "display.max_rows", 500):
             print(table.drop(columns="per_series").to_string(index=False, float_format="%.3f"))
             print("\nthe rules on the later block, over the best candidate alone in each subset:")
@@ -466,11 +578,15 @@ def main(argv=None) -> None:
     if unknown:
         parser.error(f"unknown subsets {unknown}; choose from {', '.join(HORIZON)}")
     models = [name.strip() for name in args.models.split(",")]
-    if set(models) - set(CANDIDATES):
-        parser.error(f"unknown models {sorted(set(models) - set(CANDIDATES))}; choose from {', '.join(CANDIDATES)}")
+    known = (*CANDIDATES, *NETWORKS)
+    if set(models) - set(known):
+        parser.error(f"unknown models {sorted(set(models) - set(known))}; choose from {', '.join(known)}")
     k, _, n = args.shard.partition("/")
     if not (k.isdigit() and n.isdigit() and int(k) < int(n)):
         parser.error(f"--shard {args.shard!r}: give K/N with 0 <= K < N, e.g. 0/2 and 1/2 for two processes")
+    if set(models) & set(NETWORKS) and n != "1":
+        parser.error("a network is fitted once on a subset's whole sample: run it without --shard (one process per "
+                     "network, e.g. --models RSA and --models Transformer,DLinear)")
     run(subsets, args.per_subset, args.seed, args.output, data_folder(args.data_dir), models, (int(k), int(n)))
 
 

@@ -75,6 +75,50 @@ def test_rows_resume_and_the_rules_are_autoforecasters(tmp_path, monkeypatch):
     assert set(ranking["model"]) == set(study.RULES) and (ranking["mase_worst"] >= ranking["mase_gmean"] - 1e-12).all()
 
 
+def test_a_network_is_fitted_on_the_panel_and_the_rules_with_it_are_autoforecasters(tmp_path, monkeypatch):
+    naive = {"SeasonalNaive": "SeasonalNaiveForecaster"}
+    monkeypatch.setattr(study, "CANDIDATES", naive)
+    monkeypatch.setattr(study, "NETWORKS", ("DLinear",))
+    folder = write_yearly(tmp_path / "m3", n_series=5)
+    frame = pd.read_csv(folder / "M3-yearly.csv")
+    short = frame[(frame["unique_id"] != "Y4") | (frame["ds"] >= 26)]  # Y4: 14 values, too short for the network
+    short.to_csv(folder / "M3-yearly.csv", index=False)
+    output = tmp_path / "rows.csv"
+    args = ["--data-dir", str(folder), "--output", str(output), "--subsets", "yearly", "--per-subset", "5"]
+    study.main([*args, "--models", "SeasonalNaive,DLinear"])
+    rows = pd.read_csv(output, dtype={"unique_id": str}, keep_default_na=False)
+    net = rows[rows["model"] == "DLinear"].set_index("unique_id")
+    assert len(net) == 5 and net.loc["Y4", "final_forecast"] == "" and "too short" in net.loc["Y4", "error"]
+    assert (net.drop(index="Y4")["final_forecast"] != "").all()
+    assert net["final_seconds"].nunique() == 1  # the panel's seconds, shared
+    study.main([*args, "--models", "DLinear"])  # resumes: nothing is added
+    assert len(pd.read_csv(output)) == len(rows)
+    with pytest.raises(SystemExit):
+        study.main([*args, "--models", "DLinear", "--shard", "0/2"])
+    table = study.rule_table(rows, folder)
+    values = study.read_values(folder, rows.drop_duplicates("unique_id"))
+    ids = sorted(values)
+    train = pd.concat([pd.DataFrame({"unique_id": sid, "ds": np.arange(len(values[sid]) - 6),
+                                     "y": values[sid][:-6]}) for sid in ids], ignore_index=True)
+    models = {name: getattr(tsrsa, cls)(h=6, season_length=1) for name, cls in naive.items()}
+    models["DLinear"] = study.network("DLinear", 6, 1)
+    auto = tsrsa.AutoForecaster(h=6, season_length=1, models=models, n_windows=2).fit(train)
+    assert "DLinear" in auto.models_  # the network is kept by some series, so the rule reads its forecasts
+    yhat = auto.predict()["yhat"].to_numpy().reshape(len(ids), 6)
+    want = np.mean([m3.mase(values[sid][-6:], f, values[sid][:-6], 1) for sid, f in zip(ids, yhat)])
+    got = table[(table.origin == "test") & (table.n_windows == 2) & (table.model == "noise2_gate2")]["mase"].item()
+    assert got == pytest.approx(want, rel=1e-6)
+    # the later origin: AutoForecaster fitted on the training parts less h, scored on their last h values
+    fit1 = train[train.groupby("unique_id")["ds"].transform("size") - train["ds"] > 6]
+    auto = tsrsa.AutoForecaster(h=6, season_length=1, models=models, n_windows=2).fit(fit1)
+    yhat = auto.predict()["yhat"].to_numpy().reshape(len(ids), 6)
+    want = np.mean([m3.mase(values[sid][-12:-6], f, values[sid][:-12], 1) for sid, f in zip(ids, yhat)])
+    got = table[(table.origin == "later") & (table.n_windows == 2) & (table.model == "noise2_gate2")]["mase"].item()
+    assert got == pytest.approx(want, rel=1e-6)
+    alone = table[(table.origin == "test") & (table.model == "DLinear")]
+    assert alone["kept"].item() == "fitted on 4"
+
+
 def test_a_candidate_per_release_is_scored_on_the_series_every_release_fitted(tmp_path, monkeypatch):
     monkeypatch.setattr(study, "CANDIDATES", FAST)
     folder = write_yearly(tmp_path / "m3")
