@@ -243,6 +243,7 @@ def run(subsets, per_subset: int, seed: int, output: Path, data: Path, models=tu
     if output.exists():
         old = pd.read_csv(output, dtype={"unique_id": str})
         done = set(zip(old["unique_id"], old["seed"], old["model"], old["tsrsa_version"]))
+
     def shared(info_row) -> dict:
         sid, subset = info_row["unique_id"], info_row["subset"]
         return {"date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "tsrsa_version": __version__,
@@ -547,6 +548,10 @@ def main(argv=None) -> None:
     parser.add_argument("--param", "-p", action="append", default=[], metavar="KEY=JSON",
                         help="an AutoForecaster parameter for --cost (e.g. -p margin=2 -p combine=null)")
     args = parser.parse_args(argv)
+    models = [name.strip() for name in args.models.split(",")]
+    known = (*CANDIDATES, *NETWORKS)
+    if set(models) - set(known):
+        parser.error(f"unknown models {sorted(set(models) - set(known))}; choose from {', '.join(known)}")
     if args.cost:
         params = {key: json.loads(value) for key, _, value in (p.partition("=") for p in args.param)}
         for subset in [s.strip() for s in args.subsets.split(",")]:
@@ -561,8 +566,7 @@ def main(argv=None) -> None:
         return
     if args.summary:
         use = dict(item.partition("=")[::2] for item in args.use)
-        table, ranking = summary(args.output, data_folder(args.data_dir), args.first, use,
-                                 [name.strip() for name in args.models.split(",")])
+        table, ranking = summary(args.output, data_folder(args.data_dir), args.first, use, models)
         with pd.option_context("display.width", 250, "display.max_rows", 500):
             print(table.drop(columns="per_series").to_string(index=False, float_format="%.3f"))
             print("\nthe rules on the later block, over the best candidate alone in each subset:")
@@ -577,10 +581,6 @@ def main(argv=None) -> None:
     unknown = sorted(set(subsets) - set(HORIZON))
     if unknown:
         parser.error(f"unknown subsets {unknown}; choose from {', '.join(HORIZON)}")
-    models = [name.strip() for name in args.models.split(",")]
-    known = (*CANDIDATES, *NETWORKS)
-    if set(models) - set(known):
-        parser.error(f"unknown models {sorted(set(models) - set(known))}; choose from {', '.join(known)}")
     k, _, n = args.shard.partition("/")
     if not (k.isdigit() and n.isdigit() and int(k) < int(n)):
         parser.error(f"--shard {args.shard!r}: give K/N with 0 <= K < N, e.g. 0/2 and 1/2 for two processes")

@@ -100,7 +100,8 @@ def draw(results: Path, out: Path) -> Path:
     ax_long.set_xticks(x, long.index)
     ax_long.set_ylabel("test MSE, average of H96-H720")
     ax_long.set_title("Long horizons at the defaults (input 96)")
-    ax_long.legend(fontsize=8, ncols=2)
+    ax_long.set_ylim(0, 1.4 * float(np.nanmax(ax_long.dataLim.y1)))  # room above the bars for the legend
+    ax_long.legend(fontsize=8, ncols=3, loc="upper center")
 
     scores = m4(results)
     frequencies = list(scores.index.get_level_values(0).unique())
@@ -117,7 +118,8 @@ def draw(results: Path, out: Path) -> Path:
     ax_m4.set_xticks(range(len(frequencies)), frequencies)
     ax_m4.set_ylabel("test sMAPE (fit seconds above each bar)")
     ax_m4.set_title("M4, one global model each (defaults)")
-    ax_m4.legend(fontsize=8)
+    ax_m4.set_ylim(0, 1.45 * float(ax_m4.dataLim.y1))
+    ax_m4.legend(fontsize=8, ncols=3, loc="upper center")
 
     ratio = short_series(results)
     labels = [f"{d} {n}" for d, n in ratio.index]
