@@ -61,8 +61,7 @@ def test_rows_resume_and_the_rules_are_autoforecasters(tmp_path, monkeypatch):
     # the test origin with two windows: each rule's mean MASE is AutoForecaster's, fitted on the training parts
     values = study.read_values(folder, rows.drop_duplicates("unique_id"))
     ids = sorted(values)
-    train = pd.concat([pd.DataFrame({"unique_id": sid, "ds": np.arange(len(values[sid]) - 6),
-                                     "y": values[sid][:-6]}) for sid in ids], ignore_index=True)
+    train = study.long_frame(values, ids, 6)  # the training parts
     models = {name: getattr(tsrsa, cls)(h=6, season_length=1) for name, cls in FAST.items()}
     for rule, params in {"best": {"combine": None}, "mean2": {"margin": None}, "noise2_gate2": {}, "panel_best": {"choose": "panel", "combine": None},
                          "noise2_best": {"combine": None, "margin": 2.0}}.items():
@@ -98,8 +97,9 @@ def test_a_network_is_fitted_on_the_panel_and_the_rules_with_it_are_autoforecast
     table = study.rule_table(rows, folder)
     values = study.read_values(folder, rows.drop_duplicates("unique_id"))
     ids = sorted(values)
-    train = pd.concat([pd.DataFrame({"unique_id": sid, "ds": np.arange(len(values[sid]) - 6),
-                                     "y": values[sid][:-6]}) for sid in ids], ignore_index=True)
+    train = study.long_frame(values, ids, 6)  # the training parts
+    for sid, part in train.groupby("unique_id"):
+        assert np.array_equal(part["y"].to_numpy(), values[sid][:-6]) and list(part["ds"]) == list(range(len(part)))
     models = {name: getattr(tsrsa, cls)(h=6, season_length=1) for name, cls in naive.items()}
     models["DLinear"] = study.network("DLinear", 6, 1)
     auto = tsrsa.AutoForecaster(h=6, season_length=1, models=models, n_windows=2).fit(train)
@@ -109,7 +109,7 @@ def test_a_network_is_fitted_on_the_panel_and_the_rules_with_it_are_autoforecast
     got = table[(table.origin == "test") & (table.n_windows == 2) & (table.model == "noise2_gate2")]["mase"].item()
     assert got == pytest.approx(want, rel=1e-6)
     # the later origin: AutoForecaster fitted on the training parts less h, scored on their last h values
-    fit1 = train[train.groupby("unique_id")["ds"].transform("size") - train["ds"] > 6]
+    fit1 = study.long_frame(values, ids, 12)
     auto = tsrsa.AutoForecaster(h=6, season_length=1, models=models, n_windows=2).fit(fit1)
     yhat = auto.predict()["yhat"].to_numpy().reshape(len(ids), 6)
     want = np.mean([m3.mase(values[sid][-12:-6], f, values[sid][:-12], 1) for sid, f in zip(ids, yhat)])
