@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # The long-horizon rows at the defaults that the 2-core CPU cannot afford, in one command of at most ten minutes
-# on one GPU machine: RSA and its twin at every horizon of each part, every (model, horizon, seed) cell a worker
-# process of its own (benchmarks/ltsf.py --jobs), the parts side by side. A part is DATASET:SEEDS[:INPUT[:JOBS]]
-# (input 96 and 4 workers unless given); PARTS lists them, space-separated:
-#   PARTS="weather:0"                    the set with no row at the defaults on all its windows (default)
+# on one GPU machine: RSA and its twin at the horizons of each part, every (model, horizon, seed) cell a worker
+# process of its own (benchmarks/ltsf.py --jobs), the parts side by side. A part is
+# DATASET:SEEDS[:INPUT[:JOBS[:HORIZONS]]] (input 96, 4 workers and the four horizons unless given); PARTS lists
+# them, space-separated:
+#   PARTS="weather:0::4:96,192"          the set with no row at the defaults, its two shorter horizons (default)
+#   PARTS="weather:0::4:336,720"         its two longer ones
 #   PARTS="ETTm1:1::2 ETTm1:0:1440:2"    an ETTm1 seed and a look-back of 1,440 steps
 # Side-by-side fits progress together and finish together, so a part's workers are sized for its cells to end
 # within the budget: on an H200 (2026-11-30) twelve ETTm2 and weather fits side by side (8 + 4 workers) ran 545 s
 # and one finished (the twin at ETTm2 H336, in 490 s), where the H100's 32 ETTh fits, 15 at a time, took 7
 # minutes; by those rates an ETTm-size fit (four times ETTh's windows) ends inside ten minutes with about 4 workers
-# in all, across the parts (an estimate).
+# in all, across the parts (an estimate); a weather fit has three times ETTm2's windows, hence four weather cells
+# by default.
 # Rows go to $OUT/ltsf_gpu_long.csv (the CSV format of benchmarks/results/ltsf.csv: append them there to publish
 # them), logs to $OUT, the GPU's load every 10 s to $OUT/dmon.txt. The CSVs are read from $TSRSA_DATA_DIR
 # (DATASET.csv, or DATASET.csv.gz unpacked into a temporary folder). Whatever is still running when the budget
@@ -20,7 +23,7 @@
 # --horizons 96") make a short rehearsal of the same command on the CPU.
 set -u
 budget=${1:-540}
-PARTS=${PARTS:-"weather:0"}
+PARTS=${PARTS:-"weather:0::4:96,192"}
 OUT=${OUT:-gpu-long}
 ACCELERATOR=${ACCELERATOR:-gpu}
 mkdir -p "$OUT"
@@ -43,11 +46,12 @@ if command -v nvidia-smi > /dev/null; then nvidia-smi dmon -s u -d 10 > "$OUT/dm
 left=$(( budget - $(elapsed) - 15 ))
 parts=($PARTS) pids=()
 for part in "${parts[@]}"; do
-  IFS=: read -r dataset seeds input jobs <<< "$part"
+  IFS=: read -r dataset seeds input jobs horizons <<< "$part"
   timeout -k 15 -s INT $left $PY benchmarks/ltsf.py --dataset "$dataset" --models RSA,Transformer --seeds "$seeds" \
-    ${input:+--input-size "$input"} --jobs "${jobs:-4}" --num-threads 1 --accelerator "$ACCELERATOR" \
+    ${input:+--input-size "$input"} ${horizons:+--horizons "$horizons"} --jobs "${jobs:-4}" --num-threads 1 \
+    --accelerator "$ACCELERATOR" \
     --data-dir "$data" --results "$OUT/ltsf_gpu_long.csv" --results-md "$OUT/RESULTS.md" ${EXTRA:-} \
-    > "$OUT/${dataset}_${seeds//,/-}_${input:-96}.log" 2>&1 &
+    > "$OUT/${dataset}_${seeds//,/-}_${input:-96}${horizons:+_${horizons//,/-}}.log" 2>&1 &
   pids+=($!)
 done
 for i in "${!parts[@]}"; do wait "${pids[$i]}"; echo "${parts[$i]}: exit $? at $(elapsed) s"; done
