@@ -149,30 +149,10 @@ def one_series(sid: str, values: np.ndarray, subset: str, models=tuple(CANDIDATE
     return rows
 
 
-def network(name: str, h: int, m: int):
-    """The default candidate ``name`` as ``AutoForecaster(h, season_length=m, freq=1, random_state=0)`` builds it."""
-    import tsrsa
-    from tsrsa.forecasters.auto_candidates import default_candidates
-
-    auto = tsrsa.AutoForecaster(h=h, season_length=m, freq=1, random_state=0)
-    return dict(default_candidates(auto, {"id_col": "unique_id", "time_col": "ds", "target_col": "y"}))[name]
-
-
 def long_frame(values: dict, ids, cut: int) -> pd.DataFrame:
     """The series ``ids`` of ``values`` without their last ``cut`` values: one long frame on integer time."""
     return pd.concat([pd.DataFrame({"unique_id": sid, "ds": np.arange(len(values[sid]) - cut),
                                     "y": values[sid][: len(values[sid]) - cut]}) for sid in ids], ignore_index=True)
-
-
-def by_series(frame: pd.DataFrame, windows: int, h: int) -> dict:
-    """{id: the ``windows * h`` forecasts of a long forecast frame, in time order} (finite ones only)."""
-    keys = [c for c in ("unique_id", "cutoff", "ds") if c in frame.columns]
-    out = {}
-    for sid, group in frame.sort_values(keys, kind="stable").groupby("unique_id", sort=False):
-        yhat = group["yhat"].to_numpy(dtype=np.float64)
-        if len(yhat) == windows * h and np.isfinite(yhat).all():
-            out[str(sid)] = [float(f"{v:.8g}") for v in yhat]
-    return out
 
 
 def network_fits(name: str, subset: str, ids, values: dict) -> tuple[dict, dict, dict]:
@@ -182,10 +162,12 @@ def network_fits(name: str, subset: str, ids, values: dict) -> tuple[dict, dict,
     ``held_look_back`` gives that origin's panel, validated on the series that hold its required length plus the
     two windows, refitted on those that hold the required length.
     Returns ({fit: {id: forecast}}, {fit: seconds of the panel}, {id: why a series has no forecast})."""
+    from auto_m4_study import by_series, candidates
+
     from tsrsa.forecasters.auto_candidates import held_look_back
 
     h, m = HORIZON[subset], SEASON[subset]
-    base = network(name, h, m)
+    base = candidates(h, m, 0)[name]  # as AutoForecaster(h, season_length=m, freq=1, random_state=0) builds it
     forecasts, seconds, why = {}, {}, {}
     for (validation, refit), cut in ((("cv2", "final"), h), (("cv2_fit1", "cv1"), 2 * h)):
         frame = long_frame(values, ids, cut)
@@ -204,7 +186,7 @@ def network_fits(name: str, subset: str, ids, values: dict) -> tuple[dict, dict,
                 why[sid] = why.get(sid, "") + f"{key}: too short ({lengths[sid]} < {least}); "
             began = time.perf_counter()
             try:
-                forecasts[key] = by_series(call(frame[frame["unique_id"].isin(rows)]), windows, h) if rows else {}
+                forecasts[key] = by_series(call(frame[frame["unique_id"].isin(rows)]), ids, h, windows) if rows else {}
             except Exception as err:  # noqa: BLE001 - a refusal is a result: AutoForecaster skips the candidate
                 forecasts[key] = {}
                 for sid in rows:

@@ -62,7 +62,7 @@ def candidates(h: int, m: int, seed: int) -> dict:
     return dict(default_candidates(auto, {"id_col": "unique_id", "time_col": "ds", "target_col": "y"}))
 
 
-def _rows(frame: pd.DataFrame, ids, h: int, windows: int) -> dict:
+def by_series(frame: pd.DataFrame, ids, h: int, windows: int) -> dict:
     """{id: list of the first windows * h forecasts} from a long forecast frame (ordered by cutoff and ds)."""
     keys = [c for c in ("unique_id", "cutoff", "ds") if c in frame.columns]
     ordered = frame.sort_values(keys, kind="stable")
@@ -135,7 +135,7 @@ def run(frequency: str, models, seed: int, output: Path, data_dir=None, params: 
         valid, able = long_enough(model, val, panel, 2 * h)  # the series AutoForecaster validates it on, and refits
         began = time.perf_counter()
         try:
-            inner = _rows(model.clone().cross_validate(of(val_frame, valid), n_windows=2, step_size=h,
+            inner = by_series(model.clone().cross_validate(of(val_frame, valid), n_windows=2, step_size=h,
                                                        refit=False), val.ids, h, 2)
         except Exception as err:  # noqa: BLE001 - a refusal is a result: AutoForecaster skips the candidate
             error = f"inner: {type(err).__name__}: {err}"[:300]
@@ -144,8 +144,8 @@ def run(frequency: str, models, seed: int, output: Path, data_dir=None, params: 
         try:
             fitted = model.clone().fit(of(val_frame, able))
             refit_seconds = time.perf_counter() - began
-            later = _rows(fitted.predict(), val.ids, h, 1)
-            future = _rows(fitted.predict(df=of(test_frame, able)), val.ids, h, 1)
+            later = by_series(fitted.predict(), val.ids, h, 1)
+            future = by_series(fitted.predict(df=of(test_frame, able)), val.ids, h, 1)
         except Exception as err:  # noqa: BLE001
             refit_seconds = time.perf_counter() - began
             error = (error + " | " if error else "") + f"refit: {type(err).__name__}: {err}"[:300]
@@ -162,10 +162,11 @@ def run(frequency: str, models, seed: int, output: Path, data_dir=None, params: 
 
 
 # ---------------------------------------------------------------------- the rules, offline
-def arrays(frequency: str, seed: int, output: Path, data_dir=None, use=()):
+def arrays(frequency: str, seed: int, output: Path, data_dir=None, use=(), without=()):
     """The splits, and (S, C, 2, h) inner, (S, C, h) later and test forecasts (NaN where missing), and the
     candidates' (C,) validation and refit seconds, from each candidate's latest rows; ``use``: labelled
-    candidates (``RSA[input_size=52]``) that stand in for the default of their name."""
+    candidates (``RSA[input_size=52]``) that stand in for the default of their name; ``without``: candidates left
+    out."""
     from tsrsa.benchmarking.m4 import load_split
 
     rows = pd.read_csv(output, dtype={"unique_id": str}, keep_default_na=False)
@@ -176,7 +177,8 @@ def arrays(frequency: str, seed: int, output: Path, data_dir=None, use=()):
             raise ValueError(f"no rows of {label!r} for {frequency}, seed {seed}: run it first (--set)")
         rows = rows[rows["model"] != base]
         rows.loc[rows["model"] == label, "model"] = base
-    rows = rows[rows["model"].isin(NAMES)].drop_duplicates(["model", "unique_id"], keep="last")
+    rows = rows[rows["model"].isin(NAMES) & ~rows["model"].isin(without)]
+    rows = rows.drop_duplicates(["model", "unique_id"], keep="last")
     val, test = load_split(frequency, "validation", data_dir), load_split(frequency, "test", data_dir)
     ids, h = val.ids, val.frequency.h
     where = {sid: i for i, sid in enumerate(ids)}
@@ -194,16 +196,17 @@ def arrays(frequency: str, seed: int, output: Path, data_dir=None, use=()):
     return val, test, inner, later, future, seconds, present
 
 
-def rule_scores(frequency: str, seed: int, output: Path, data_dir=None, use=()) -> pd.DataFrame:
+def rule_scores(frequency: str, seed: int, output: Path, data_dir=None, use=(), without=()) -> pd.DataFrame:
     """One line per rule (``auto_m3_study.RULES``) and candidate alone: sMAPE, MASE and OWA on the later block
-    and the test, the share of series keeping each candidate, and the fit seconds over the costliest refit."""
+    and the test, the share of series keeping each candidate, and the fit seconds over the costliest refit
+    (``without``: candidates left out of the choice)."""
     from auto_m3_study import RULES, SeriesList, rule_weights
 
     from tsrsa.benchmarking.m4 import scores_with_owa
     from tsrsa.estimator.model_choice import combined, naive_scale, scaled_errors
     from tsrsa.forecasters.auto import local
 
-    val, test, inner, later, future, seconds, present = arrays(frequency, seed, output, data_dir, use)
+    val, test, inner, later, future, seconds, present = arrays(frequency, seed, output, data_dir, use, without)
     h, m = val.frequency.h, val.frequency.m
     use = [NAMES.index(name) for name in present]
     inner, later, future, seconds = inner[:, use], later[:, use], future[:, use], seconds[:, use]

@@ -48,12 +48,7 @@ def m3_ratios(rows: pd.DataFrame, data: Path, subset: str, first: int | None = N
 
 def m4_ratios(frequency: str, use=(), output: Path = m4.OUTPUT, data_dir=None, without=()) -> pd.DataFrame:
     """The same on M4 ``frequency`` (seed 0), ``use``: labelled networks in place of the defaults."""
-    names = m4.NAMES
-    try:
-        m4.NAMES = tuple(name for name in names if name not in without)
-        table = m4.rule_scores(frequency, 0, output, data_dir, use)
-    finally:
-        m4.NAMES = names
+    table = m4.rule_scores(frequency, 0, output, data_dir, use, without)
     single = table[~table["model"].isin(m3.RULES)]
     rules = table[table["model"].isin(m3.RULES)].set_index("model")
     return pd.DataFrame({"mase": rules["later_mase"] / single["later_mase"].min(),

@@ -15,6 +15,7 @@ from tsrsa.benchmarking import m3_sample as m3
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import auto_m3_study as study  # noqa: E402
+from auto_m4_study import candidates  # noqa: E402
 
 pytestmark = pytest.mark.slow  # the study's candidate fits and rules on M3-like panels (~6 s)
 
@@ -101,7 +102,7 @@ def test_a_network_is_fitted_on_the_panel_and_the_rules_with_it_are_autoforecast
     for sid, part in train.groupby("unique_id"):
         assert np.array_equal(part["y"].to_numpy(), values[sid][:-6]) and list(part["ds"]) == list(range(len(part)))
     models = {name: getattr(tsrsa, cls)(h=6, season_length=1) for name, cls in naive.items()}
-    models["DLinear"] = study.network("DLinear", 6, 1)
+    models["DLinear"] = candidates(6, 1, 0)["DLinear"]
     auto = tsrsa.AutoForecaster(h=6, season_length=1, models=models, n_windows=2).fit(train)
     assert "DLinear" in auto.models_  # the network is kept by some series, so the rule reads its forecasts
     yhat = auto.predict()["yhat"].to_numpy().reshape(len(ids), 6)
