@@ -7,7 +7,7 @@
     python benchmarks/auto_m4_study.py --summary --frequency Weekly --use "RSA[input_size=52]"
     nohup nice python benchmarks/auto_m4_study.py --frequency Weekly --models RSA,Transformer,DLinear --dated &
 
-The M3 study (``auto_m3_study.py``) fits the statistical candidates only; here every candidate of
+The M3 study (``auto_m3_study.py``) fits each subset's sample of series; here every candidate of
 AutoForecaster's default set (``tsrsa.forecasters.auto_candidates.default_candidates``: seasonal naive, ETS,
 ARIMA, Theta, RSA, its twin, DLinear, configured as an ``AutoForecaster(h, season_length=m, freq=1,
 random_state=seed)`` configures them) makes, on the frequency's whole panel, the fits that AutoForecaster at
@@ -23,8 +23,8 @@ training series without its last h values):
 Each on the series AutoForecaster gives it: validated on those of at least its ``required_length`` plus the
 block, refitted on those of at least its ``required_length``.
 
-So a rule is applied offline with AutoForecaster's own arithmetic (``choice_weights``, ``within_noise``,
-``combined``) and scored exactly as an Auto run at that rule would be (a neural candidate's refit does
+So a rule (``auto_m3_rules.RULES``) is applied offline with AutoForecaster's own arithmetic (``choice_weights``,
+``within_noise``, ``combined``) and scored exactly as an Auto run at that rule would be (a neural candidate's refit does
 not depend on which series keep it; a statistical one's is per series). One row per (candidate, series)
 with the three forecasts, the candidate's seconds for its validation and its refit (the whole panel's), and
 any refusal, appended as each candidate finishes. ``--summary`` prints each rule's sMAPE, MASE and OWA on the
@@ -45,6 +45,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from auto_m3_rules import RULES, SeriesList, rule_weights
 
 HERE = Path(__file__).resolve().parent
 OUTPUT = HERE / "results" / "auto_m4_study.csv"
@@ -197,11 +199,9 @@ def arrays(frequency: str, seed: int, output: Path, data_dir=None, use=(), witho
 
 
 def rule_scores(frequency: str, seed: int, output: Path, data_dir=None, use=(), without=()) -> pd.DataFrame:
-    """One line per rule (``auto_m3_study.RULES``) and candidate alone: sMAPE, MASE and OWA on the later block
+    """One line per rule (``auto_m3_rules.RULES``) and candidate alone: sMAPE, MASE and OWA on the later block
     and the test, the share of series keeping each candidate, and the fit seconds over the costliest refit
     (``without``: candidates left out of the choice)."""
-    from auto_m3_study import RULES, SeriesList, rule_weights
-
     from tsrsa.benchmarking.m4 import scores_with_owa
     from tsrsa.estimator.model_choice import combined, naive_scale, scaled_errors
     from tsrsa.forecasters.auto import local

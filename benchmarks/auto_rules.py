@@ -20,8 +20,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-import auto_m3_study as m3
+import auto_m3_data as m3
 import auto_m4_study as m4
+from auto_m3_rules import RULES, rule_table
 
 #: M4's regimes: (frequency, the labelled networks that stand in for the defaults)
 M4_REGIMES = (("Weekly", ()), ("Weekly", ("RSA[input_size=52]", "Transformer[input_size=52]", "DLinear[input_size=52]")),
@@ -39,18 +40,18 @@ def m3_ratios(rows: pd.DataFrame, data: Path, subset: str, first: int | None = N
     rows = rows.drop_duplicates(["unique_id", "seed", "model"], keep="last")
     if first is not None:
         rows = rows[rows["draw"] < first]
-    table = m3.rule_table(rows, data)
+    table = rule_table(rows, data)
     table = table[table["origin"] == "later"]
     single = table[table["model"].isin([*m3.CANDIDATES, *m3.NETWORKS]) & (table["n_windows"] == 1)]
-    rules = table[table["model"].isin(m3.RULES) & (table["n_windows"] == 2)].set_index("model")
+    rules = table[table["model"].isin(RULES) & (table["n_windows"] == 2)].set_index("model")
     return pd.DataFrame({"mase": rules["mase"] / single["mase"].min(), "smape": rules["smape"] / single["smape"].min()})
 
 
 def m4_ratios(frequency: str, use=(), output: Path = m4.OUTPUT, data_dir=None, without=()) -> pd.DataFrame:
     """The same on M4 ``frequency`` (seed 0), ``use``: labelled networks in place of the defaults."""
     table = m4.rule_scores(frequency, 0, output, data_dir, use, without)
-    single = table[~table["model"].isin(m3.RULES)]
-    rules = table[table["model"].isin(m3.RULES)].set_index("model")
+    single = table[~table["model"].isin(RULES)]
+    rules = table[table["model"].isin(RULES)].set_index("model")
     return pd.DataFrame({"mase": rules["later_mase"] / single["later_mase"].min(),
                          "smape": rules["later_smape"] / single["later_smape"].min()})
 

@@ -1,4 +1,5 @@
-"""benchmarks/auto_m3_study.py: the draw, its rows, and that its offline rules are AutoForecaster's choice."""
+"""benchmarks/auto_m3_study.py and the modules it is split into (auto_m3_data, auto_m3_rules): the draw, its rows, and
+that the offline rules are AutoForecaster's choice."""
 from __future__ import annotations
 
 import json
@@ -14,6 +15,8 @@ from tsrsa.benchmarking import m3_sample as m3
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
+import auto_m3_data as m3_data  # noqa: E402
+import auto_m3_rules as rules  # noqa: E402
 import auto_m3_study as study  # noqa: E402
 from auto_m4_study import candidates  # noqa: E402
 
@@ -38,13 +41,13 @@ def write_yearly(folder: Path, n_series: int = 4, length: int = 40) -> Path:
 
 
 def test_the_draw_is_repeatable_and_takes_the_subsets_in_turn():
-    info = pd.DataFrame({"unique_id": [f"{s[0]}{k}" for s in study.HORIZON for k in range(5)],
-                         "subset": [s for s in study.HORIZON for _ in range(5)]})
-    a = study.draw(info, ["monthly", "yearly"], 3, seed=1)
-    assert a.equals(study.draw(info, ["monthly", "yearly"], 3, seed=1))
+    info = pd.DataFrame({"unique_id": [f"{s[0]}{k}" for s in m3_data.HORIZON for k in range(5)],
+                         "subset": [s for s in m3_data.HORIZON for _ in range(5)]})
+    a = m3_data.draw(info, ["monthly", "yearly"], 3, seed=1)
+    assert a.equals(m3_data.draw(info, ["monthly", "yearly"], 3, seed=1))
     assert list(a["draw"]) == [0, 0, 1, 1, 2, 2]
     # a subset's draw does not depend on which others are run
-    only = study.draw(info, ["monthly"], 3, seed=1)
+    only = m3_data.draw(info, ["monthly"], 3, seed=1)
     assert list(only["unique_id"]) == list(a.loc[a["subset"] == "monthly", "unique_id"])
 
 
@@ -55,12 +58,12 @@ def test_rows_resume_and_the_rules_are_autoforecasters(tmp_path, monkeypatch):
     args = ["--data-dir", str(folder), "--output", str(output), "--subsets", "yearly", "--per-subset", "4"]
     study.main(args)
     rows = pd.read_csv(output, dtype={"unique_id": str}, keep_default_na=False)
-    assert list(rows.columns) == list(study.COLUMNS) and len(rows) == 4 * len(FAST)
+    assert list(rows.columns) == list(m3_data.COLUMNS) and len(rows) == 4 * len(FAST)
     study.main(args)  # a rerun resumes: nothing is added
     assert len(pd.read_csv(output)) == len(rows)
-    table = study.rule_table(rows, folder)
+    table = rules.rule_table(rows, folder)
     # the test origin with two windows: each rule's mean MASE is AutoForecaster's, fitted on the training parts
-    values = study.read_values(folder, rows.drop_duplicates("unique_id"))
+    values = m3_data.read_values(folder, rows.drop_duplicates("unique_id"))
     ids = sorted(values)
     train = study.long_frame(values, ids, 6)  # the training parts
     models = {name: getattr(tsrsa, cls)(h=6, season_length=1) for name, cls in FAST.items()}
@@ -71,8 +74,8 @@ def test_rows_resume_and_the_rules_are_autoforecasters(tmp_path, monkeypatch):
         want = np.mean([m3.mase(values[sid][-6:], f, values[sid][:-6], 1) for sid, f in zip(ids, yhat)])
         got = table[(table.origin == "test") & (table.n_windows == 2) & (table.model == rule)]["mase"].item()
         assert got == pytest.approx(want, rel=1e-6), rule
-    ranking = study.rule_ranking(table)
-    assert set(ranking["model"]) == set(study.RULES) and (ranking["mase_worst"] >= ranking["mase_gmean"] - 1e-12).all()
+    ranking = rules.rule_ranking(table)
+    assert set(ranking["model"]) == set(rules.RULES) and (ranking["mase_worst"] >= ranking["mase_gmean"] - 1e-12).all()
 
 
 def test_a_network_is_fitted_on_the_panel_and_the_rules_with_it_are_autoforecasters(tmp_path, monkeypatch):
@@ -95,8 +98,8 @@ def test_a_network_is_fitted_on_the_panel_and_the_rules_with_it_are_autoforecast
     assert len(pd.read_csv(output)) == len(rows)
     with pytest.raises(SystemExit):
         study.main([*args, "--models", "DLinear", "--shard", "0/2"])
-    table = study.rule_table(rows, folder)
-    values = study.read_values(folder, rows.drop_duplicates("unique_id"))
+    table = rules.rule_table(rows, folder)
+    values = m3_data.read_values(folder, rows.drop_duplicates("unique_id"))
     ids = sorted(values)
     train = study.long_frame(values, ids, 6)  # the training parts
     for sid, part in train.groupby("unique_id"):
@@ -129,15 +132,15 @@ def test_a_candidate_per_release_is_scored_on_the_series_every_release_fitted(tm
     monkeypatch.setattr(tsrsa, "__version__", "9.9.9")  # a later release, fitted on three of the four series
     study.main([*args, "--per-subset", "3"])
     rows = pd.read_csv(output, dtype={"unique_id": str}, keep_default_na=False)
-    table = study.release_table(rows, folder, "Theta")
+    table = rules.release_table(rows, folder, "Theta")
     assert list(table["release"]) == [rows["tsrsa_version"].iloc[0], "9.9.9"] and set(table["series"]) == {3}
-    values = study.read_values(folder, rows.drop_duplicates("unique_id"))
+    values = m3_data.read_values(folder, rows.drop_duplicates("unique_id"))
     later = rows[rows["tsrsa_version"] == "9.9.9"]
     want = np.mean([m3.mase(values[sid][-12:-6], np.array(json.loads(f)), values[sid][:-12], 1)
                     for sid, f in zip(later["unique_id"], later["cv1_forecast"])])
     assert table["later_mase"].iloc[1] == pytest.approx(want, rel=1e-9)
     assert table["later_mase"].iloc[0] == pytest.approx(want, rel=1e-9)  # the same model: the same forecasts
-    first = study.release_table(rows, folder, "Theta", releases=[rows["tsrsa_version"].iloc[0]])
+    first = rules.release_table(rows, folder, "Theta", releases=[rows["tsrsa_version"].iloc[0]])
     assert list(first["series"]) == [4]  # one release listed: the series it fitted
 
 

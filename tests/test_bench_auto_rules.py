@@ -10,6 +10,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
+import auto_m3_rules as rules  # noqa: E402
 import auto_m3_study as study  # noqa: E402
 import auto_rules  # noqa: E402
 from test_bench_auto_m3_study import FAST, write_yearly  # noqa: E402
@@ -33,11 +34,11 @@ def test_an_m3_regime_divides_each_rules_later_block_by_the_best_candidates(tmp_
     output = tmp_path / "rows.csv"
     study.main(["--data-dir", str(folder), "--output", str(output), "--subsets", "yearly", "--per-subset", "4"])
     rows = pd.read_csv(output, dtype={"unique_id": str}, keep_default_na=False)
-    table = study.rule_table(rows, folder)
+    table = rules.rule_table(rows, folder)
     later = table[table["origin"] == "later"]
     best = later[later["model"].isin(FAST) & (later["n_windows"] == 1)]["mase"].min()
     ratios = auto_rules.m3_ratios(rows, folder, "yearly")
-    assert set(ratios.index) == set(study.RULES)
+    assert set(ratios.index) == set(rules.RULES)
     want = later[(later["model"] == "noise2_gate2") & (later["n_windows"] == 2)]["mase"].item() / best
     assert ratios.loc["noise2_gate2", "mase"] == pytest.approx(want, rel=1e-12)
     # without Theta the rules choose among the seasonal naive alone: every rule is that candidate
