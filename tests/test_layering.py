@@ -13,7 +13,8 @@ on first use. The checks:
   TYPE_CHECKING:`` (a circle only type checkers see is still a knot to untie), or a module name handed to
   ``importlib``; the failure names each edge of the circle with its file and line;
 - ``nn`` imports neither numpy nor pandas, and the numpy side (data, datasets, metrics, init)
-  imports no torch.
+  imports no torch;
+- the scripts of ``benchmarks/``, which import one another by bare name, form no circle either.
 """
 from __future__ import annotations
 
@@ -278,6 +279,32 @@ def test_no_import_closes_a_circle_anywhere():
              for circle in cycles(edges)]
     assert not found, ("import circles in tsrsa: move what both sides need into a module of its own, or hand the "
                        "upper module's object down as an argument or as class data:\n"
+                       + "\n\n".join("\n".join(edge) for edge in found))
+
+
+def benchmark_imports() -> dict[str, dict[str, int]]:
+    """{script: {sibling script it imports: line}} over ``benchmarks/*.py``, imports anywhere in the file (a
+    script run from ``benchmarks/`` imports its siblings by their bare names)."""
+    folder = ROOT / "benchmarks"
+    names = {path.stem for path in folder.glob("*.py")}
+    out: dict[str, dict[str, int]] = {}
+    for path in sorted(folder.glob("*.py")):
+        found = out.setdefault(path.stem, {})
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            targets = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                       [node.module] if isinstance(node, ast.ImportFrom) and not node.level and node.module else [])
+            for target in targets:
+                if target.split(".")[0] in names - {path.stem}:
+                    found.setdefault(target.split(".")[0], node.lineno)
+    return out
+
+
+def test_the_benchmark_scripts_import_each_other_without_a_circle():
+    imports = benchmark_imports()
+    assert imports["auto_m3_study"].keys() >= {"auto_m3_data", "auto_m3_rules", "auto_m4_study"}  # the reader reads
+    found = [[f"benchmarks/{a}.py:{imports[a][b]} imports {b}" for a in circle for b in sorted(imports[a])
+              if b in circle] for circle in cycles({a: set(b) for a, b in imports.items()})]
+    assert not found, ("import circles among the benchmark scripts: move what both need into a module of its own:\n"
                        + "\n\n".join("\n".join(edge) for edge in found))
 
 
