@@ -5,8 +5,8 @@
 
 It fits nothing. Eight regimes, each scored on its later block (a block after the one the rules chose on, never
 a test value): M3's four subsets from ``auto_m3_study.py``'s rows with every candidate that has rows there (the
-networks included), the monthly subset on the first ``--monthly-first`` series of its draw with ARIMA's rows of
-``--monthly-arima`` (the only ones every candidate has run on), the others whole; M4 Weekly and Hourly from
+networks included), each whole (``--monthly-first N``: the monthly subset on the first N series of its draw only,
+``--monthly-arima R``: with ARIMA's rows of release R), each candidate's latest rows; M4 Weekly and Hourly from
 ``auto_m4_study.py``'s rows, each with the networks at their default look-back and at the protocol's (52, 168).
 In each regime every rule's later-block MASE and sMAPE are divided by the best single candidate's there; the
 ranking is the geometric mean of those ratios over the regimes and the worst of them, lowest geometric mean
@@ -72,16 +72,16 @@ def main(argv=None) -> None:
     parser.add_argument("--m3-output", type=Path, default=m3.OUTPUT)
     parser.add_argument("--m4-output", type=Path, default=m4.OUTPUT)
     parser.add_argument("--data-dir", help="the folder holding m3/ and m4/ (default: ../shared/datasets)")
-    parser.add_argument("--monthly-first", type=int, default=50)
-    parser.add_argument("--monthly-arima", default="0.19.0+stepwise-seasonal1", help="the release of ARIMA's rows")
+    parser.add_argument("--monthly-first", type=int, help="the first N monthly series of the draw only")
+    parser.add_argument("--monthly-arima", help="the release of ARIMA's monthly rows (default: its latest)")
     parser.add_argument("--without", default="", help="comma-separated candidates left out of every regime")
     args = parser.parse_args(argv)
     data = Path(args.data_dir) if args.data_dir else m3.HERE.parent.parent / "shared" / "datasets"
     without = [name for name in args.without.split(",") if name]
     rows = pd.read_csv(args.m3_output, dtype={"unique_id": str}, keep_default_na=False)
-    ratios = {f"M3 {subset}": m3_ratios(rows, data / "m3", subset, *(
-        (args.monthly_first, {"ARIMA": args.monthly_arima}) if subset == "monthly" else (None, None)), without=without)
-        for subset in ("monthly", "quarterly", "yearly", "other")}
+    monthly = (args.monthly_first, {"ARIMA": args.monthly_arima} if args.monthly_arima else None)
+    ratios = {f"M3 {subset}": m3_ratios(rows, data / "m3", subset, *(monthly if subset == "monthly" else (None, None)),
+                                        without=without) for subset in ("monthly", "quarterly", "yearly", "other")}
     for frequency, use in M4_REGIMES:
         label = f"M4 {frequency}" + (" (networks at the protocol's look-back)" if use else "")
         ratios[label] = m4_ratios(frequency, use, args.m4_output, data, without)

@@ -382,13 +382,32 @@ def test_the_default_does_not_dilute_a_candidate_that_validation_shows_to_be_bet
                     for k in range(4)], ignore_index=True)  # a strong yearly season: the yearly naive is better
     models = {"yearly": SeasonalNaiveForecaster(h=H, season_length=12),
               "last": SeasonalNaiveForecaster(h=H, season_length=1)}
-    default = AutoForecaster(h=H, models=models, n_windows=W).fit(df)  # combine="mean", top_k=2, margin=2
+    default = AutoForecaster(h=H, models=models, n_windows=W).fit(df)  # combine="mean", margin=2
     assert (default.choice_["kept"] == "yearly").all()
     assert (default.weights_[["yearly"]].to_numpy() == 1.0).all()
     out, alone = default.predict(), models["yearly"].clone().fit(df).predict()
     np.testing.assert_array_equal(out["yhat"].to_numpy(), alone["yhat"].to_numpy())
     pairs = AutoForecaster(h=H, models=models, n_windows=W, margin=None).fit(df)  # the rule before 0.17
     assert (pairs.choice_["kept"] == "yearly+last").all()
+
+
+def test_the_default_combines_every_candidate_the_gate_lets_in():
+    rng = np.random.default_rng(5)
+    df = pd.concat([pd.DataFrame({"unique_id": f"s{k}", "ds": pd.date_range("2020-01-01", periods=40, freq="MS"),
+                                  "y": 10 + rng.normal(0, 1, 40)}) for k in range(4)], ignore_index=True)
+    models = {f"lag{m}": SeasonalNaiveForecaster(h=H, season_length=m) for m in (1, 2, 3)}  # alike on noise
+    default = AutoForecaster(h=H, models=models, n_windows=W).fit(df)  # combine="mean", margin=2, top_k=None
+    two = AutoForecaster(h=H, models=models, n_windows=W, top_k=2).fit(df)  # the default before 0.20
+    assert default.top_k is None
+    counts, pair_counts = (default.weights_ > 0).sum(axis=1), (two.weights_ > 0).sum(axis=1)
+    assert (counts == 3).any() and (pair_counts <= 2).all()
+    assert ((default.weights_ > 0) | ~(two.weights_ > 0)).all().all()  # what the best two keep, all keep
+    fits = {name: model.clone().fit(df).predict() for name, model in models.items()}
+    out = default.predict()
+    for sid, row in default.weights_.iterrows():
+        want = sum(w * fits[name].loc[fits[name].unique_id == sid, "yhat"].to_numpy() for name, w in row.items())
+        np.testing.assert_allclose(out.loc[out.unique_id == sid, "yhat"].to_numpy(), want, rtol=1e-12)
+        assert np.allclose(row[row > 0], 1 / (row > 0).sum())  # the plain mean of what is kept
 
 
 def test_the_basis_of_each_series_survives_saving(tmp_path):

@@ -85,9 +85,10 @@ def told_apart(differences: np.ndarray, z: float) -> bool:
     return float(np.mean(d)) > z * float(np.std(d, ddof=1)) / np.sqrt(d.size)
 
 
-def _close_to_best(order: np.ndarray, top_k: int, paired: np.ndarray, margin) -> np.ndarray:
-    """The first ``top_k`` of ``order`` less those whose paired errors ``paired[c]`` :func:`told_apart` shows to
-    be worse than the best's by ``margin`` standard errors (every one of them with ``margin`` None)."""
+def _close_to_best(order: np.ndarray, top_k: int | None, paired: np.ndarray, margin) -> np.ndarray:
+    """The first ``top_k`` of ``order`` (all of them for None) less those whose paired errors ``paired[c]``
+    :func:`told_apart` shows to be worse than the best's by ``margin`` standard errors (none with ``margin``
+    None)."""
     kept = order[:top_k]
     if margin is None or len(kept) < 2:
         return kept
@@ -116,7 +117,7 @@ def panel_rows(errors: np.ndarray, by: str = "series", least: int = MIN_VALIDATE
     return np.isfinite(errors).sum(axis=1) < min(least, errors.shape[1])
 
 
-def choice_weights(errors: np.ndarray, ids, names, *, by: str = "series", combine=None, top_k: int = 2,
+def choice_weights(errors: np.ndarray, ids, names, *, by: str = "series", combine=None, top_k: int | None = 2,
                    blocked: np.ndarray | None = None, also_panel: np.ndarray | None = None,
                    step_errors: np.ndarray | None = None, margin: float | None = None) -> np.ndarray:
     """(S, C) weights of the candidates kept for each series (rows sum to 1).
@@ -125,7 +126,7 @@ def choice_weights(errors: np.ndarray, ids, names, *, by: str = "series", combin
     :data:`MIN_VALIDATED` candidates could be validated on it (a series too short for the others'
     validation), or where ``also_panel`` (S,) is True (:func:`within_noise`), by their mean errors over the
     panel (:func:`panel_means`). ``blocked`` (S, C) marks the candidates a series may not keep (its refit
-    failed there). With ``combine``, the best ``top_k`` are combined; with ``margin`` too, a candidate joins
+    failed there). With ``combine``, the best ``top_k`` (None: all) are combined; with ``margin`` too, a candidate joins
     the best only where the validation cannot tell it apart from the best (:func:`told_apart`): a series
     ranked by its own errors compares their paired step errors ``step_errors`` (S, C, W, h) there, a series
     ranked by the panel their paired errors over the series. ValueError naming a series left with no
@@ -151,7 +152,7 @@ def choice_weights(errors: np.ndarray, ids, names, *, by: str = "series", combin
     return weights
 
 
-def panel_weights(errors: np.ndarray, allowed: np.ndarray, *, combine=None, top_k: int = 2,
+def panel_weights(errors: np.ndarray, allowed: np.ndarray, *, combine=None, top_k: int | None = 2,
                   margin: float | None = None) -> np.ndarray:
     """(C,) the weights of a series never validated (a new id): the ``allowed`` candidates ranked by their
     mean error over the series where they have one (with ``margin``, those the panel's errors cannot tell

@@ -33,9 +33,10 @@ class AutoForecaster(Estimator):
     windows with the weights trained before it). The metric is MASE: the mean absolute error over the
     windows' steps divided by the in-sample mean absolute seasonal difference (season ``season_length``,
     over the part before the block; :func:`tsrsa.estimator.model_choice.naive_scale`). Each series keeps
-    the candidate of lowest MASE, or with ``combine`` the best ``top_k`` combined (those of them that the
-    validation cannot tell apart from the best, with ``margin``); ``choose="panel"`` ranks
-    the candidates by their mean MASE over the series instead, and so does a series on which fewer than two
+    the candidate of lowest MASE, or with ``combine`` the best ``top_k`` combined (those of them
+    that the validation cannot tell apart from the best, with ``margin``; by default every such one);
+    ``choose="panel"`` ranks the candidates by their mean MASE over the series instead, and so does a
+    series on which fewer than two
     candidates could be validated (too short for the others' look-back plus the block), and one whose own
     best does not beat the panel's best on it by ``margin`` standard errors (``basis`` "panel" in
     ``choice_``). What is kept is then refitted once on the whole frame: a network (global) on every series
@@ -67,7 +68,9 @@ class AutoForecaster(Estimator):
     combine : {"mean", "weighted", None}, default "mean"
         "mean": the mean of the best ``top_k`` candidates; "weighted": their mean weighted by inverse
         validation MASE; None: the best candidate alone.
-    top_k : int, default 2
+    top_k : int or None, default None
+        The most candidates combined; None: every candidate that ``margin``'s gate lets join the best (all of
+        them with ``margin=None``).
     margin : float or None, default 2.0
         With ``choose="series"``: a series keeps its own ranking only where its own best candidate beats the
         panel's best (lowest mean MASE over the series) on it by more than ``margin`` standard errors of
@@ -79,11 +82,11 @@ class AutoForecaster(Estimator):
         step errors there; on one ranked by the panel, of their paired MASE over the series): a combination
         does not dilute a candidate that validation shows to be better (the gate since 0.18.1). None: every
         series validated on two or more candidates ranks by its own errors and combines its best ``top_k``
-        (the rule before 0.17). The defaults (the mean of the best two, ``margin=2`` with its gate, two
-        windows) were chosen on a later block than the one the rules chose on: M3 series of four kinds with
-        the statistical candidates (``benchmarks/auto_m3_study.py``) and M4 Weekly and Hourly with the
-        networks among them (``benchmarks/auto_m4_study.py``); docs/multi.md says where they fall short of
-        the best single model.
+        (the rule before 0.17). The defaults (the mean of every candidate that ``margin=2``'s gate cannot tell
+        from the best, two windows; before 0.20 the best two at most) were chosen on a later block than the one
+        the rules chose on, over eight regimes: M3's four subsets whole with every default candidate
+        (``benchmarks/auto_m3_study.py``) and M4 Weekly and Hourly (``benchmarks/auto_m4_study.py``), ranked by
+        ``benchmarks/auto_rules.py``; docs/multi.md says where they fall short of the best single model.
     n_windows : int, default 2
         Validation windows per series.
     step_size : int, optional
@@ -124,7 +127,7 @@ class AutoForecaster(Estimator):
     #: a set of models: saved as a folder per model (:mod:`tsrsa.estimator.set_folder`)
     saves_members = True
 
-    def __init__(self, h, *, models=None, season_length=None, choose="series", combine="mean", top_k=2, margin=2.0,
+    def __init__(self, h, *, models=None, season_length=None, choose="series", combine="mean", top_k=None, margin=2.0,
                  n_windows=2, step_size=None, n_jobs=None, random_state=None, freq=None, fill=None, id_col="unique_id",
                  time_col="ds", target_col="y"):
         store_init_args(self, locals())
@@ -136,7 +139,7 @@ class AutoForecaster(Estimator):
         check_int("season_length", self.season_length, allow_none=True)
         check_choice("choose", self.choose, CHOOSE_BY)
         check_choice("combine", self.combine, COMBINE, allow_none=True)
-        check_int("top_k", self.top_k)
+        check_int("top_k", self.top_k, allow_none=True)
         check_float("margin", self.margin, allow_none=True)
         check_int("n_windows", self.n_windows)
         check_int("step_size", self.step_size, allow_none=True)
@@ -207,7 +210,7 @@ class AutoForecaster(Estimator):
         self.ids_, self.last_, self.freq_, self.season_length_ = panel.ids, pd.Index(panel.last), panel.freq, m
         self.names_, self.errors_, self.weight_array_, self.by_panel_ = names, errors, weights, by_panel
         self.default_weights_ = panel_weights(errors, weights.sum(axis=0) > 0, combine=self.combine,
-                                              top_k=int(self.top_k), margin=self._margin())
+                                              top_k=self._top_k(), margin=self._margin())
         self.scale_ = scale
         self.calibration_ = ConformalCalibration(residuals, scale)
         self.failure_rows_, self.frame_kind_ = record.rows, kind
@@ -215,6 +218,9 @@ class AutoForecaster(Estimator):
 
     def _margin(self) -> float | None:
         return None if self.margin is None else float(self.margin)
+
+    def _top_k(self) -> int | None:
+        return None if self.top_k is None else int(self.top_k)
 
     def _refit(self, named, frame, errors, steps, record, able, by_panel) -> tuple[dict, np.ndarray]:
         """Fit what is kept on the whole frame (``steps`` (S, C, W, h): the scaled validation step errors the
@@ -226,7 +232,7 @@ class AutoForecaster(Estimator):
         blocked = np.zeros(errors.shape, dtype=bool)  # (S, C) what a series may not keep: its refit failed
         while True:  # ends: each pass that fails blocks at least one more (series, candidate)
             weights = choice_weights(errors, record.ids, record.names, by=self.choose, combine=self.combine,
-                                     top_k=int(self.top_k), blocked=blocked, also_panel=by_panel,
+                                     top_k=self._top_k(), blocked=blocked, also_panel=by_panel,
                                      step_errors=steps, margin=self._margin())
             failed = False
             for c, (name, model) in enumerate(named):
