@@ -397,7 +397,7 @@ def test_the_default_combines_every_candidate_the_gate_lets_in():
                                   "y": 10 + rng.normal(0, 1, 40)}) for k in range(4)], ignore_index=True)
     models = {f"lag{m}": SeasonalNaiveForecaster(h=H, season_length=m) for m in (1, 2, 3)}  # alike on noise
     default = AutoForecaster(h=H, models=models, n_windows=W).fit(df)  # combine="mean", margin=2, top_k=None
-    two = AutoForecaster(h=H, models=models, n_windows=W, top_k=2).fit(df)  # the default before 0.20
+    two = AutoForecaster(h=H, models=models, n_windows=W, top_k=2).fit(df)  # the default before 0.19.1
     assert default.top_k is None
     counts, pair_counts = (default.weights_ > 0).sum(axis=1), (two.weights_ > 0).sum(axis=1)
     assert (counts == 3).any() and (pair_counts <= 2).all()

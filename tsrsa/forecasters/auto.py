@@ -83,7 +83,7 @@ class AutoForecaster(Estimator):
         does not dilute a candidate that validation shows to be better (the gate since 0.18.1). None: every
         series validated on two or more candidates ranks by its own errors and combines its best ``top_k``
         (the rule before 0.17). The defaults (the mean of every candidate that ``margin=2``'s gate cannot tell
-        from the best, two windows; before 0.20 the best two at most) were chosen on a later block than the one
+        from the best, two windows; before 0.19.1 the best two at most) were chosen on a later block than the one
         the rules chose on, over eight regimes: M3's four subsets whole with every default candidate
         (``benchmarks/auto_m3_study.py``) and M4 Weekly and Hourly (``benchmarks/auto_m4_study.py``), ranked by
         ``benchmarks/auto_rules.py``; docs/multi.md says where they fall short of the best single model.
