@@ -179,14 +179,17 @@ def summary(output: Path, data: Path, first: int | None = None, use: dict[str, s
     the first series of each subset's draw only; ``use``: {model: release} whose rows stand for that model, else
     its latest)."""
     rows = pd.read_csv(output, dtype={"unique_id": str}, keep_default_na=False)
-    rows = rows[rows["model"].isin(models)]
+    table = rule_table(latest_rows(rows[rows["model"].isin(models)], first, use), data)
+    return table, rule_ranking(table)
+
+
+def latest_rows(rows: pd.DataFrame, first: int | None = None, use: dict[str, str] | None = None) -> pd.DataFrame:
+    """Each (series, seed, model)'s latest row (``use``: {model: release} whose rows stand for that model;
+    ``first``: the first series of each subset's draw only)."""
     for model, release in (use or {}).items():
         rows = rows[(rows["model"] != model) | (rows["tsrsa_version"] == release)]
-    rows = rows.drop_duplicates(["unique_id", "seed", "model"], keep="last")  # each model's latest run
-    if first is not None:
-        rows = rows[rows["draw"] < first]
-    table = rule_table(rows, data)
-    return table, rule_ranking(table)
+    rows = rows.drop_duplicates(["unique_id", "seed", "model"], keep="last")
+    return rows if first is None else rows[rows["draw"] < first]
 
 
 def release_table(rows: pd.DataFrame, data: Path, model: str, first: int | None = None,

@@ -22,7 +22,7 @@ import pandas as pd
 
 import auto_m3_data as m3
 import auto_m4_study as m4
-from auto_m3_rules import RULES, rule_table
+from auto_m3_rules import RULES, latest_rows, rule_table
 
 #: M4's regimes: (frequency, the labelled networks that stand in for the defaults)
 M4_REGIMES = (("Weekly", ()), ("Weekly", ("RSA[input_size=52]", "Transformer[input_size=52]", "DLinear[input_size=52]")),
@@ -35,12 +35,7 @@ def m3_ratios(rows: pd.DataFrame, data: Path, subset: str, first: int | None = N
     """Each rule's later-block MASE and sMAPE over the best candidate's on one M3 subset (two windows, as
     AutoForecaster's default)."""
     rows = rows[(rows["subset"] == subset) & ~rows["model"].isin(without)]
-    for model, release in (use or {}).items():
-        rows = rows[(rows["model"] != model) | (rows["tsrsa_version"] == release)]
-    rows = rows.drop_duplicates(["unique_id", "seed", "model"], keep="last")
-    if first is not None:
-        rows = rows[rows["draw"] < first]
-    table = rule_table(rows, data)
+    table = rule_table(latest_rows(rows, first, use), data)
     table = table[table["origin"] == "later"]
     single = table[table["model"].isin([*m3.CANDIDATES, *m3.NETWORKS]) & (table["n_windows"] == 1)]
     rules = table[table["model"].isin(RULES) & (table["n_windows"] == 2)].set_index("model")
