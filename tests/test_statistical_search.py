@@ -236,6 +236,56 @@ def test_a_series_that_fails_in_a_process_raises_as_in_turn():
             ETSForecaster(h=3, season_length=1, error="mul", trend=None, n_jobs=jobs).fit(frame(*series))
 
 
+# ---------------------------------------------------------------------- ARIMA: d and D as auto.arima tests them
+def seasonal_strength_of(y: np.ndarray, m: int, window: int, degree: int) -> float:
+    """1 - var(R) / var(S + R) of statsmodels' STL with the given seasonal smoother."""
+    from statsmodels.tsa.seasonal import STL
+
+    with warnings.catch_warnings(action="ignore"):
+        fit = STL(y, period=m, seasonal=window, seasonal_deg=degree).fit()
+    return 1 - np.var(fit.resid) / np.var(fit.resid + fit.seasonal)
+
+
+def test_five_years_of_monthly_noise_are_never_seasonally_differenced():
+    """R's mstl smoother (s.window 11, s.degree 0) finds no season in noise; STL's defaults (7, degree 1) read a
+    strength above 0.64 into some of these very series, which auto.arima would not difference."""
+    from tsrsa.statistical.arima_search import seasonal_differences
+
+    series = [np.random.default_rng(seed).standard_normal(60) for seed in range(40)]
+    assert [seasonal_differences(y, 12) for y in series] == [0] * 40
+    assert sum(seasonal_strength_of(y, 12, 7, 1) > 0.64 for y in series) >= 3  # what the defaults would do
+
+
+def test_a_clear_season_is_differenced_and_two_seasons_never_are():
+    from tsrsa.statistical.arima_search import differencing, seasonal_differences
+
+    t = np.arange(60)
+    y = 10 + 3 * np.sin(2 * np.pi * t / 12) + np.random.default_rng(0).normal(0, 0.5, 60)
+    assert seasonal_differences(y, 12) == 1
+    assert seasonal_strength_of(y[:24], 12, 11, 0) > 0.64  # strong enough, but auto.arima needs more than 2 m
+    assert seasonal_differences(y[:24], 12) == 0 and differencing(y[:24], 12)[1] == 0
+    assert seasonal_differences(y, None) == 0
+
+
+@pytest.mark.parametrize("seed", [0, 8, 13])
+def test_kpss_uses_the_short_lag_of_auto_arima(seed):
+    """d is KPSS at 5 % with R's ndiffs lag trunc(3 sqrt(n) / 13): on these AR(1) series (phi 0.8) it rejects
+    level stationarity where statsmodels' automatic lag does not."""
+    from statsmodels.tsa.stattools import kpss
+
+    from tsrsa.statistical.arima_search import differences
+
+    e = np.random.default_rng(seed).standard_normal(100)
+    z = np.zeros(100)
+    for t in range(1, 100):
+        z[t] = 0.8 * z[t - 1] + e[t]
+    with warnings.catch_warnings(action="ignore"):
+        short, automatic = kpss(z, "c", nlags=2)[1], kpss(z, "c", nlags="auto")[1]  # trunc(3 * 10 / 13) = 2
+    assert short < 0.05 <= automatic
+    assert differences(z) == 1
+    assert differences(np.cumsum(z)) == 1 and differences(np.full(100, 3.0)) == 0
+
+
 # ---------------------------------------------------------------------- ARIMA: forms near a unit root
 def test_min_root_is_the_smallest_root_modulus_of_the_ar_and_ma_polynomials():
     from statsmodels.tsa.statespace.sarimax import SARIMAX

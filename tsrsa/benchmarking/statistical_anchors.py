@@ -7,7 +7,8 @@ from t from the state predicted at t (:func:`origin_forecasts`: no refit, no loo
 - ARIMA (:func:`fit_arima`): the library's :class:`~tsrsa.forecasters.ARIMAForecaster` with both
   orders "auto" (:mod:`tsrsa.statistical.arima_search` and ``arima_model``, whose names this module
   re-exports): d and D
-  as auto.arima picks them (KPSS; STL seasonal strength above 0.64), then auto.arima's stepwise
+  as auto.arima picks them (KPSS; the seasonal strength of R's ``mstl`` decomposition above 0.64; since
+  0.19.2 with auto.arima's own lag and smoother), then auto.arima's stepwise
   search by AICc (since 0.19; before, the lowest AIC over (p, q) in {0,1,2}^2 x (P, Q) in {(0,0),
   (1,0), (0,1)}, which the recorded short-series rows used); a season above :data:`SHORT_SEASON`
   enters instead as K in :data:`FOURIER_K` Fourier pairs (K by the AIC of a least-squares harmonic

@@ -27,7 +27,8 @@ class ARIMAForecaster(StatisticalForecaster):
     """(Seasonal) ARIMA, one statsmodels ``SARIMAX`` per series, orders given or chosen as ``auto.arima`` does.
 
     With both orders "auto" (the default) each series gets R's ``auto.arima``: d and D as it picks them (KPSS
-    test; STL seasonal strength above 0.64), then its stepwise search (Hyndman & Khandakar 2008) of p and q up
+    test with R's lag, trunc(3 sqrt(n) / 13); the seasonal strength of R's ``mstl`` decomposition above 0.64;
+    d at most 1), then its stepwise search (Hyndman & Khandakar 2008) of p and q up
     to 5, P and Q up to 1 (auto.arima: 2) and a constant, by AICc, from four starting forms to the first
     neighbour that lowers it, until none does (about 20 forms a series instead of a grid's 27 or 54); a form
     with an AR or MA root near the unit circle is left out. A season longer than 24 steps enters as 2, 4 or 6

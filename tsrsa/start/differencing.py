@@ -10,8 +10,10 @@ statsmodels import (about 2 s in a fresh process) for a start:
   Table 1), so clipped to [0.01, 0.10];
 - :func:`seasonal_strength` is Hyndman's ``1 - var(R) / var(S + R)`` of an additive decomposition
   made as STL makes its first pass (the trend a centred moving average over one season, each
-  cycle-subseries of the detrended series smoothed by a local linear fit over 7 seasons), where
-  auto.arima reads STL itself: on 147 M3 monthly and quarterly series D agrees with STL's in 95 %.
+  cycle-subseries of the detrended series smoothed by a local linear fit over 7 seasons, statsmodels' STL
+  defaults): on 147 M3 monthly and quarterly series D agrees with that STL's in 95 %. ``ARIMAForecaster``
+  reads, since 0.19.2, the smoother of R's ``mstl`` (11 seasons, local constant), which finds fewer seasons;
+  the start keeps its own.
 """
 from __future__ import annotations
 
