@@ -1,10 +1,12 @@
-"""The statistical forecasters on M3 monthly and quarterly, scored as the competition scored them.
+"""The statistical forecasters on M3 (monthly and quarterly by default), scored as the competition scored them.
 
     python benchmarks/m3_statistical.py --subsets quarterly
     python benchmarks/m3_statistical.py --subsets monthly --every 2 --models ETS,ETS-additive,ARIMA
     python benchmarks/m3_statistical.py --table            # the table of results/m3_statistical.csv
+    python benchmarks/m3_statistical.py --models sf-Theta,sf-AutoETS,sf-AutoARIMA --sf-python /work/sf-venv/bin/python
 
-Protocol. M3 monthly (1,428 series, h 18, season 12) and quarterly (756 series, h 8, season 4) from
+Protocol. M3 monthly (1,428 series, h 18, season 12) and quarterly (756 series, h 8, season 4), and with
+``--subsets yearly,other`` the yearly (645, h 6) and other (174, h 8) series without a season, from
 ``$TSRSA_DATA_DIR/m3`` (default ``../shared/datasets/m3``): the last h values of each series are the
 test part, as the competition scored them, and the values before are the training part, the only
 part a model sees. Each model is one estimator fitted on the panel of training parts (integer time,
@@ -18,7 +20,10 @@ part a model sees. Each model is one estimator fitted on the panel of training p
 Models (the library's, at their defaults unless named): ``ETS`` (``ETSForecaster``: the 15 admissible
 forms by AICc), ``ETS-additive`` (``error="add", criterion="aic"``: the six additive forms by AIC, the
 default before 0.16), ``Theta`` (``ThetaForecaster``: the M3 method), ``ARIMA`` (``ARIMAForecaster``)
-and ``SeasonalNaive``. ``--every k`` keeps every k-th series of a subset (in the file's order, the
+and ``SeasonalNaive``; their references, statsforecast's ``sf-AutoETS``, ``sf-AutoARIMA`` and ``sf-Theta``
+(its ``Theta``: the standard theta model of Fiorucci et al. 2016, the M3 method), each at its defaults with the
+season, run in their own environment (``--sf-python``; ``m3_statsforecast.py``) and are scored the same way.
+``--every k`` keeps every k-th series of a subset (in the file's order, the
 first included): a deterministic subset where the whole one does not fit the time at hand.
 
 Rows go to ``results/m3_statistical.csv`` as each (model, subset) ends: one row with the scores, the
@@ -44,8 +49,8 @@ from tsrsa.benchmarking.results import append_rows
 HERE = Path(__file__).resolve().parent
 OUTPUT = HERE / "results" / "m3_statistical.csv"
 SERIES_OUTPUT = HERE / "results" / "m3_statistical_series.csv"
-HORIZON = {"monthly": 18, "quarterly": 8}
-SEASON = {"monthly": 12, "quarterly": 4}
+HORIZON = {"monthly": 18, "quarterly": 8, "yearly": 6, "other": 8}
+SEASON = {"monthly": 12, "quarterly": 4, "yearly": 1, "other": 1}
 MODELS = ("SeasonalNaive", "Theta", "ETS", "ETS-additive", "ARIMA")
 COLUMNS = ("date", "tsrsa_version", "tsrsa_commit", "subset", "model", "series", "every", "horizon", "season",
            "smape", "mase", "fit_seconds", "n_jobs", "failed", "params")
@@ -91,7 +96,9 @@ def estimator(model: str, h: int, m: int, n_jobs: int):
         return tsrsa.ETSForecaster(**common, error="add", criterion="aic", n_jobs=n_jobs)
     if model == "ARIMA":
         return tsrsa.ARIMAForecaster(**common, n_jobs=n_jobs)
-    raise ValueError(f"unknown model {model!r}; choose among {MODELS}")
+    if model.startswith("sf-"):
+        return None  # statsforecast's, fitted by m3_statsforecast.run_sf in its own environment
+    raise ValueError(f"unknown model {model!r}; choose among {MODELS} or sf-AutoETS, sf-AutoARIMA, sf-Theta")
 
 
 def smape(y: np.ndarray, yhat: np.ndarray) -> float:
@@ -104,14 +111,22 @@ def mase(y: np.ndarray, yhat: np.ndarray, train: np.ndarray, m: int) -> float:
     return float(np.mean(np.abs(y - yhat)) / np.mean(np.abs(train[lag:] - train[:-lag])))
 
 
-def run(subset: str, model: str, every: int, n_jobs: int, output: Path, series_output: Path) -> dict:
+def run(subset: str, model: str, every: int, n_jobs: int, output: Path, series_output: Path,
+        sf_python: str | None = None) -> dict:
     train, test = read_subset(subset, every)
     h, m = HORIZON[subset], SEASON[subset]
     est = estimator(model, h, m, n_jobs)
-    start = time.perf_counter()
-    est.fit(train)
-    seconds = time.perf_counter() - start
-    forecast = est.predict()
+    if est is None:
+        from m3_statsforecast import run_sf
+
+        forecast, seconds, params = run_sf(model, train, h, m, sf_python)
+        n_jobs = 1
+    else:
+        start = time.perf_counter()
+        est.fit(train)
+        seconds = time.perf_counter() - start
+        forecast = est.predict()
+        params = {k: v for k, v in est.get_params().items() if k not in ("id_col", "time_col", "target_col", "verbose")}
     joined = test.merge(forecast, on=["unique_id", "ds"], how="left", validate="one_to_one")
     per_series, failed = [], 0
     for uid, part in joined.groupby("unique_id", sort=False):
@@ -123,7 +138,6 @@ def run(subset: str, model: str, every: int, n_jobs: int, output: Path, series_o
         per_series.append({"subset": subset, "model": model, "unique_id": uid, "smape": round(smape(y, yhat), 6),
                            "mase": round(mase(y, yhat, history, m), 6)})
     version, commit = package_identity()
-    params = {k: v for k, v in est.get_params().items() if k not in ("id_col", "time_col", "target_col", "verbose")}
     row = {"date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M"), "tsrsa_version": version,
            "tsrsa_commit": commit, "subset": subset, "model": model, "series": len(per_series), "every": every,
            "horizon": h, "season": m, "smape": round(float(np.mean([r["smape"] for r in per_series])), 4),
@@ -156,6 +170,8 @@ def main(argv=None) -> None:
     parser.add_argument("--n-jobs", type=int, default=1, help="processes of the statistical fits")
     parser.add_argument("--output", type=Path, default=OUTPUT)
     parser.add_argument("--series-output", type=Path, default=SERIES_OUTPUT)
+    parser.add_argument("--sf-python", help="the Python of an environment with statsforecast (the sf-* models; "
+                        "benchmarks/requirements-statsforecast.txt)")
     parser.add_argument("--table", action="store_true", help="print the table of --output and stop")
     args = parser.parse_args(argv)
     if args.table:
@@ -163,7 +179,7 @@ def main(argv=None) -> None:
         return
     for subset in [s for s in args.subsets.split(",") if s]:
         for model in [m for m in args.models.split(",") if m]:
-            row = run(subset, model, args.every, args.n_jobs, args.output, args.series_output)
+            row = run(subset, model, args.every, args.n_jobs, args.output, args.series_output, args.sf_python)
             print(f"{subset} {model}: sMAPE {row['smape']:.3f} MASE {row['mase']:.3f} ({row['series']} series, "
                   f"{row['failed']} failed) in {row['fit_seconds']:.0f} s", flush=True)
 

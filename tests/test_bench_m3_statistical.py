@@ -1,0 +1,47 @@
+"""The M3 benchmark of the statistical forecasters: statsforecast's references run in their own environment,
+and a run that cannot start them writes nothing."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import m3_statistical  # noqa: E402
+import m3_statsforecast  # noqa: E402
+
+
+def write_quarterly(folder: Path) -> None:
+    """Three quarterly series in M3's file layout under ``folder/m3``."""
+    (folder / "m3").mkdir(parents=True)
+    t = np.arange(40)
+    frames = [pd.DataFrame({"unique_id": f"Q{i}", "ds": t, "y": 100 + i * t + 10 * np.sin(np.pi * t / 2)})
+              for i in range(3)]
+    pd.concat(frames).to_csv(folder / "m3" / "M3-quarterly.csv", index=False)
+
+
+def test_a_statsforecast_model_without_its_environment_is_refused_and_writes_nothing(tmp_path, monkeypatch):
+    write_quarterly(tmp_path)
+    monkeypatch.setenv("TSRSA_DATA_DIR", str(tmp_path))
+    output, series = tmp_path / "rows.csv", tmp_path / "series.csv"
+    with pytest.raises(ValueError, match="--sf-python"):
+        m3_statistical.run("quarterly", "sf-AutoARIMA", 1, 1, output, series, sf_python=None)
+    assert not output.exists() and not series.exists()
+    with pytest.raises(ValueError, match="sf-AutoETS, sf-AutoARIMA, sf-Theta"):
+        m3_statistical.run("quarterly", "AutoARIMA", 1, 1, output, series)
+    with pytest.raises(ValueError, match="choose among"):
+        m3_statsforecast.run_sf("sf-CES", pd.DataFrame(), 8, 4, sys.executable)
+
+
+def test_the_worker_forecasts_every_series_after_its_last_step(tmp_path):
+    pytest.importorskip("statsforecast")  # its own environment (benchmarks/requirements-statsforecast.txt)
+    write_quarterly(tmp_path)
+    train = pd.read_csv(tmp_path / "m3" / "M3-quarterly.csv")
+    forecast, seconds, params = m3_statsforecast.run_sf("sf-Theta", train, 8, 4, sys.executable)
+    assert sorted(forecast["unique_id"].unique()) == ["Q0", "Q1", "Q2"] and seconds >= 0
+    assert (forecast.groupby("unique_id")["ds"].min() == 40).all() and len(forecast) == 24
+    assert params["model"] == "Theta(season_length=4)" and np.isfinite(forecast["yhat"]).all()
