@@ -4,6 +4,7 @@
     python benchmarks/m3_statistical.py --subsets monthly --every 2 --models ETS,ETS-additive,ARIMA
     python benchmarks/m3_statistical.py --table            # the table of results/m3_statistical.csv
     python benchmarks/m3_statistical.py --models sf-Theta,sf-AutoETS,sf-AutoARIMA --sf-python /work/sf-venv/bin/python
+    python benchmarks/m3_statistical.py --subsets yearly --models ETS,sf-AutoETS --origin validation --sf-python ...
 
 Protocol. M3 monthly (1,428 series, h 18, season 12) and quarterly (756 series, h 8, season 4), and with
 ``--subsets yearly,other`` the yearly (645, h 6) and other (174, h 8) series without a season, from
@@ -23,11 +24,15 @@ default before 0.16), ``Theta`` (``ThetaForecaster``: the M3 method), ``ARIMA`` 
 and ``SeasonalNaive``; their references, statsforecast's ``sf-AutoETS``, ``sf-AutoARIMA`` and ``sf-Theta``
 (its ``Theta``: the standard theta model of Fiorucci et al. 2016, the M3 method), each at its defaults with the
 season, run in their own environment (``--sf-python``; ``m3_statsforecast.py``) and are scored the same way.
+``--origin validation`` scores the same way on the block before the test: each training part without its
+last h values is fitted and those h values are scored (series left with fewer than 10 values, ThetaForecaster's
+minimum without a season, are dropped there: 192 yearly and 52 quarterly ones). A difference between two models
+that holds on the test but not on this block is the test block's, not a method's.
 ``--every k`` keeps every k-th series of a subset (in the file's order, the
 first included): a deterministic subset where the whole one does not fit the time at hand.
 
 Rows go to ``results/m3_statistical.csv`` as each (model, subset) ends: one row with the scores, the
-fit seconds (the wall time of ``fit`` on the panel, with ``n_jobs`` processes), the parameters, the
+fit seconds (the wall time of ``fit`` on the panel, with ``n_jobs`` processes), the parameters, the origin, the
 date and the library's version and commit; each series' scores go to
 ``results/m3_statistical_series.csv``.
 """
@@ -53,8 +58,13 @@ HORIZON = {"monthly": 18, "quarterly": 8, "yearly": 6, "other": 8}
 SEASON = {"monthly": 12, "quarterly": 4, "yearly": 1, "other": 1}
 MODELS = ("SeasonalNaive", "Theta", "ETS", "ETS-additive", "ARIMA")
 COLUMNS = ("date", "tsrsa_version", "tsrsa_commit", "subset", "model", "series", "every", "horizon", "season",
-           "smape", "mase", "fit_seconds", "n_jobs", "failed", "params")
-SERIES_COLUMNS = ("subset", "model", "unique_id", "smape", "mase")
+           "smape", "mase", "fit_seconds", "n_jobs", "failed", "params", "origin")
+SERIES_COLUMNS = ("subset", "model", "unique_id", "smape", "mase", "origin")
+#: where a model is scored: M3's test, or the validation block before it (rows written before 0.19.3 are "test")
+ORIGINS = ("test", "validation")
+#: the fewest values a training part keeps at the validation origin (ThetaForecaster's minimum without a season);
+#: shorter series are left out there
+VALIDATION_MIN = 10
 
 #: published sMAPE (M3's formula) of the competition's Theta on M3, horizons 1-18 (monthly) and 1-8
 #: (quarterly): {method: (monthly, quarterly, source)}
@@ -71,14 +81,21 @@ def data_folder() -> Path:
     return Path(os.environ.get("TSRSA_DATA_DIR", HERE.parents[1] / "shared" / "datasets")) / "m3"
 
 
-def read_subset(subset: str, every: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(train, test) long frames of every ``every``-th series of the subset, integer time 0.. per series."""
+def read_subset(subset: str, every: int, origin: str = "test") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(train, test) long frames of every ``every``-th series of the subset, integer time 0.. per series; at
+    ``origin="validation"`` the last h values of each training part are the "test" and the values before them
+    the training part, for the series where at least :data:`VALIDATION_MIN` values remain."""
+    if origin not in ORIGINS:
+        raise ValueError(f"origin={origin!r}: choose among {ORIGINS}")
     frame = pd.read_csv(data_folder() / f"M3-{subset}.csv", dtype={"unique_id": str})
     ids = frame["unique_id"].drop_duplicates().to_numpy()[::every]
     frame = frame[frame["unique_id"].isin(ids)].copy()
     frame["ds"] = frame.groupby("unique_id", sort=False).cumcount()
-    n = frame.groupby("unique_id", sort=False)["ds"].transform("size")
-    test = frame["ds"] >= n - HORIZON[subset]
+    h, n = HORIZON[subset], frame.groupby("unique_id", sort=False)["ds"].transform("size")
+    if origin == "validation":  # M3's test left out, the training part's last h values held out in its place
+        keep = (frame["ds"] < n - h) & (n - 2 * h >= VALIDATION_MIN)
+        frame, n = frame[keep], n[keep] - h
+    test = frame["ds"] >= n - h
     return frame[~test].reset_index(drop=True), frame[test].reset_index(drop=True)
 
 
@@ -112,8 +129,8 @@ def mase(y: np.ndarray, yhat: np.ndarray, train: np.ndarray, m: int) -> float:
 
 
 def run(subset: str, model: str, every: int, n_jobs: int, output: Path, series_output: Path,
-        sf_python: str | None = None) -> dict:
-    train, test = read_subset(subset, every)
+        sf_python: str | None = None, origin: str = "test") -> dict:
+    train, test = read_subset(subset, every, origin)
     h, m = HORIZON[subset], SEASON[subset]
     est = estimator(model, h, m, n_jobs)
     if est is None:
@@ -136,13 +153,14 @@ def run(subset: str, model: str, every: int, n_jobs: int, output: Path, series_o
             failed += 1
             continue
         per_series.append({"subset": subset, "model": model, "unique_id": uid, "smape": round(smape(y, yhat), 6),
-                           "mase": round(mase(y, yhat, history, m), 6)})
+                           "mase": round(mase(y, yhat, history, m), 6), "origin": origin})
     version, commit = package_identity()
     row = {"date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M"), "tsrsa_version": version,
            "tsrsa_commit": commit, "subset": subset, "model": model, "series": len(per_series), "every": every,
            "horizon": h, "season": m, "smape": round(float(np.mean([r["smape"] for r in per_series])), 4),
            "mase": round(float(np.mean([r["mase"] for r in per_series])), 4), "fit_seconds": round(seconds, 1),
-           "n_jobs": n_jobs, "failed": failed, "params": json.dumps(params, sort_keys=True, default=str)}
+           "n_jobs": n_jobs, "failed": failed, "params": json.dumps(params, sort_keys=True, default=str),
+           "origin": origin}
     append_rows(series_output, per_series, SERIES_COLUMNS)
     append_rows(output, [row], COLUMNS)
     return row
@@ -150,12 +168,13 @@ def run(subset: str, model: str, every: int, n_jobs: int, output: Path, series_o
 
 def table(output: Path) -> str:
     rows = pd.read_csv(output)
-    lines = ["| subset | model | series | sMAPE | MASE | fit s | n_jobs | date | version |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    rows["origin"] = rows["origin"].fillna("test") if "origin" in rows else "test"
+    lines = ["| subset | origin | model | series | sMAPE | MASE | fit s | n_jobs | date | version |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for _, r in rows.iterrows():
-        lines.append(f"| {r.subset} | {r.model} | {r.series}{'' if r.every == 1 else f' (every {r.every})'} | "
-                     f"{r.smape:.2f} | {r.mase:.3f} | {r.fit_seconds:.0f} | {r.n_jobs} | {r.date} | "
-                     f"{r.tsrsa_version} ({r.tsrsa_commit}) |")
+        every = "" if r.every == 1 else f" (every {r.every})"
+        lines.append(f"| {r.subset} | {r.origin} | {r.model} | {r.series}{every} | {r.smape:.2f} | {r.mase:.3f} | "
+                     f"{r.fit_seconds:.0f} | {r.n_jobs} | {r.date} | {r.tsrsa_version} ({r.tsrsa_commit}) |")
     lines.append("")
     lines.append("Published anchors (sMAPE, M3's formula): " + "; ".join(
         f"{k} monthly {v[0]}, quarterly {v[1]} ({v[2]})" for k, v in ANCHORS.items()))
@@ -172,6 +191,8 @@ def main(argv=None) -> None:
     parser.add_argument("--series-output", type=Path, default=SERIES_OUTPUT)
     parser.add_argument("--sf-python", help="the Python of an environment with statsforecast (the sf-* models; "
                         "benchmarks/requirements-statsforecast.txt)")
+    parser.add_argument("--origin", choices=ORIGINS, default="test",
+                        help="score on M3's test, or on the last h values of each training part (validation)")
     parser.add_argument("--table", action="store_true", help="print the table of --output and stop")
     args = parser.parse_args(argv)
     if args.table:
@@ -179,9 +200,10 @@ def main(argv=None) -> None:
         return
     for subset in [s for s in args.subsets.split(",") if s]:
         for model in [m for m in args.models.split(",") if m]:
-            row = run(subset, model, args.every, args.n_jobs, args.output, args.series_output, args.sf_python)
-            print(f"{subset} {model}: sMAPE {row['smape']:.3f} MASE {row['mase']:.3f} ({row['series']} series, "
-                  f"{row['failed']} failed) in {row['fit_seconds']:.0f} s", flush=True)
+            row = run(subset, model, args.every, args.n_jobs, args.output, args.series_output, args.sf_python,
+                      args.origin)
+            print(f"{subset} {model} ({args.origin}): sMAPE {row['smape']:.3f} MASE {row['mase']:.3f} "
+                  f"({row['series']} series, {row['failed']} failed) in {row['fit_seconds']:.0f} s", flush=True)
 
 
 if __name__ == "__main__":

@@ -303,9 +303,11 @@ def test_within_noise_keeps_a_series_own_best_only_when_it_is_clearly_better():
     steps[1, 1] -= steps[1, 1].mean() - 0.95  # its mean just below the panel's best there
     errors = steps.mean(axis=(2, 3))
     assert errors[1, 1] < errors[1, 0]  # its own ranking prefers candidate 1
-    np.testing.assert_array_equal(within_noise(steps, errors, z=1.0), [False, True, True])
-    # a margin of 0 keeps every own best that is better at all; the panel's best where it is the series' own
-    np.testing.assert_array_equal(within_noise(steps, errors, z=0.0), [False, False, True])
+    # series 2's own best is the panel's: nothing to fall back from, it keeps its own ranking
+    np.testing.assert_array_equal(within_noise(steps, errors, z=1.0), [False, True, False])
+    # a margin of 0 keeps every own best that is better at all
+    np.testing.assert_array_equal(within_noise(steps, errors, z=0.0), [False, False, False])
+    assert not within_noise(steps[2:], errors[2:], z=1e6).any()  # a panel of one series: its own best is the panel's
     steps[0, 0] = np.nan  # the panel's best without an error on a series: its own ranking
     assert not within_noise(steps, np.where(np.isfinite(steps).all(axis=(2, 3)), steps.mean(axis=(2, 3)), np.nan))[0]
 
@@ -317,7 +319,9 @@ def test_margin_sends_series_without_a_clear_winner_to_the_panels_best():
     wide = AutoForecaster(h=H, models=models, n_windows=W, combine=None, margin=1e6).fit(df)
     table = own.choice_[list(models)]
     panel_best = table.mean().idxmin()
-    assert (wide.choice_["basis"] == "panel").all() and (wide.choice_["kept"] == panel_best).all()
+    assert (wide.choice_["kept"] == panel_best).all()
+    # the series whose own best is another candidate fall back to the panel; the others' own best is its best
+    np.testing.assert_array_equal(wide.choice_["basis"] == "panel", table.idxmin(axis=1) != panel_best)
     assert (own.choice_["kept"] == table.idxmin(axis=1)).all()  # margin=None: each series' own argmin
     assert (own.choice_["kept"] != panel_best).any()  # so the margin changed something here
     pd.testing.assert_frame_equal(wide.choice_[list(models)], table)  # the errors themselves are the same
@@ -389,6 +393,21 @@ def test_the_default_does_not_dilute_a_candidate_that_validation_shows_to_be_bet
     np.testing.assert_array_equal(out["yhat"].to_numpy(), alone["yhat"].to_numpy())
     pairs = AutoForecaster(h=H, models=models, n_windows=W, margin=None).fit(df)  # the rule before 0.17
     assert (pairs.choice_["kept"] == "yearly+last").all()
+
+
+def test_one_series_combines_only_what_its_own_validation_cannot_tell_from_its_best():
+    rng = np.random.default_rng(3)
+    t = np.arange(60)
+    df = pd.DataFrame({"unique_id": "only", "ds": pd.date_range("2020-01-01", periods=60, freq="MS"),
+                       "y": 20 + 5 * np.sin(2 * np.pi * t / 12) + rng.normal(0, 0.2, 60)})
+    models = {"yearly": SeasonalNaiveForecaster(h=H, season_length=12),
+              "last": SeasonalNaiveForecaster(h=H, season_length=1),
+              "two": SeasonalNaiveForecaster(h=H, season_length=2)}
+    default = AutoForecaster(h=H, models=models, n_windows=W).fit(df)  # as a user with one series gets it
+    assert default.choice_.loc[0, "kept"] == "yearly" and default.choice_.loc[0, "basis"] == "series"
+    np.testing.assert_array_equal(default.weights_.to_numpy(), [[1.0, 0.0, 0.0]])
+    alone = models["yearly"].clone().fit(df).predict()
+    np.testing.assert_array_equal(default.predict()["yhat"].to_numpy(), alone["yhat"].to_numpy())
 
 
 def test_the_default_combines_every_candidate_the_gate_lets_in():

@@ -49,3 +49,26 @@ def test_the_worker_forecasts_every_series_after_its_last_step(tmp_path):
     assert sorted(forecast["unique_id"].unique()) == ["Q0", "Q1", "Q2"] and seconds >= 0
     assert (forecast.groupby("unique_id")["ds"].min() == 40).all() and len(forecast) == 24
     assert params["model"] == "Theta(season_length=4)" and np.isfinite(forecast["yhat"]).all()
+
+
+def test_the_validation_origin_holds_out_the_training_parts_last_values(tmp_path, monkeypatch):
+    write_quarterly(tmp_path)
+    frame = pd.read_csv(tmp_path / "m3" / "M3-quarterly.csv", dtype={"unique_id": str})
+    short = pd.DataFrame({"unique_id": "Q3", "ds": np.arange(25), "y": np.arange(25.0) + 1})  # 25 - 16 < 10 left
+    pd.concat([frame, short]).to_csv(tmp_path / "m3" / "M3-quarterly.csv", index=False)
+    monkeypatch.setenv("TSRSA_DATA_DIR", str(tmp_path))
+    train, test = m3_statistical.read_subset("quarterly", 1)
+    vtrain, vtest = m3_statistical.read_subset("quarterly", 1, "validation")
+    assert sorted(vtrain["unique_id"].unique()) == ["Q0", "Q1", "Q2"] and "Q3" in set(train["unique_id"])
+    for uid in ("Q0", "Q1", "Q2"):
+        part = train[train["unique_id"] == uid]
+        assert vtest[vtest["unique_id"] == uid]["y"].tolist() == part["y"].iloc[-8:].tolist()
+        assert vtrain[vtrain["unique_id"] == uid]["y"].tolist() == part["y"].iloc[:-8].tolist()
+    assert vtrain.groupby("unique_id")["ds"].max().tolist() == [23, 23, 23]
+    output, series = tmp_path / "rows.csv", tmp_path / "series.csv"
+    row = m3_statistical.run("quarterly", "Theta", 1, 1, output, series, origin="validation")
+    assert row["origin"] == "validation" and row["series"] == 3
+    assert set(pd.read_csv(series)["origin"]) == {"validation"} and "| validation | Theta |" in (
+        m3_statistical.table(output))
+    with pytest.raises(ValueError, match="choose among"):
+        m3_statistical.read_subset("quarterly", 1, "later")

@@ -169,8 +169,11 @@ def within_noise(step_errors: np.ndarray, errors: np.ndarray, z: float = 1.0) ->
     ``step_errors`` (S, C, W, h) are the scaled absolute errors of every validation step; on each series the
     paired differences d = own best - panel best over its W x h steps give the mean and its standard error
     sd(d) / sqrt(n). One or two windows of a short series rarely tell candidates apart: a series that cannot
-    show its own best to be better keeps the panel's ranking instead. False where the panel's best has no
-    error on the series (its own ranking is all there is) and on series with fewer than two steps."""
+    show its own best to be better keeps the panel's ranking instead. False where the series' own best is the
+    panel's best (there is nothing to fall back from, and its own steps, not the panel's few series, say which
+    others to combine with it: a panel of one series would otherwise combine every candidate), where the
+    panel's best has no error on the series (its own ranking is all there is), and on series with fewer than
+    two steps."""
     S = errors.shape[0]
     means = panel_means(errors)
     out = np.zeros(S, dtype=bool)
@@ -180,7 +183,7 @@ def within_noise(step_errors: np.ndarray, errors: np.ndarray, z: float = 1.0) ->
     best_panel = int(panel_order[0])
     for i in range(S):
         own = ranked(errors[i])
-        if not own.size or not np.isfinite(errors[i, best_panel]):
+        if not own.size or int(own[0]) == best_panel or not np.isfinite(errors[i, best_panel]):
             continue
         d = step_errors[i, best_panel] - step_errors[i, int(own[0])]  # the panel's best against the own best
         if np.isfinite(d).sum() < 2:

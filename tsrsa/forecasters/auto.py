@@ -38,9 +38,10 @@ class AutoForecaster(Estimator):
     ``choose="panel"`` ranks the candidates by their mean MASE over the series instead, and so does a
     series on which fewer than two
     candidates could be validated (too short for the others' look-back plus the block), and one whose own
-    best does not beat the panel's best on it by ``margin`` standard errors (``basis`` "panel" in
-    ``choice_``). What is kept is then refitted once on the whole frame: a network (global) on every series
-    long enough for it, a statistical model on the series that keep it. Cost: every candidate fitted once
+    best is another candidate than the panel's best and does not beat it on the series by ``margin``
+    standard errors (``basis`` "panel" in ``choice_``). What is kept is then refitted once on the whole
+    frame: a network (global) on every series long enough for it, a statistical model on the series that
+    keep it. Cost: every candidate fitted once
     without the block, then the kept ones once more, so at most about twice the sum of the candidates' fits
     (the networks dominate; pass fewer or cheaper candidates to spend less). A network at its default look-back
     (``input_size=None``) takes the look-back the rule gives the median series, not the shortest; the shorter
@@ -72,11 +73,13 @@ class AutoForecaster(Estimator):
         The most candidates combined; None: every candidate that ``margin``'s gate lets join the best (all of
         them with ``margin=None``).
     margin : float or None, default 2.0
-        With ``choose="series"``: a series keeps its own ranking only where its own best candidate beats the
-        panel's best (lowest mean MASE over the series) on it by more than ``margin`` standard errors of
-        their paired step errors over its validation windows (:func:`tsrsa.estimator.model_choice.within_noise`);
-        elsewhere it ranks by the panel's means (``basis`` "panel"): a few windows of a short series rarely
-        tell candidates apart. With ``combine`` (either ``choose``), a candidate joins a series' best only
+        With ``choose="series"``: a series whose own best candidate is not the panel's best (lowest mean MASE
+        over the series) keeps its own ranking only where its best beats the panel's on it by more than
+        ``margin`` standard errors of their paired step errors over its validation windows
+        (:func:`tsrsa.estimator.model_choice.within_noise`); elsewhere it ranks by the panel's means (``basis``
+        "panel"): a few windows of a short series rarely tell candidates apart. A series whose own best is the
+        panel's keeps its own ranking (since 0.19.3; before, it took the panel's, and a panel of one series
+        combined every candidate). With ``combine`` (either ``choose``), a candidate joins a series' best only
         where the validation cannot tell the two apart by ``margin`` standard errors
         (:func:`tsrsa.estimator.model_choice.told_apart`; on a series ranked by its own errors, of their paired
         step errors there; on one ranked by the panel, of their paired MASE over the series): a combination
@@ -120,8 +123,8 @@ class AutoForecaster(Estimator):
     >>> auto = tsrsa.AutoForecaster(h=3, season_length=12, combine=None, models=[
     ...     ("yearly", tsrsa.SeasonalNaiveForecaster(h=3, season_length=12)),
     ...     ("last", tsrsa.SeasonalNaiveForecaster(h=3, season_length=1))]).fit(y)
-    >>> auto.choice_[["unique_id", "kept", "basis"]].values.tolist()  # one series: its best is the panel's
-    [['y', 'yearly', 'panel']]
+    >>> auto.choice_[["unique_id", "kept", "basis"]].values.tolist()  # one series: ranked by its own windows
+    [['y', 'yearly', 'series']]
     """
 
     #: a set of models: saved as a folder per model (:mod:`tsrsa.estimator.set_folder`)
