@@ -36,14 +36,13 @@ class AutoForecaster(Estimator):
     the candidate of lowest MASE, or with ``combine`` the best ``top_k`` combined (those of them
     that the validation cannot tell apart from the best, with ``margin``; by default every such one);
     ``choose="panel"`` ranks the candidates by their mean MASE over the series instead, and so does a
-    series on which fewer than two
-    candidates could be validated (too short for the others' look-back plus the block), and one whose own
-    best is another candidate than the panel's best and does not beat it on the series by ``margin``
-    standard errors (``basis`` "panel" in ``choice_``). What is kept is then refitted once on the whole
-    frame: a network (global) on every series long enough for it, a statistical model on the series that
-    keep it. Cost: every candidate fitted once
-    without the block, then the kept ones once more, so at most about twice the sum of the candidates' fits
-    (the networks dominate; pass fewer or cheaper candidates to spend less). A network at its default look-back
+    series on which fewer than two candidates could be validated (too short for the others' look-back plus
+    the block), and one whose own best is another candidate than the panel's best and does not beat it on
+    the series by ``margin`` standard errors (``basis`` "panel" in ``choice_``). What is kept is then
+    refitted once on the whole frame: a network (global) on every series long enough for it, a statistical
+    model on the series that keep it. Cost: every candidate fitted once without the block, then the kept
+    ones once more, so at most about twice the sum of the candidates' fits (the networks dominate; pass
+    fewer or cheaper candidates to spend less). A network at its default look-back
     (``input_size=None``) takes the look-back the rule gives the median series, not the shortest; the shorter
     series are left to the other candidates instead of shortening it for all
     (:func:`tsrsa.forecasters.auto_candidates.held_look_back`).
