@@ -72,3 +72,9 @@ def test_the_validation_origin_holds_out_the_training_parts_last_values(tmp_path
         m3_statistical.table(output))
     with pytest.raises(ValueError, match="choose among"):
         m3_statistical.read_subset("quarterly", 1, "later")
+    old = pd.read_csv(output).drop(columns="origin")  # a file written before rows had an origin: M3's test
+    old.to_csv(tmp_path / "old.csv", index=False)
+    assert "| quarterly | test | Theta |" in m3_statistical.table(tmp_path / "old.csv")
+    row = m3_statistical.run("quarterly", "Theta", 1, 1, tmp_path / "old.csv", series)  # extends the old header
+    table = m3_statistical.table(tmp_path / "old.csv")
+    assert table.count("| quarterly | test | Theta |") == 2 and row["series"] == 4
