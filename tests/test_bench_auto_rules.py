@@ -44,3 +44,14 @@ def test_an_m3_regime_divides_each_rules_later_block_by_the_best_candidates(tmp_
     # without Theta the rules choose among the seasonal naive alone: every rule is that candidate
     alone = auto_rules.m3_ratios(rows, folder, "yearly", without=["Theta"])
     assert np.allclose(alone["mase"], 1.0)
+
+
+def test_every_stand_in_of_the_m4_regimes_has_rows_in_the_committed_study():
+    rows = pd.read_csv(ROOT / "benchmarks" / "results" / "auto_m4_study.csv", usecols=["frequency", "model"])
+    have = set(zip(rows["frequency"], rows["model"]))
+    for frequency, use in auto_rules.M4_REGIMES:
+        for label in use:
+            assert (frequency, label) in have, f"{label} has no {frequency} rows"
+    # Hourly's ETS ran with two processes only: without its stand-in the Hourly regimes would lack ETS
+    assert (("Hourly", "ETS") not in have) and all("ETS[n_jobs=2]" in use for f, use in auto_rules.M4_REGIMES
+                                                    if f == "Hourly")
