@@ -109,6 +109,35 @@ def test_frequency_inferred_despite_gaps_in_some_series():
     assert list(panel.lengths) == [30, 30, 30]
 
 
+@pytest.mark.parametrize("start", ["2023-01-01", "2023-02-01"])  # a step of 31 days, then of 28
+def test_two_new_months_per_series_are_one_step_of_a_monthly_model(start):
+    from tsrsa.data.frequency import Frequency
+
+    new = pd.DataFrame({"unique_id": ["a", "a", "b", "b"], "y": [1.0, 2.0, 3.0, 4.0],
+                        "ds": pd.to_datetime([start, pd.Timestamp(start) + pd.offsets.MonthBegin()] * 2)})
+    assert build_panel(new, SPEC, expected_freq=Frequency("MS")).freq.alias == "MS"
+    # the same spacing is not one step of a daily model, nor of a monthly one when off the month's start
+    with pytest.raises(ValueError, match="but the model was fitted on"):
+        build_panel(new, SPEC, expected_freq=Frequency("D"))
+    off = new.assign(ds=new["ds"] + pd.Timedelta(days=3))
+    with pytest.raises(ValueError, match="but the model was fitted on"):
+        build_panel(off, SPEC, expected_freq=Frequency("MS"))
+
+
+def test_a_monthly_model_is_updated_with_two_new_months():
+    from tsrsa import SeasonalNaiveForecaster
+
+    df = make_panel(length=36, freq="MS")
+    last = df["ds"].max()
+    new = pd.concat([pd.DataFrame({"unique_id": sid, "y": [7.0, 8.0],
+                                   "ds": [last + pd.offsets.MonthBegin(k) for k in (1, 2)]})
+                     for sid in df["unique_id"].unique()], ignore_index=True)
+    model = SeasonalNaiveForecaster(h=3, season_length=12).fit(df)
+    model.update(new)
+    whole = SeasonalNaiveForecaster(h=3, season_length=12).fit(pd.concat([df, new], ignore_index=True))
+    pd.testing.assert_frame_equal(model.predict(), whole.predict())
+
+
 def test_freq_override_mismatch():
     with pytest.raises(ValueError, match="off the 'D' grid"):
         build_panel(make_panel(freq="h"), SPEC, freq="D")

@@ -104,7 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--h", type=int, required=True, help="forecast horizon in time steps")
     fit.add_argument("--input", required=True, type=Path, help="training data (CSV)")
     fit.add_argument("--output", required=True, type=Path, help="folder the fitted model is saved to")
-    fit.add_argument("--input-size", type=int, help="look-back window in steps (neural models; default 2*h)")
+    fit.add_argument("--input-size", type=int, help="look-back window in steps (neural models; default: two horizons "
+                     "and at least one season of the frequency, shorter on short series: docs/fit_plan.md)")
     fit.add_argument("--max-epochs", type=int, help="training epochs (neural models; default: scaled to the data, 10 to 100)")
     fit.add_argument("--random-state", type=int, help="seed: the same file and seed give the same model")
     fit.add_argument("--param", "-p", type=_param, action="append", default=[], metavar="KEY=VALUE",
