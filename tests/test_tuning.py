@@ -50,6 +50,24 @@ def test_callable_space_default_space_and_errors():
         tsrsa.tune(object(), df)
 
 
+@pytest.mark.parametrize("cls", [tsrsa.ETSForecaster, tsrsa.ARIMAForecaster, tsrsa.ThetaForecaster])
+def test_a_forecaster_without_a_default_space_is_refused_before_any_fit(cls, monkeypatch):
+    import tsrsa.tuning
+
+    fits = []
+    monkeypatch.setattr(tsrsa.tuning, "cross_validate_panel", lambda *a, **k: fits.append(1))
+    with pytest.raises(ValueError, match=f"{cls.__name__} has no default search space.*search_space="):
+        tsrsa.tune(cls(h=4, season_length=6), make_panel(length=60), n_trials=3)
+    assert not fits
+
+
+def test_a_statistical_forecaster_given_a_space_is_searched():
+    result = tsrsa.tune(tsrsa.ThetaForecaster(h=4), make_panel(length=60), n_trials=4, refit=False, random_state=0,
+                        search_space={"season_length": [2, 6]})
+    scores = {t.params["season_length"]: t.value for t in result.study.trials}
+    assert set(scores) == {2, 6} and scores[2] != scores[6]
+
+
 class PruneAllButFirst(optuna.pruners.BasePruner):
     """Prunes every trial but the first at its first reported epoch."""
 

@@ -29,6 +29,7 @@ import numpy as np
 from tsrsa.estimator.base import BaseForecaster
 from tsrsa.estimator.crossval import cross_validate_panel
 from tsrsa.estimator.params import check_int
+from tsrsa.estimator.protocol import Estimator
 from tsrsa.metrics import METRICS, evaluate
 
 #: heartbeat settings of database storages given as a URL (seconds)
@@ -191,7 +192,8 @@ def tune(estimator, df, *, n_trials: int | None = 20, timeout: float | None = No
     timeout : float, optional
         Seconds after which no new trial starts.
     search_space : dict or callable, optional
-        Default: the class's ``search_space(trial)``. A dict maps parameter names (an option of a
+        Default: the class's ``search_space(trial)``; a forecaster without one (ETS, ARIMA, Theta: their fits
+        choose their own forms) needs it given. A dict maps parameter names (an option of a
         group by its nested name, ``"rem__n_cyclic"``) to Optuna distributions or lists of choices;
         a callable takes a trial and returns a dict of parameters.
     metric : {"mse", "mae", "rmse", "smape", "pinball"}, default "mse"
@@ -251,6 +253,10 @@ def tune(estimator, df, *, n_trials: int | None = 20, timeout: float | None = No
     if trainer is not None and trainer.checkpoint_dir is not None:
         raise ValueError("tune fits many trials, each its own model: a trainer's checkpoint_dir would be shared by all "
                          "of them; tune without it (a study resumes through its storage=), and set it on the final fit")
+    if search_space is None and type(estimator).search_space.__func__ is Estimator.search_space.__func__:
+        raise ValueError(f"{type(estimator).__name__} has no default search space: its fit chooses what it "
+                         f"estimates itself, so every trial would fit the same model; pass search_space= with the "
+                         f"parameters to compare, e.g. search_space={{'season_length': [7, 12]}}")
     space = _space(estimator, search_space)
     spec = estimator.frame_spec
     panel = estimator.to_panel(df)
