@@ -48,6 +48,15 @@ def test_auto_keeps_a_look_back_that_sees_the_last_repetition():
     assert model.val_size == 0 and model.plan_.data.val_windows == 0  # the fit itself trains on every step
 
 
+def test_the_probes_leave_no_trace_the_fit_is_the_one_at_the_chosen_look_back():
+    df = repeating_panel(period=100, length=700)
+    chosen = tsrsa.DLinearForecaster(h=24, input_size="auto", max_epochs=4, random_state=0).fit(df)
+    assert "the lowest validation loss of 96 (" in chosen.plan_.reason("input_size")  # probes ran
+    given = tsrsa.DLinearForecaster(h=24, input_size=chosen.input_size_, max_epochs=4, random_state=0).fit(df)
+    pd.testing.assert_frame_equal(chosen.predict(), given.predict())
+    assert chosen.fit_history_.drop(columns="seconds").equals(given.fit_history_.drop(columns="seconds"))
+
+
 def test_auto_on_short_series_takes_the_default_rule_and_says_why(small_budget, tmp_path):
     df = repeating_panel(period=12, length=100, n_series=1)
     model = tsrsa.DLinearForecaster(h=6, input_size="auto").fit(df)
