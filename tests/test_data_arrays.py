@@ -155,3 +155,17 @@ def test_window_locate_maps_to_series():
     starts, series = w.locate(np.arange(len(w)))
     np.testing.assert_array_equal(starts, [0, 1, 2, 10, 11])
     np.testing.assert_array_equal(series, [0, 0, 0, 1, 1])
+
+
+def test_calendar_positions_count_from_a_first_time_before_every_time():
+    from tsrsa.data.frequency import Frequency
+    from tsrsa.estimator.statistical_state import steps_from
+
+    monthly = Frequency("MS")
+    first = pd.DatetimeIndex(["2020-01-01", "2021-01-01"])
+    start = pd.DatetimeIndex(["2022-01-01", "2021-05-01"])  # the earliest first lies before every start
+    np.testing.assert_array_equal(monthly.positions(start, first), [24, 4])
+    np.testing.assert_array_equal(steps_from(monthly, first, start), [24, 4])
+    np.testing.assert_array_equal(steps_from(monthly, start, first), [-24, -4])
+    assert monthly.positions(pd.DatetimeIndex(["2023-04-01"]), pd.DatetimeIndex(["2023-01-01"]))[0] == 3
+    assert monthly.positions(pd.DatetimeIndex(["2023-04-01"]), pd.DatetimeIndex(["2023-01-04"]))[0] == -1  # off grid

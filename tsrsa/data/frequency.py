@@ -112,8 +112,9 @@ class Frequency:
             pos = gap // unit_delta
             ok = (gap % unit_delta == 0) & on_offset
             return np.where(ok, pos, -1)
-        # calendar offsets: one shared grid from the earliest to the latest time
-        grid = pd.date_range(times.min(), times.max(), freq=self.offset, unit=times.unit)
+        # calendar offsets: one shared grid from the earliest to the latest time (of ``times`` and ``first``)
+        grid = pd.date_range(min(times.min(), first.min()), max(times.max(), first.max()), freq=self.offset,
+                             unit=times.unit)
         where_t = grid.searchsorted(times)
         where_f = grid.searchsorted(first)
         hit_t = (where_t < len(grid)) & (grid[np.minimum(where_t, len(grid) - 1)] == times)
