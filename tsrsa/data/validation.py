@@ -6,7 +6,6 @@ Every problem is reported at the entry of ``fit``/``predict`` as a ``ValueError`
 from __future__ import annotations
 
 import numbers
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -290,7 +289,7 @@ def _infer_datetime_frequency(times: pd.DatetimeIndex, offsets, uniques, fallbac
             alias = next(iter(found))
             if Frequency(alias).fixed_delta(times.tz) == step:
                 return Frequency(alias)
-        if fallback is not None and _one_step_of(fallback, times, same):
+        if fallback is not None and (fallback.positions(times[1:][same], times[:-1][same]) == 1).all():
             return fallback  # too few timestamps for pandas to name the frequency, each one step of the model's
         return Frequency(_alias_of(step, times))
     if found:
@@ -304,17 +303,6 @@ def _infer_datetime_frequency(times: pd.DatetimeIndex, offsets, uniques, fallbac
         "cannot infer one regular frequency from these timestamps; pass freq= (e.g. 'h', 'D', "
         "'MS') and a fill= if some timestamps are missing"
     )
-
-
-def _one_step_of(frequency: Frequency, times: pd.DatetimeIndex, same: np.ndarray) -> bool:
-    """Whether each step from a timestamp to the next of its series (``same``) is one step of ``frequency``:
-    two months of a monthly model's series, a month of 31 days apart, are one step of "MS"."""
-    if not frequency.is_datetime or not same.any():
-        return False
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # pandas' PerformanceWarning for offsets it cannot add as arrays
-        following = times[:-1][same] + frequency.offset
-    return bool((following == times[1:][same]).all())
 
 
 def check_min_length(panel: Panel, min_length: int, why: str) -> None:

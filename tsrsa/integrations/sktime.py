@@ -223,9 +223,7 @@ class TsrsaForecaster(BaseForecaster):
         """The largest number of steps from a series' end to a time of the absolute ``fh``."""
         targets = np.asarray(axis.to_tsrsa(fh.to_absolute_index(self.cutoff)))
         ends = np.asarray(panel.last)
-        # the ends join the times, so that a calendar frequency's grid reaches back to them
-        times = np.concatenate([np.tile(targets, len(ends)), ends])
-        steps = panel.freq.positions(times, np.concatenate([np.repeat(ends, len(targets)), ends]))[:-len(ends)]
+        steps = panel.freq.positions(np.tile(targets, len(ends)), np.repeat(ends, len(targets)))
         return int(max(1, steps.max()))  # in-sample times (and times off the grid) need no horizon
 
     def relative_steps(self, fh) -> np.ndarray:
