@@ -204,7 +204,7 @@ def rule_scores(frequency: str, seed: int, output: Path, data_dir=None, use=(), 
     (``without``: candidates left out of the choice)."""
     from tsrsa.benchmarking.m4 import scores_with_owa
     from tsrsa.estimator.model_choice import combined, naive_scale, scaled_errors
-    from tsrsa.forecasters.auto import local
+    from tsrsa.forecasters.auto_candidates import local
 
     val, test, inner, later, future, seconds, present = arrays(frequency, seed, output, data_dir, use, without)
     h, m = val.frequency.h, val.frequency.m

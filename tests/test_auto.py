@@ -101,6 +101,7 @@ def test_a_series_too_short_to_validate_takes_the_panels_best():
         pd.concat([df, short], ignore_index=True))
     table = auto.choice_.set_index("unique_id")
     assert table.loc["short", "basis"] == "panel" and (table.drop(index="short")["basis"] == "series").all()
+    assert auto.n_windows_ == W  # the other series hold both windows: the short one is not validated on fewer
     assert np.isnan(table.loc["short", "ETS"])
     failures = auto.failures_
     mine = failures[(failures.unique_id == "short") & (failures.candidate == "ETS")]
@@ -228,8 +229,7 @@ def test_default_candidates_and_bad_input():
         AutoForecaster(h=H, models=[ETSForecaster(h=6)]).fit(df)
     with pytest.raises(ValueError, match="more than one model"):
         AutoForecaster(h=H, models=[ETSForecaster(h=H), ETSForecaster(h=H, trend=None)]).fit(df)
-    with pytest.raises(ValueError, match="no candidate could forecast"):
-        AutoForecaster(h=H, models=candidates(), n_windows=20).fit(df)
+    assert AutoForecaster(h=H, models=candidates(), n_windows=20).fit(df).n_windows_ < 20  # at most, not exactly
     with pytest.raises(ValueError, match="no candidate could forecast"):
         AutoForecaster(h=H, models=[ETSForecaster(h=H, season_length=30, seasonal="add")], n_windows=W).fit(df)
     with pytest.raises(ValueError, match="above the horizon"):
@@ -490,3 +490,33 @@ def test_one_short_series_leaves_a_network_to_the_others_instead_of_shortening_i
     pd.testing.assert_frame_equal(tsrsa.load(tmp_path / "a").predict(), fitted.predict())
     mostly_short = auto().fit(weekly([150, 40, 40]))  # most series cannot hold it: the rule shortens as alone
     assert mostly_short.models_["net"].input_size_ == 40 - 4 - 3 and mostly_short.models_["net"].input_size is None
+
+
+def candidates_for(h):
+    return {"Naive": SeasonalNaiveForecaster(h=h, season_length=12), "ETS": ETSForecaster(h=h, season_length=12),
+            "Theta": ThetaForecaster(h=h, season_length=12)}
+
+
+def test_a_series_too_short_for_two_windows_is_validated_on_one(tmp_path, small_budget):
+    """One series of 50 months at h 18, at the defaults: two windows (36 steps) leave 14 for fitting, where only
+    the seasonal naive fits; one window leaves 32, where ETS, Theta and the networks validate too."""
+    t = np.arange(50)
+    y = 100 + 0.8 * t + 12 * np.sin(2 * np.pi * t / 12) + np.random.default_rng(2).normal(0, 1, 50)
+    df = pd.DataFrame({"unique_id": "only", "ds": pd.date_range("2010-01-01", periods=50, freq="MS"), "y": y})
+    auto = AutoForecaster(h=18, random_state=0).fit(df)
+    assert auto.n_windows == 2 and auto.n_windows_ == 1
+    table = auto.choice_.set_index("unique_id")
+    validated = [name for name in auto.names_ if np.isfinite(table.loc["only", name])]
+    assert {"SeasonalNaive", "ETS", "Theta"} <= set(validated) and "ARIMA" not in validated
+    ets = ETSForecaster(h=18, season_length=12).cross_validate(df, n_windows=1, step_size=18, refit=False)
+    scale = np.mean(np.abs(y[12:32] - y[:20]))  # the seasonal naive's in-sample error before the window
+    np.testing.assert_allclose(table.loc["only", "ETS"], np.mean(np.abs(ets["y"] - ets["yhat"])) / scale)
+    assert "validation block 18 more" in auto.failures_.query("candidate == 'ARIMA'")["error"].iloc[0]
+    out = auto.predict()
+    assert len(out) == 18 and np.isfinite(out["yhat"]).all()
+    auto.save(tmp_path / "auto")
+    back = tsrsa.load(tmp_path / "auto")
+    assert back.n_windows_ == 1
+    pd.testing.assert_frame_equal(back.predict(), out)
+    shorter = AutoForecaster(h=18, models=candidates_for(18)).fit(df.head(32))  # two windows: none fits
+    assert shorter.n_windows_ == 1 and shorter.choice_["kept"].iloc[0] == "Naive"

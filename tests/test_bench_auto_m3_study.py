@@ -156,3 +156,31 @@ def test_shards_split_the_sample_between_processes(tmp_path, monkeypatch):
     assert len(first) == 3 and len(both) == len(whole) == 5 and set(both["unique_id"]) == set(whole["unique_id"])
     with pytest.raises(SystemExit):
         study.main([*args, "--output", str(tmp_path / "c.csv"), "--shard", "2/2"])
+
+
+def test_one_series_alone_is_autoforecasters_choice_on_that_series(tmp_path, monkeypatch):
+    import auto_single
+
+    monkeypatch.setattr(study, "CANDIDATES", FAST)
+    monkeypatch.setattr(auto_single, "CANDIDATES", FAST)
+    folder = tmp_path / "m3"
+    folder.mkdir()
+    rng = np.random.default_rng(1)
+    lengths = {"Y0": 40, "Y1": 20, "Y2": 16}  # training parts of 34, 14 and 10 years: two windows of 6, or one
+    pd.concat([pd.DataFrame({"unique_id": sid, "ds": np.arange(n), "y": 50 + np.arange(n) + rng.normal(0, 2, n)})
+               for sid, n in lengths.items()]).to_csv(folder / "M3-yearly.csv", index=False)
+    pd.DataFrame({"unique_id": list(lengths), "subset": "yearly", "n": list(lengths.values()), "horizon": 6,
+                  "category": "MICRO"}).to_csv(folder / "M3-info.csv", index=False)
+    output = tmp_path / "rows.csv"
+    study.main(["--data-dir", str(folder), "--output", str(output), "--subsets", "yearly", "--per-subset", "3"])
+    per = auto_single.per_series(output, folder).set_index(["unique_id", "origin"])
+    values = m3_data.read_values(folder, pd.DataFrame({"unique_id": list(lengths), "subset": "yearly", "draw": 0}))
+    models = {name: getattr(tsrsa, cls)(h=6, season_length=1) for name, cls in FAST.items()}
+    windows = {}
+    for sid, v in values.items():  # each series alone, at the test origin
+        auto = tsrsa.AutoForecaster(h=6, season_length=1, models=models).fit(pd.Series(v[:-6], name=sid))
+        windows[sid] = auto.n_windows_
+        want = m3.smape(v[-6:], auto.predict()["yhat"].to_numpy())
+        assert per.loc[(sid, "test"), "fewer where short sMAPE"] == pytest.approx(want, rel=1e-6), sid  # 8 digits kept
+    assert windows["Y0"] == 2 and windows["Y2"] == 1  # the rule moved the short series to one window
+    assert auto_single.table(per.reset_index())["series"].sum() >= 1

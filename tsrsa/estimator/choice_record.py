@@ -37,19 +37,14 @@ class ChoiceRecord:
         message = err if isinstance(err, str) else _message(err)
         self.rows.extend([self.ids[i], self.names[c], stage, message] for i in rows)
 
-    def required(self, c: int, model, frame: pd.DataFrame, lengths: np.ndarray, block: int) -> int:
-        """The observations ``model`` needs to fit a series (its ``required_length`` on ``frame``; 1 when it
-        cannot say); the series shorter than that plus the validation ``block`` are recorded as too short."""
-        try:
-            probe = model.clone()
-            probe.check_params()
-            need, why = probe.required_length(probe.to_panel(frame))
-        except Exception:  # the attempt itself will say what is wrong
-            return 1
+    def too_short(self, c: int, lengths: np.ndarray, need: int, why: str | None, block: int) -> None:
+        """Record the series shorter than ``need`` observations (``why``: the candidate's reason; None when it
+        could not say) plus the validation ``block`` as too short to validate candidate ``c``."""
+        if why is None:  # the attempt itself will say what is wrong
+            return
         short = np.flatnonzero(lengths < need + block)
         self.fail(short, c, "validation", f"too short to validate: {why} needs {need} observations, and the "
                                           f"validation block {block} more")
-        return int(need)
 
     def attempt(self, c: int, model, frame: pd.DataFrame, call, *, rows=None, stage: str = "validation") -> list:
         """``[(series rows, call(copy of model, their frame))]``: one result for every series of ``rows``
@@ -116,7 +111,7 @@ class ChoiceRecord:
             "season_length": int(auto.season_length_), "names": list(auto.names_), "errors": array(auto.errors_),
             "weights": array(auto.weight_array_), "default_weights": array(auto.default_weights_)[0],
             "scale": array(auto.scale_)[0], "residuals": array(auto.calibration_.residuals),
-            "by_panel": [bool(v) for v in auto.by_panel_],
+            "by_panel": [bool(v) for v in auto.by_panel_], "n_windows": int(auto.n_windows_),
             "failures": [[jsonable(sid, "series id"), name, stage, error]
                          for sid, name, stage, error in auto.failure_rows_],
             **({} if auto.frame_kind_ == "pandas" else {"frame_kind": auto.frame_kind_}),
@@ -139,6 +134,7 @@ class ChoiceRecord:
         auto.frame_kind_ = state.get("frame_kind", "pandas")
         auto.calibration_ = ConformalCalibration(array(state["residuals"]), auto.scale_)
         auto.failure_rows_ = [list(row) for row in state["failures"]]
+        auto.n_windows_ = int(state.get("n_windows", auto.n_windows))  # saved before 0.19.5: always n_windows
         by_panel = state.get("by_panel")  # saved before the margin existed: the rule of that release
         auto.by_panel_ = panel_rows(auto.errors_, auto.choose) if by_panel is None else np.array(
             [bool(v) for v in by_panel], dtype=bool)
@@ -150,6 +146,18 @@ class ChoiceRecord:
                                                          | (auto.default_weights_ > 0))}
         if used != set(auto.models_):
             raise ValueError(f"the saved models {sorted(auto.models_)} are not the candidates kept {sorted(used)}")
+
+
+def required_length(model, frame: pd.DataFrame) -> tuple[int, str | None]:
+    """(the observations ``model`` needs to fit a series of ``frame``, its reason): its ``required_length``;
+    (1, None) when it cannot say."""
+    try:
+        probe = model.clone()
+        probe.check_params()
+        need, why = probe.required_length(probe.to_panel(frame))
+    except Exception:  # the attempt itself will say what is wrong
+        return 1, None
+    return int(need), why
 
 
 def candidate_specs(named) -> list[dict]:

@@ -13,13 +13,15 @@ from tsrsa.data.validation import build_panel, check_continuation, requested_hor
 from tsrsa.estimator.choice_record import ChoiceRecord, candidate_specs
 from tsrsa.estimator.conformal import ConformalCalibration, check_enough, check_levels
 from tsrsa.estimator.model_choice import (
-    CHOOSE_BY, COMBINE, choice_weights, combined, naive_scale, panel_rows, panel_weights, scaled_errors,
-    validation_targets, within_noise,
+    CHOOSE_BY, COMBINE, combined, naive_scale, panel_rows, panel_weights, scaled_errors, validation_targets,
+    within_noise,
 )
 from tsrsa.estimator.model_set import check_shared, named_models, panel_frame, rows_of
 from tsrsa.estimator.params import check_choice, check_float, check_int, check_str
 from tsrsa.estimator.protocol import Estimator, store_init_args
-from tsrsa.forecasters.auto_candidates import default_candidates, held_look_back, rebuilt_candidates
+from tsrsa.forecasters.auto_candidates import (
+    default_candidates, local, rebuilt_candidates, refit_kept, validation_windows,
+)
 
 
 class AutoForecaster(Estimator):
@@ -90,7 +92,9 @@ class AutoForecaster(Estimator):
         (``benchmarks/auto_m3_study.py``) and M4 Weekly and Hourly (``benchmarks/auto_m4_study.py``), ranked by
         ``benchmarks/auto_rules.py``; docs/multi.md says where they fall short of the best single model.
     n_windows : int, default 2
-        Validation windows per series.
+        Validation windows per series, at most: where no series is long enough to validate two candidates on
+        that many, as many as leave some series two, else one (``n_windows_``; since 0.19.5: before, one series
+        of 50 months at h 18 kept the seasonal naive, and one of 32 months was refused).
     step_size : int, optional
         Steps between validation cutoffs (default ``h``).
     n_jobs : int, optional
@@ -113,6 +117,8 @@ class AutoForecaster(Estimator):
         id, candidate, stage ("validation" or "refit") and the error of each failure.
     models_ : dict
         name -> the refitted candidates that some series keeps.
+    n_windows_ : int
+        The validation windows the choice was made on (``n_windows``, or fewer for short series).
 
     Examples
     --------
@@ -176,19 +182,19 @@ class AutoForecaster(Estimator):
         kind, df = frame_kind(df), to_pandas(df)  # polars or pyarrow: read as pandas, answered in kind
         panel = build_panel(df, self.frame_spec, freq=self.freq, fill=self.fill)
         frame = panel_frame(panel, self.frame_spec)
-        h, W = int(self.h), int(self.n_windows)
+        h = int(self.h)
         step = int(self.step_size or h)
+        named, needs, W = validation_windows(self.candidate_models(), panel, frame, h, step, int(self.n_windows))
         block = h + (W - 1) * step
-        named = [(name, held_look_back(model, panel, block)) for name, model in self.candidate_models()]
         names = [name for name, _ in named]
         ends = np.maximum(panel.lengths - block, 1)  # (S,) values before the validation block
         m = self.season_of(panel.freq)
         scale = naive_scale(panel, ends, m)
         record = ChoiceRecord(panel.ids, names, self.id_col)
         yhat = np.full((panel.n_series, len(names), W, h), np.nan)
-        needs = {}  # name -> the observations the candidate needs to fit a series
         for c, (name, model) in enumerate(named):
-            need = needs[name] = record.required(c, model, frame, panel.lengths, block)
+            need, why = needs[c]
+            record.too_short(c, panel.lengths, need, why, block)
             rows = np.flatnonzero(panel.lengths >= need + block)
             if not rows.size:
                 continue
@@ -203,14 +209,16 @@ class AutoForecaster(Estimator):
         steps = np.abs(yhat - y[:, None]) / scale[:, None, None, None]  # (S, C, W, h) scaled step errors
         if self.margin is not None and self.choose == "series":
             by_panel = by_panel | within_noise(steps, errors, float(self.margin))
-        models, weights = self._refit(named, frame, errors, steps, record, panel.lengths >= np.array(
-            [needs[name] for name in names])[:, None], by_panel)
+        able = panel.lengths >= np.array([need for need, _ in needs])[:, None]  # (C, S) long enough to fit
+        models, weights = refit_kept(named, frame, errors, steps, record, able, by_panel, choose=self.choose,
+                                     combine=self.combine, top_k=self._top_k(), margin=self._margin())
         residuals = np.abs(y - combined(weights, yhat)) / scale[:, None, None]  # (S, W, h)
         residuals = residuals.reshape(-1, h)
         residuals = residuals[np.isfinite(residuals).all(axis=1)]  # a series kept unvalidated has none
         self.models_ = models
         self.ids_, self.last_, self.freq_, self.season_length_ = panel.ids, pd.Index(panel.last), panel.freq, m
         self.names_, self.errors_, self.weight_array_, self.by_panel_ = names, errors, weights, by_panel
+        self.n_windows_ = W
         self.default_weights_ = panel_weights(errors, weights.sum(axis=0) > 0, combine=self.combine,
                                               top_k=self._top_k(), margin=self._margin())
         self.scale_ = scale
@@ -223,43 +231,6 @@ class AutoForecaster(Estimator):
 
     def _top_k(self) -> int | None:
         return None if self.top_k is None else int(self.top_k)
-
-    def _refit(self, named, frame, errors, steps, record, able, by_panel) -> tuple[dict, np.ndarray]:
-        """Fit what is kept on the whole frame (``steps`` (S, C, W, h): the scaled validation step errors the
-        margin compares; ``able`` (C, S): the series long enough for each candidate;
-        a network is fitted on all of those; ``by_panel`` (S,): the series that rank the candidates by the
-        panel's means); a refit that fails on a series is recorded there and the series keeps the next best.
-        Returns (name -> fitted model, weights)."""
-        fitted: dict[str, tuple[object, set]] = {}
-        blocked = np.zeros(errors.shape, dtype=bool)  # (S, C) what a series may not keep: its refit failed
-        while True:  # ends: each pass that fails blocks at least one more (series, candidate)
-            weights = choice_weights(errors, record.ids, record.names, by=self.choose, combine=self.combine,
-                                     top_k=self._top_k(), blocked=blocked, also_panel=by_panel,
-                                     step_errors=steps, margin=self._margin())
-            failed = False
-            for c, (name, model) in enumerate(named):
-                keep = weights[:, c] > 0
-                short = np.flatnonzero(keep & ~able[c])
-                if short.size:  # kept by the panel's ranking, too short to fit: not tried
-                    record.fail(short, c, "refit", "too short to fit")
-                    blocked[short, c], failed = True, True
-                    continue
-                if not keep.any():
-                    continue
-                want = set(np.flatnonzero(keep if local(model) else able[c]))
-                if name in fitted and want <= fitted[name][1]:
-                    continue
-                done = record.attempt(c, model, frame, lambda m_, f: m_.fit(f), rows=sorted(want), stage="refit")
-                fitted.pop(name, None)
-                for rows, fit in done:
-                    fitted[name] = (fit, set(rows))
-                lost = sorted(want - fitted.get(name, (None, set()))[1])
-                if lost:
-                    blocked[lost, c], failed = True, True
-            if not failed:
-                break
-        kept = {name: fitted[name][0] for c, (name, _) in enumerate(named) if (weights[:, c] > 0).any()}
-        return kept, weights
 
     # ------------------------------------------------------------------ results
     @property
@@ -357,7 +328,7 @@ class AutoForecaster(Estimator):
                 check_enough(levels, n, len(self.scale_))
             except ValueError:
                 raise ValueError(f"level={max(levels):g} needs more validation windows than the {n} this fit scored "
-                                 f"({len(self.scale_)} series x n_windows={self.n_windows}): refit with a larger "
+                                 f"({len(self.scale_)} series x {self.n_windows_} window(s)): refit with a larger "
                                  f"n_windows, or ask for a lower level") from None
             columns.update(self.calibration_.intervals(yhat, scale, levels))
         return as_kind(forecast_frame(ids, self.freq_.future(last, h), columns, self.frame_spec), kind)
@@ -485,8 +456,3 @@ class AutoForecaster(Estimator):
         except (KeyError, TypeError, ValueError, IndexError) as err:
             raise ValueError(f"{directory} does not describe a fitted {cls.__name__} ({err})") from err
         return model
-
-
-def local(model) -> bool:
-    """Whether ``model`` fits each series on its own (statistical, naive) rather than one network for all."""
-    return not type(model).stochastic

@@ -1,7 +1,16 @@
-"""AutoForecaster's candidates: the default set, and the candidates a saved one names, rebuilt."""
+"""AutoForecaster's candidates: the default set, the windows they are validated on, the refit of what the series
+keep, and the candidates a saved one names, rebuilt."""
 from __future__ import annotations
 
 import numpy as np
+
+from tsrsa.estimator.choice_record import required_length
+from tsrsa.estimator.model_choice import MIN_VALIDATED, choice_weights
+
+
+def local(model) -> bool:
+    """Whether ``model`` fits each series on its own (statistical, naive) rather than one network for all."""
+    return not type(model).stochastic
 
 
 def default_candidates(auto, columns: dict) -> list[tuple[str, object]]:
@@ -47,6 +56,60 @@ def held_look_back(model, panel, block: int):
     if median == model.input_size_for(int(panel.lengths.min()) - taken, panel.freq):
         return model
     return model.clone().set_params(input_size=median)
+
+
+def validation_windows(candidates, panel, frame, h: int, step: int, n_windows: int) -> tuple[list, list, int]:
+    """(the candidates as validated, the (observations, reason) each needs to fit a series, the windows): the most
+    windows up to ``n_windows`` with which some series is long enough to validate two candidates, else one (one
+    series of 50 months at h 18 is validated on a window of 18 steps, not left to the seasonal naive, the only
+    candidate that two windows leave it)."""
+    W = int(n_windows)
+    while True:
+        block = h + (W - 1) * step
+        named = [(name, held_look_back(model, panel, block)) for name, model in candidates]
+        needs = [required_length(model, frame) for _, model in named]
+        least = np.array([need for need, _ in needs]) + block
+        if W == 1 or ((panel.lengths[:, None] >= least[None, :]).sum(axis=1) >= MIN_VALIDATED).any():
+            return named, needs, W
+        W -= 1
+
+
+def refit_kept(named, frame, errors, steps, record, able, by_panel, *, choose, combine, top_k,
+               margin) -> tuple[dict, np.ndarray]:
+    """Fit what is kept on the whole frame (``errors`` (S, C): the validation MASE; ``steps`` (S, C, W, h): the
+    scaled validation step errors the margin compares; ``record``: the ChoiceRecord; ``able`` (C, S): the series
+    long enough for each candidate, a network is fitted on all of those; ``by_panel`` (S,): the series that rank
+    the candidates by the panel's means; the rest: AutoForecaster's options); a refit that fails on a series is
+    recorded there and the series keeps the next best. Returns (name -> fitted model, weights)."""
+    fitted: dict[str, tuple[object, set]] = {}
+    blocked = np.zeros(errors.shape, dtype=bool)  # (S, C) what a series may not keep: its refit failed
+    while True:  # ends: each pass that fails blocks at least one more (series, candidate)
+        weights = choice_weights(errors, record.ids, record.names, by=choose, combine=combine, top_k=top_k,
+                                 blocked=blocked, also_panel=by_panel, step_errors=steps, margin=margin)
+        failed = False
+        for c, (name, model) in enumerate(named):
+            keep = weights[:, c] > 0
+            short = np.flatnonzero(keep & ~able[c])
+            if short.size:  # kept by the panel's ranking, too short to fit: not tried
+                record.fail(short, c, "refit", "too short to fit")
+                blocked[short, c], failed = True, True
+                continue
+            if not keep.any():
+                continue
+            want = set(np.flatnonzero(keep if local(model) else able[c]))
+            if name in fitted and want <= fitted[name][1]:
+                continue
+            done = record.attempt(c, model, frame, lambda m_, f: m_.fit(f), rows=sorted(want), stage="refit")
+            fitted.pop(name, None)
+            for rows, fit in done:
+                fitted[name] = (fit, set(rows))
+            lost = sorted(want - fitted.get(name, (None, set()))[1])
+            if lost:
+                blocked[lost, c], failed = True, True
+        if not failed:
+            break
+    kept = {name: fitted[name][0] for c, (name, _) in enumerate(named) if (weights[:, c] > 0).any()}
+    return kept, weights
 
 
 def rebuilt_candidates(specs: list) -> list[tuple[str, object]]:
