@@ -25,11 +25,15 @@ import auto_m3_data as m3
 import auto_m4_study as m4
 from auto_m3_rules import RULES, latest_rows, rule_table
 
-#: M4's regimes: (frequency, the labelled candidates that stand in for the defaults). Hourly's ETS ran with two
-#: processes (``n_jobs`` changes no forecast), so its rows carry that label and stand in for ETS there.
-M4_REGIMES = (("Weekly", ()), ("Weekly", ("RSA[input_size=52]", "Transformer[input_size=52]", "DLinear[input_size=52]")),
-              ("Hourly", ("ETS[n_jobs=2]",)), ("Hourly", ("ETS[n_jobs=2]", "RSA[input_size=168]",
-                                                          "Transformer[input_size=168]", "DLinear[input_size=168]")))
+#: M4's regimes: (label, frequency, the labelled candidates that stand in for the defaults). Hourly's ETS ran with
+#: two processes (``n_jobs`` changes no forecast), so its rows carry that label and stand in for ETS there.
+AT_PROTOCOL = " (networks at the protocol's look-back)"
+M4_REGIMES = (("M4 Weekly", "Weekly", ()),
+              ("M4 Weekly" + AT_PROTOCOL, "Weekly",
+               ("RSA[input_size=52]", "Transformer[input_size=52]", "DLinear[input_size=52]")),
+              ("M4 Hourly", "Hourly", ("ETS[n_jobs=2]",)),
+              ("M4 Hourly" + AT_PROTOCOL, "Hourly",
+               ("ETS[n_jobs=2]", "RSA[input_size=168]", "Transformer[input_size=168]", "DLinear[input_size=168]")))
 
 
 def m3_ratios(rows: pd.DataFrame, data: Path, subset: str, first: int | None = None, use: dict | None = None,
@@ -79,8 +83,7 @@ def main(argv=None) -> None:
     monthly = (args.monthly_first, {"ARIMA": args.monthly_arima} if args.monthly_arima else None)
     ratios = {f"M3 {subset}": m3_ratios(rows, data / "m3", subset, *(monthly if subset == "monthly" else (None, None)),
                                         without=without) for subset in ("monthly", "quarterly", "yearly", "other")}
-    for frequency, use in M4_REGIMES:
-        label = f"M4 {frequency}" + (" (networks at the protocol's look-back)" if len(use) > 1 else "")
+    for label, frequency, use in M4_REGIMES:
         ratios[label] = m4_ratios(frequency, use, args.m4_output, data, without)
     with pd.option_context("display.width", 250, "display.max_columns", 20):
         print("later-block MASE over the best single candidate:")
