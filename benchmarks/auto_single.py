@@ -6,13 +6,15 @@ A user fitting one series fits a panel of one: no other series ranks the candida
 the study (``auto_m3_study.py``'s rows: SeasonalNaive, ETS, ARIMA and Theta, fitted on that series alone) is
 scored as such a panel with AutoForecaster's own arithmetic (``choice_weights``, the default rule), at both of
 the study's origins: ``later`` (fitted on the training part less h, scored on the training part's last h values)
-and ``test`` (fitted on the training part, scored on the test part; read for no choice). Two window rules:
+and ``test`` (fitted on the training part, scored on the test part; read for no choice). Three rules:
 
 - ``two windows`` (until 0.19.4): always ``n_windows=2``; a series that holds the validation of one candidate
   keeps it, one that holds none is refused (ValueError);
-- ``fewer where short`` (0.19.5): two windows where they validate two candidates, else one.
+- ``fewer windows``: two windows where they validate two candidates, else one (and as above on it);
+- ``0.19.5``: fewer windows, and where even one window validates fewer than two candidates, the mean of the
+  candidates that fit the series (``basis`` "unranked").
 
-Only the series where the two rules differ (two windows validate fewer than two candidates) are listed.
+Only the series where the rules differ (two windows validate fewer than two candidates) are listed.
 """
 from __future__ import annotations
 
@@ -24,6 +26,10 @@ import pandas as pd
 
 from auto_m3_data import CANDIDATES, HORIZON, OUTPUT, SEASON, data_folder, read_values
 from auto_m3_rules import SeriesList, latest_rows, panel_arrays
+
+
+#: the rules compared (module docstring)
+RULES = ("two windows", "fewer windows", "0.19.5")
 
 
 def weights_of(inner: np.ndarray, targets: np.ndarray, before: np.ndarray, m: int, names) -> np.ndarray | None:
@@ -54,11 +60,15 @@ def one_series(values: np.ndarray, h: int, m: int, arrays: dict, i: int, names) 
                ("test", train, arrays["cv2"][i], arrays["cv1"][i][:, None], arrays["final"][i], test))
     for origin, history, two, one, scored, target in origins:
         row = {"origin": origin, "two_validated": validated(two), "one_validated": validated(one)}
-        rules = {"two windows": two, "fewer where short": two if row["two_validated"] >= 2 else one}
+        fewer = two if row["two_validated"] >= 2 else one
+        rules = {"two windows": two, "fewer windows": fewer, "0.19.5": fewer}
         for rule, inner in rules.items():
             W = inner.shape[1]
             weights = None
-            if len(history) > W * h:  # else no candidate could be validated
+            if rule == "0.19.5" and row["two_validated"] < 2 and row["one_validated"] < 2:  # unranked
+                fits = np.isfinite(scored).all(axis=1)  # every candidate here is statistical
+                weights = fits / fits.sum() if fits.any() else None
+            elif len(history) > W * h:  # else no candidate could be validated
                 targets = history[len(history) - W * h:].reshape(W, h)
                 weights = weights_of(inner, targets, history[: len(history) - W * h], m, names)
             if weights is None:
@@ -88,19 +98,24 @@ def per_series(output: Path, data: Path) -> pd.DataFrame:
     return pd.DataFrame(per)
 
 
+def pair(part: pd.DataFrame, first: str, second: str) -> dict:
+    """The series both rules forecast and each one's mean scores there."""
+    both = part.dropna(subset=[f"{first} sMAPE", f"{second} sMAPE"])
+    return {f"{first} & {second} forecast": len(both), **{f"{rule} {metric} there": both[f"{rule} {metric}"].mean()
+                                                          for rule in (first, second) for metric in ("sMAPE", "MASE")}}
+
+
 def table(per: pd.DataFrame) -> pd.DataFrame:
     """Per subset and origin, the series where the rules differ: refusals and mean scores."""
     lines = []
     for (subset, origin), part in per[per["two_validated"] < 2].groupby(["subset", "origin"], sort=False):
-        both = part.dropna(subset=["two windows sMAPE", "fewer where short sMAPE"])
+        both = part.dropna(subset=[f"{rule} sMAPE" for rule in RULES])
         lines.append({"subset": subset, "origin": origin, "series": len(part),
-                      "refused, two windows": int(part["two windows sMAPE"].isna().sum()),
-                      "refused, fewer": int(part["fewer where short sMAPE"].isna().sum()),
-                      "both forecast": len(both),
-                      **{f"{rule} {metric}": both[f"{rule} {metric}"].mean() for rule in ("two windows",
-                         "fewer where short") for metric in ("sMAPE", "MASE")},
-                      "fewer, all it forecast: sMAPE": part["fewer where short sMAPE"].mean(),
-                      "fewer, all it forecast: MASE": part["fewer where short MASE"].mean()})
+                      **{f"refused, {rule}": int(part[f"{rule} sMAPE"].isna().sum()) for rule in RULES},
+                      "all forecast": len(both),
+                      **{f"{rule} {metric}": both[f"{rule} {metric}"].mean() for rule in RULES
+                         for metric in ("sMAPE", "MASE")},
+                      **pair(part, "fewer windows", "0.19.5")})
     return pd.DataFrame(lines)
 
 

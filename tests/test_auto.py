@@ -518,5 +518,42 @@ def test_a_series_too_short_for_two_windows_is_validated_on_one(tmp_path, small_
     back = tsrsa.load(tmp_path / "auto")
     assert back.n_windows_ == 1
     pd.testing.assert_frame_equal(back.predict(), out)
-    shorter = AutoForecaster(h=18, models=candidates_for(18)).fit(df.head(32))  # two windows: none fits
-    assert shorter.n_windows_ == 1 and shorter.choice_["kept"].iloc[0] == "Naive"
+    assert not auto.unranked_ and auto.choice_["basis"].iloc[0] == "series"
+
+
+def test_where_no_series_ranks_two_candidates_the_statistical_ones_that_fit_are_averaged(tmp_path):
+    """32 months at h 18: one window leaves 14 months, where only the seasonal naive is validated (two windows
+    refused the series); ETS and Theta fit the 32 months, unvalidated, and join it, and the networks (which
+    need validation to be kept) do not."""
+    t = np.arange(32)
+    y = 100 + 0.8 * t + 12 * np.sin(2 * np.pi * t / 12) + np.random.default_rng(3).normal(0, 1, 32)
+    df = pd.DataFrame({"unique_id": "only", "ds": pd.date_range("2010-01-01", periods=32, freq="MS"), "y": y})
+    models = {**candidates_for(18), "net": DLinearForecaster(h=18, input_size=6, max_epochs=1)}
+    auto = AutoForecaster(h=18, models=models, random_state=0).fit(df)
+    assert auto.n_windows_ == 1 and auto.unranked_
+    choice = auto.choice_.iloc[0]
+    assert choice["basis"] == "unranked" and choice["kept"] == "Naive+ETS+Theta"
+    assert np.isfinite(choice["Naive"]) and np.isnan(choice["ETS"]) and np.isnan(choice["net"])
+    models["net"].clone().fit(df)  # the network fits the 32 months, but unvalidated it is not kept
+    alone = np.mean([models[name].clone().fit(df).predict()["yhat"].to_numpy() for name in ("Naive", "ETS", "Theta")],
+                    axis=0)
+    np.testing.assert_allclose(auto.predict()["yhat"].to_numpy(), alone, rtol=1e-12)
+    with pytest.raises(ValueError, match="no forecast this fit keeps was validated"):
+        auto.predict(level=[80])
+    auto.save(tmp_path / "auto")
+    back = tsrsa.load(tmp_path / "auto")
+    assert back.unranked_ and back.choice_["basis"].iloc[0] == "unranked"
+    pd.testing.assert_frame_equal(back.predict(), auto.predict())
+    other = df.assign(unique_id="new")  # an unseen id takes the same mean
+    np.testing.assert_allclose(auto.predict(df=other)["yhat"].to_numpy(), alone, rtol=1e-12)
+    two = AutoForecaster(h=18, models=candidates_for(18)).fit(pd.concat([df, df.assign(unique_id="b")]))
+    assert two.unranked_ and (two.choice_["kept"] == "Naive+ETS+Theta").all()
+    with pytest.raises(ValueError, match="no candidate could forecast"):  # 20 months: none of them validates or fits
+        AutoForecaster(h=18, models={"ETS": ETSForecaster(h=18, season_length=12)}).fit(df.head(20))
+
+
+def test_one_candidate_keeps_its_windows_and_ranks_where_validated():
+    df = monthly()
+    auto = AutoForecaster(h=H, models=[ThetaForecaster(h=H)], n_windows=W).fit(df)
+    assert auto.n_windows_ == W and not auto.unranked_ and (auto.choice_["basis"] == "series").all()
+    assert np.isfinite(auto.predict(level=[50])["yhat_lo_50"]).all()  # validated: intervals calibrate

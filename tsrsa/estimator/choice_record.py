@@ -85,7 +85,8 @@ class ChoiceRecord:
     @staticmethod
     def table(ids, names, errors, weights, rows, id_col: str, basis) -> pd.DataFrame:
         """One row per series: id, each candidate's validation MASE, ``kept``, ``basis`` (whether the series
-        chose by its own errors, "series", or by the panel's means, "panel") and ``failed``."""
+        chose by its own errors, "series", by the panel's means, "panel", or kept the mean of the statistical
+        candidates it fits where no series could rank two, "unranked") and ``failed``."""
         out = pd.DataFrame(errors, columns=names)
         out.insert(0, id_col, ids)
         order = np.argsort(-weights, axis=1, kind="stable")
@@ -112,6 +113,7 @@ class ChoiceRecord:
             "weights": array(auto.weight_array_), "default_weights": array(auto.default_weights_)[0],
             "scale": array(auto.scale_)[0], "residuals": array(auto.calibration_.residuals),
             "by_panel": [bool(v) for v in auto.by_panel_], "n_windows": int(auto.n_windows_),
+            "unranked": bool(auto.unranked_),
             "failures": [[jsonable(sid, "series id"), name, stage, error]
                          for sid, name, stage, error in auto.failure_rows_],
             **({} if auto.frame_kind_ == "pandas" else {"frame_kind": auto.frame_kind_}),
@@ -135,6 +137,7 @@ class ChoiceRecord:
         auto.calibration_ = ConformalCalibration(array(state["residuals"]), auto.scale_)
         auto.failure_rows_ = [list(row) for row in state["failures"]]
         auto.n_windows_ = int(state.get("n_windows", auto.n_windows))  # saved before 0.19.5: always n_windows
+        auto.unranked_ = bool(state.get("unranked", False))  # and ranked
         by_panel = state.get("by_panel")  # saved before the margin existed: the rule of that release
         auto.by_panel_ = panel_rows(auto.errors_, auto.choose) if by_panel is None else np.array(
             [bool(v) for v in by_panel], dtype=bool)

@@ -117,6 +117,13 @@ def panel_rows(errors: np.ndarray, by: str = "series", least: int = MIN_VALIDATE
     return np.isfinite(errors).sum(axis=1) < min(least, errors.shape[1])
 
 
+def no_candidate(sid, names) -> ValueError:
+    """The error of a series that no candidate forecasts."""
+    return ValueError(f"series {format_id(sid)}: no candidate could forecast it ({', '.join(names)}); see the "
+                      f"candidates' errors in failures_, or give candidates that fit shorter or simpler series (e.g. "
+                      f"tsrsa.SeasonalNaiveForecaster)")
+
+
 def choice_weights(errors: np.ndarray, ids, names, *, by: str = "series", combine=None, top_k: int | None = 2,
                    blocked: np.ndarray | None = None, also_panel: np.ndarray | None = None,
                    step_errors: np.ndarray | None = None, margin: float | None = None) -> np.ndarray:
@@ -143,9 +150,7 @@ def choice_weights(errors: np.ndarray, ids, names, *, by: str = "series", combin
         scores = np.where(blocked[i], np.nan, means if by_panel[i] else errors[i])
         order = ranked(scores)
         if not order.size:
-            raise ValueError(f"series {format_id(ids[i])}: no candidate could forecast it ({', '.join(names)}); see "
-                             f"the candidates' errors in failures_, or give candidates that fit shorter or simpler "
-                             f"series (e.g. tsrsa.SeasonalNaiveForecaster)")
+            raise no_candidate(ids[i], names)
         paired = errors.T if by_panel[i] else (None if step_errors is None else step_errors[i])  # (C, ...)
         kept = _close_to_best(order, 1 if combine is None else top_k, paired, margin)
         weights[i] = _weights_of(scores, kept, combine)

@@ -20,7 +20,7 @@ from tsrsa.estimator.model_set import check_shared, named_models, panel_frame, r
 from tsrsa.estimator.params import check_choice, check_float, check_int, check_str
 from tsrsa.estimator.protocol import Estimator, store_init_args
 from tsrsa.forecasters.auto_candidates import (
-    default_candidates, local, rebuilt_candidates, refit_kept, validation_windows,
+    default_candidates, local, ranks, rebuilt_candidates, refit_kept, refit_unranked, validation_windows,
 )
 
 
@@ -93,8 +93,10 @@ class AutoForecaster(Estimator):
         ``benchmarks/auto_rules.py``; docs/multi.md says where they fall short of the best single model.
     n_windows : int, default 2
         Validation windows per series, at most: where no series is long enough to validate two candidates on
-        that many, as many as leave some series two, else one (``n_windows_``; since 0.19.5: before, one series
-        of 50 months at h 18 kept the seasonal naive, and one of 32 months was refused).
+        that many, as many as leave some series two, else one (``n_windows_``); where even one leaves no series
+        two, each series keeps the mean of the statistical candidates it can fit, unvalidated (``basis``
+        "unranked"). Since 0.19.5: before, one series of 50 months at h 18 kept the seasonal naive, and one of
+        32 months was refused.
     step_size : int, optional
         Steps between validation cutoffs (default ``h``).
     n_jobs : int, optional
@@ -110,7 +112,8 @@ class AutoForecaster(Estimator):
     choice_ : DataFrame
         One row per series: its id, each candidate's validation MASE (NaN where it failed or was too short
         to validate), ``kept`` (the names kept, "+"-joined, heaviest first), ``basis`` ("series": ranked by
-        its own errors; "panel": by the panel's means) and ``failed`` (the candidates that failed on it).
+        its own errors; "panel": by the panel's means; "unranked": see ``n_windows``) and ``failed`` (the
+        candidates that failed on it).
     weights_ : DataFrame
         Series x candidates: the weight of each candidate in each series' forecast.
     failures_ : DataFrame
@@ -119,6 +122,8 @@ class AutoForecaster(Estimator):
         name -> the refitted candidates that some series keeps.
     n_windows_ : int
         The validation windows the choice was made on (``n_windows``, or fewer for short series).
+    unranked_ : bool
+        Whether no series could rank two candidates (each kept the mean of the statistical ones it fits).
 
     Examples
     --------
@@ -209,18 +214,26 @@ class AutoForecaster(Estimator):
         steps = np.abs(yhat - y[:, None]) / scale[:, None, None, None]  # (S, C, W, h) scaled step errors
         if self.margin is not None and self.choose == "series":
             by_panel = by_panel | within_noise(steps, errors, float(self.margin))
-        able = panel.lengths >= np.array([need for need, _ in needs])[:, None]  # (C, S) long enough to fit
-        models, weights = refit_kept(named, frame, errors, steps, record, able, by_panel, choose=self.choose,
-                                     combine=self.combine, top_k=self._top_k(), margin=self._margin())
+        least = np.array([need for need, _ in needs])[:, None]
+        able = panel.lengths >= least  # (C, S) long enough to fit
+        unranked = not (np.isfinite(errors).sum(axis=1) >= ranks(len(named))).any()
+        if unranked:  # no series ranks two candidates: the mean of the statistical ones each can fit
+            statistical = np.array([local(model) for _, model in named])[:, None]
+            keep = statistical & able & (np.isfinite(errors.T) | (panel.lengths < least + block))  # (C, S)
+            models, weights = refit_unranked(named, frame, keep.T, record)
+            default = (weights > 0).any(axis=0) / max(int((weights > 0).any(axis=0).sum()), 1)
+        else:
+            models, weights = refit_kept(named, frame, errors, steps, record, able, by_panel, choose=self.choose,
+                                         combine=self.combine, top_k=self._top_k(), margin=self._margin())
+            default = panel_weights(errors, weights.sum(axis=0) > 0, combine=self.combine, top_k=self._top_k(),
+                                    margin=self._margin())
         residuals = np.abs(y - combined(weights, yhat)) / scale[:, None, None]  # (S, W, h)
         residuals = residuals.reshape(-1, h)
         residuals = residuals[np.isfinite(residuals).all(axis=1)]  # a series kept unvalidated has none
         self.models_ = models
         self.ids_, self.last_, self.freq_, self.season_length_ = panel.ids, pd.Index(panel.last), panel.freq, m
         self.names_, self.errors_, self.weight_array_, self.by_panel_ = names, errors, weights, by_panel
-        self.n_windows_ = W
-        self.default_weights_ = panel_weights(errors, weights.sum(axis=0) > 0, combine=self.combine,
-                                              top_k=self._top_k(), margin=self._margin())
+        self.n_windows_, self.unranked_, self.default_weights_ = W, unranked, default
         self.scale_ = scale
         self.calibration_ = ConformalCalibration(residuals, scale)
         self.failure_rows_, self.frame_kind_ = record.rows, kind
@@ -236,7 +249,8 @@ class AutoForecaster(Estimator):
     @property
     def choice_(self) -> pd.DataFrame:
         self.check_is_fitted()
-        basis = np.where(self.by_panel_, "panel", "series")
+        basis = np.where(self.by_panel_, "panel", "series") if not self.unranked_ else np.full(len(self.ids_),
+                                                                                                "unranked")
         return ChoiceRecord.table(self.ids_, self.names_, self.errors_, self.weight_array_, self.failure_rows_,
                                   self.id_col, basis)
 
@@ -324,6 +338,10 @@ class AutoForecaster(Estimator):
         columns = {"yhat": yhat}
         if levels:
             n = len(self.calibration_.residuals)
+            if not n:
+                raise ValueError(f"level={max(levels):g}: no forecast this fit keeps was validated (the series are too "
+                                 f"short for a validation window beside the candidates' fits), so there are no "
+                                 f"errors to calibrate intervals on; leave level out, or fit longer series")
             try:
                 check_enough(levels, n, len(self.scale_))
             except ValueError:

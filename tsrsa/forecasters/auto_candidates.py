@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from tsrsa.estimator.choice_record import required_length
-from tsrsa.estimator.model_choice import MIN_VALIDATED, choice_weights
+from tsrsa.estimator.model_choice import MIN_VALIDATED, choice_weights, no_candidate
 
 
 def local(model) -> bool:
@@ -58,18 +58,23 @@ def held_look_back(model, panel, block: int):
     return model.clone().set_params(input_size=median)
 
 
+def ranks(n_candidates: int) -> int:
+    """How many validated candidates let a series rank them: two (one where there is one)."""
+    return min(MIN_VALIDATED, n_candidates)
+
+
 def validation_windows(candidates, panel, frame, h: int, step: int, n_windows: int) -> tuple[list, list, int]:
     """(the candidates as validated, the (observations, reason) each needs to fit a series, the windows): the most
-    windows up to ``n_windows`` with which some series is long enough to validate two candidates, else one (one
-    series of 50 months at h 18 is validated on a window of 18 steps, not left to the seasonal naive, the only
-    candidate that two windows leave it)."""
+    windows up to ``n_windows`` with which some series is long enough to validate two candidates (:func:`ranks`),
+    else one (one series of 50 months at h 18 is validated on a window of 18 steps, not left to the seasonal
+    naive, the only candidate that two windows leave it)."""
     W = int(n_windows)
     while True:
         block = h + (W - 1) * step
         named = [(name, held_look_back(model, panel, block)) for name, model in candidates]
         needs = [required_length(model, frame) for _, model in named]
         least = np.array([need for need, _ in needs]) + block
-        if W == 1 or ((panel.lengths[:, None] >= least[None, :]).sum(axis=1) >= MIN_VALIDATED).any():
+        if W == 1 or ((panel.lengths[:, None] >= least[None, :]).sum(axis=1) >= ranks(len(named))).any():
             return named, needs, W
         W -= 1
 
@@ -110,6 +115,27 @@ def refit_kept(named, frame, errors, steps, record, able, by_panel, *, choose, c
             break
     kept = {name: fitted[name][0] for c, (name, _) in enumerate(named) if (weights[:, c] > 0).any()}
     return kept, weights
+
+
+def refit_unranked(named, frame, keep, record) -> tuple[dict, np.ndarray]:
+    """Where no series ranks two candidates: fit the candidates ``keep`` (S, C) marks on the series that keep
+    them; the weights are each series' mean of those that fit (a failure recorded and left out). Returns
+    (name -> fitted model, weights); ValueError naming a series that none fits."""
+    keep, fitted = keep.copy(), {}
+    for c, (name, model) in enumerate(named):
+        rows = np.flatnonzero(keep[:, c])
+        if not rows.size:
+            continue
+        done = record.attempt(c, model, frame, lambda m_, f: m_.fit(f), rows=list(rows), stage="refit")
+        got = set()
+        for part, fit in done:
+            fitted[name] = fit
+            got |= set(part)
+        keep[sorted(set(rows) - got), c] = False
+    empty = np.flatnonzero(~keep.any(axis=1))
+    if empty.size:
+        raise no_candidate(record.ids[empty[0]], record.names)
+    return fitted, keep / keep.sum(axis=1, keepdims=True)
 
 
 def rebuilt_candidates(specs: list) -> list[tuple[str, object]]:
