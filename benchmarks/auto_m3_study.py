@@ -166,16 +166,19 @@ def network_rows(name: str, subset: str, ids, values: dict) -> list[dict]:
 
 
 def run(subsets, per_subset: int, seed: int, output: Path, data: Path, models=tuple(CANDIDATES),
-        shard: tuple[int, int] = (0, 1)) -> None:
+        shard: tuple[int, int] = (0, 1), ids=None) -> None:
     """Fit ``models`` on the sample, skipping a (series, model) this release has already written: a new
     release writes its own rows, and the summary reads each (series, model)'s latest. ``shard`` (k, n): the
-    k-th of every n series of the sample only (n processes share a run). The networks of ``models`` are fitted
-    after the statistical candidates, once per subset on the sample's series of it (all shards' series)."""
+    k-th of every n series of the sample only (n processes share a run); ``ids``: those of the sample only (a
+    statistical candidate's rows where a release changed it on some series). The networks of ``models`` are
+    fitted after the statistical candidates, once per subset on the sample's series of it (all shards' series)."""
     from tsrsa import __version__
     from tsrsa.benchmarking.results import append_rows
 
     info = pd.read_csv(data / "M3-info.csv", dtype={"unique_id": str})
     sample = draw(info, subsets, per_subset, seed)
+    if ids is not None:
+        sample = sample[sample["unique_id"].isin(set(ids))]
     values = read_values(data, sample)
     done = set()
     if output.exists():
@@ -252,6 +255,9 @@ def main(argv=None) -> None:
                              f"networks {', '.join(NETWORKS)}")
     parser.add_argument("--shard", default="0/1", metavar="K/N",
                         help="fit the K-th of every N series of the sample (N processes share a run; default 0/1)")
+    parser.add_argument("--ids", type=Path, metavar="FILE",
+                        help="fit only the series of the sample named in FILE (one id per line; statistical "
+                             "candidates only)")
     parser.add_argument("--summary", action="store_true")
     parser.add_argument("--compare", nargs=4, action="append", default=[],
                         metavar=("RULE", "WINDOWS", "REFERENCE", "REFERENCE_WINDOWS"),
@@ -308,7 +314,12 @@ def main(argv=None) -> None:
     if set(models) & set(NETWORKS) and n != "1":
         parser.error("a network is fitted once on a subset's whole sample: run it without --shard (one process per "
                      "network, e.g. --models RSA and --models Transformer,DLinear)")
-    run(subsets, args.per_subset, args.seed, args.output, data_folder(args.data_dir), models, (int(k), int(n)))
+    ids = None
+    if args.ids:
+        if set(models) & set(NETWORKS):
+            parser.error("--ids fits statistical candidates only: a network is fitted once on a subset's whole sample")
+        ids = [line.strip() for line in args.ids.read_text().splitlines() if line.strip()]
+    run(subsets, args.per_subset, args.seed, args.output, data_folder(args.data_dir), models, (int(k), int(n)), ids)
 
 
 if __name__ == "__main__":

@@ -156,6 +156,11 @@ def test_shards_split_the_sample_between_processes(tmp_path, monkeypatch):
     assert len(first) == 3 and len(both) == len(whole) == 5 and set(both["unique_id"]) == set(whole["unique_id"])
     with pytest.raises(SystemExit):
         study.main([*args, "--output", str(tmp_path / "c.csv"), "--shard", "2/2"])
+    (tmp_path / "ids.txt").write_text("Y3\nY1\nnot-in-the-sample\n")
+    study.main([*args, "--output", str(tmp_path / "d.csv"), "--ids", str(tmp_path / "ids.txt")])
+    assert sorted(pd.read_csv(tmp_path / "d.csv")["unique_id"]) == ["Y1", "Y3"]  # those of the sample only
+    with pytest.raises(SystemExit):  # a network is fitted on a subset's whole sample
+        study.main([*args, "--output", str(tmp_path / "e.csv"), "--ids", str(tmp_path / "ids.txt"), "--models", "RSA"])
 
 
 def test_one_series_alone_is_autoforecasters_choice_on_that_series(tmp_path, monkeypatch):

@@ -393,3 +393,25 @@ def test_the_stepwise_search_keeps_its_bounds(monkeypatch):
     spec, _, count = stepwise(np.cumsum(np.random.default_rng(3).normal(0, 1, 60)), 4, 1, 1)
     assert count == len(fitted) == 3 and spec in fitted  # d + D = 2: no constant, three starting forms only
     assert {s.trend for s in fitted} == {"n"}
+
+
+def test_a_series_shorter_than_three_seasons_is_fitted_with_what_it_holds_as_auto_arima_does(monkeypatch):
+    """auto.arima caps P and Q at n // (3 m) and differences seasonally only above 2 m values: two years of
+    monthly data get a non-seasonal form, thirty months at most a seasonal difference; a fixed seasonal order
+    still needs three seasons."""
+    from tsrsa.statistical import arima_search
+
+    fitted = logged_fits(monkeypatch)
+    t = np.arange(36)
+    y = 50 + 0.3 * t + 5 * np.sin(2 * np.pi * t / 12) + np.random.default_rng(0).normal(0, 1, 36)
+    for n in (24, 30):
+        fitted.clear()
+        model = ARIMAForecaster(h=12, season_length=12).fit(frame(y[:n]))
+        assert all(s.seasonal_order[0] == s.seasonal_order[2] == 0 for s in fitted)  # P = Q = 0 in every form
+        D = arima_search.seasonal_differences(y[:n], 12)
+        assert {s.seasonal_order[1] for s in fitted} == {D} and (D == 0 if n <= 24 else True)
+        assert np.isfinite(model.predict(level=[80]).drop(columns=["unique_id", "ds"]).to_numpy()).all()
+    with pytest.raises(ValueError, match=r"needs at least 36 \(three seasons"):
+        ARIMAForecaster(h=12, season_length=12, seasonal_order=(0, 1, 1)).fit(frame(y[:30]))
+    with pytest.raises(ValueError, match=r"needs at least 10 \(ten observations"):
+        ARIMAForecaster(h=12, season_length=12).fit(frame(y[:9]))
