@@ -321,7 +321,7 @@ def test_forecast_windows_filter_each_window_from_statsmodels_initial_state():
      r"series 's0' has the value 0 at 0: error='mul'.*needs every value > 0"),
     (lambda: ETSForecaster(h=2, seasonal="mul", season_length=M), -seasonal(30), ValueError, "multiplicative"),
     (lambda: ETSForecaster(h=2, seasonal="add"), seasonal(30), ValueError, "needs a season of at least 2 steps"),
-    (lambda: ETSForecaster(h=2, season_length=12), seasonal(20), ValueError,
+    (lambda: ETSForecaster(h=2, season_length=12, seasonal="add"), seasonal(20), ValueError,
      r"has 20 observations but needs at least 24 \(two seasons of season_length=12"),
     (lambda: ETSForecaster(h=2, error="multiplicative"), seasonal(30), ValueError, "error='multiplicative' is not"),
     (lambda: ETSForecaster(h=2, trend=None, damped=True), seasonal(30), ValueError, "damped=True damps a trend"),

@@ -415,3 +415,21 @@ def test_a_series_shorter_than_three_seasons_is_fitted_with_what_it_holds_as_aut
         ARIMAForecaster(h=12, season_length=12, seasonal_order=(0, 1, 1)).fit(frame(y[:30]))
     with pytest.raises(ValueError, match=r"needs at least 10 \(ten observations"):
         ARIMAForecaster(h=12, season_length=12).fit(frame(y[:9]))
+
+
+def test_a_series_shorter_than_two_seasons_is_searched_without_a_season_and_theta_leaves_it_unadjusted():
+    """R's ets leaves the season out of a series too short for its states, R's thetaf does not test one for a
+    season: twenty months at the defaults are fitted (they were refused), the ETS form has no season, and
+    Theta's forecast is that of deseasonalize=False."""
+    t = np.arange(20)
+    y = 50 + 0.5 * t + 6 * np.sin(2 * np.pi * t / 12) + np.random.default_rng(4).normal(0, 1, 20)
+    ets = ETSForecaster(h=6, season_length=12).fit(frame(y))
+    assert ets.params_.loc[0, "model"].endswith(",N)")  # ETS(error, trend, N): no season
+    alone = ETSForecaster(h=6, season_length=12, seasonal=None).fit(frame(y))
+    pd.testing.assert_frame_equal(ets.predict(), alone.predict())
+    theta = ThetaForecaster(h=6, season_length=12).fit(frame(y))
+    plain = ThetaForecaster(h=6, season_length=12, deseasonalize=False).fit(frame(y))
+    pd.testing.assert_frame_equal(theta.predict(), plain.predict())
+    assert np.isfinite(ets.predict(level=[80]).drop(columns=["unique_id", "ds"]).to_numpy()).all()
+    with pytest.raises(ValueError, match=r"needs at least 10 \(ten observations"):
+        ThetaForecaster(h=6, season_length=12).fit(frame(y[:9]))

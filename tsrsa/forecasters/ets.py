@@ -10,6 +10,11 @@ from tsrsa.estimator.statistical import StatisticalForecaster, statistical_doc
 from tsrsa.statistical.ets_model import CRITERIA, candidate_forms, fit_best
 
 
+def seasonal_length(m: int) -> int:
+    """The values a seasonal ETS form needs for its initial states: two seasons of m, and at least 10 + 2 (m // 2)."""
+    return max(2 * m, 10 + 2 * (m // 2))
+
+
 class ETSForecaster(StatisticalForecaster):
     """ETS exponential smoothing, one statsmodels ``ETSModel`` per series, the form chosen by AICc.
 
@@ -46,7 +51,9 @@ class ETSForecaster(StatisticalForecaster):
         Whether a trend is damped, or both compared. True needs a trend.
     seasonal : {"auto", "add", "mul"} or None, default "auto"
         The season: none, additive, multiplicative, or "auto": none and, where m > 1, the additive season
-        (and the multiplicative one with a multiplicative error). "add" and "mul" need m > 1.
+        (and the multiplicative one with a multiplicative error) on a series of two seasons or more (a shorter
+        one is searched among the forms without a season, since 0.19.5; before, it was refused). "add" and
+        "mul" need m > 1 and two seasons.
     initialization : {"auto", "estimated", "heuristic"}, default "auto"
         The initial states: estimated with the smoothing parameters by maximum likelihood, or set by
         statsmodels' heuristic (several times faster; AICc then counts the smoothing parameters alone);
@@ -93,14 +100,16 @@ class ETSForecaster(StatisticalForecaster):
         if self.seasonal in ("add", "mul") and m < 2:
             raise ValueError(f"seasonal={self.seasonal!r} needs a season of at least 2 steps, and the season here "
                              f"is {m}: pass season_length=m (e.g. 12 for monthly data), or seasonal=None")
-        if self.seasonal is not None and m > 1:
-            return max(2 * m, 10 + 2 * (m // 2)), f"two seasons of season_length={m} for the ETS initial states"
+        if self.seasonal in ("add", "mul") and m > 1:
+            return seasonal_length(m), f"two seasons of season_length={m} for the ETS initial states"
         return 10, "ten observations for the ETS initial states"
 
     def fit_series(self, panel, i: int):
         y = panel.series(i)
         forms = candidate_forms(self.error, self.trend, self.damped, self.seasonal, self.season_length_,
                           self.initialization)
+        if self.seasonal == "auto" and len(y) < seasonal_length(self.season_length_):
+            forms = [form for form in forms if form.seasonal is None]  # too short for a season's initial states
         bad = np.flatnonzero(y <= 0)
         if bad.size:
             forms = [form for form in forms if not form.multiplicative]

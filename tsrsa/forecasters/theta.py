@@ -27,7 +27,9 @@ class ThetaForecaster(StatisticalForecaster):
     ----------
     {series}
     deseasonalize : bool, default True
-        Test each series for a season of m steps (M3's test) and adjust it where one is found.
+        Test each series for a season of m steps (M3's test) and adjust it where one is found; a series
+        shorter than two seasons is not tested, nor adjusted (as R's ``thetaf``; since 0.19.5: before, it was
+        refused).
     theta : float, default 2.0
         The theta line smoothed, theta·X − (theta − 1)·line, combined with the line by weights 1/theta and
         (theta − 1)/theta: the slope enters times (theta − 1)/theta (theta >= 1; 1 is simple exponential
@@ -56,9 +58,7 @@ class ThetaForecaster(StatisticalForecaster):
         check_float("theta", self.theta, minimum=1.0)
 
     def minimum_length(self, m: int) -> tuple[int, str]:
-        if self.deseasonalize and m > 1:
-            return max(10, 2 * m), f"two seasons of season_length={m} for the seasonal adjustment"
-        return 10, "ten observations"
+        return 10, "ten observations"  # a series shorter than two seasons is not tested for one, nor adjusted
 
     def fit_series(self, panel, i: int):
         try:
