@@ -178,7 +178,7 @@ def test_one_series_alone_is_autoforecasters_choice_on_that_series(tmp_path, mon
                   "category": "MICRO"}).to_csv(folder / "M3-info.csv", index=False)
     output = tmp_path / "rows.csv"
     study.main(["--data-dir", str(folder), "--output", str(output), "--subsets", "yearly", "--per-subset", "3"])
-    per = auto_single.per_series(output, folder).set_index(["unique_id", "origin"])
+    per = auto_single.per_series(output, folder, before={}).set_index(["unique_id", "origin"])
     values = m3_data.read_values(folder, pd.DataFrame({"unique_id": list(lengths), "subset": "yearly", "draw": 0}))
     models = {name: getattr(tsrsa, cls)(h=6, season_length=1) for name, cls in FAST.items()}
     windows = {}

@@ -66,8 +66,8 @@ def ranks(n_candidates: int) -> int:
 def validation_windows(candidates, panel, frame, h: int, step: int, n_windows: int) -> tuple[list, list, int]:
     """(the candidates as validated, the (observations, reason) each needs to fit a series, the windows): the most
     windows up to ``n_windows`` with which some series is long enough to validate two candidates (:func:`ranks`),
-    else one (one series of 50 months at h 18 is validated on a window of 18 steps, not left to the seasonal
-    naive, the only candidate that two windows leave it)."""
+    else one (one series of 40 months at h 18 is validated on a window of 18 steps: two leave 4 months before
+    them, too few for any candidate)."""
     W = int(n_windows)
     while True:
         block = h + (W - 1) * step
