@@ -433,3 +433,14 @@ def test_a_series_shorter_than_two_seasons_is_searched_without_a_season_and_thet
     assert np.isfinite(ets.predict(level=[80]).drop(columns=["unique_id", "ds"]).to_numpy()).all()
     with pytest.raises(ValueError, match=r"needs at least 10 \(ten observations"):
         ThetaForecaster(h=6, season_length=12).fit(frame(y[:9]))
+
+
+def test_a_long_season_shorter_than_two_seasons_is_searched_without_its_fourier_terms():
+    """Thirty weeks with season_length=52: too short for the Fourier terms of the year (two seasons), so the
+    search runs without a season, as it does for seasonal_order=None (refused before 0.19.5)."""
+    t = np.arange(30)
+    y = 20 + 0.2 * t + np.random.default_rng(6).normal(0, 1, 30)
+    auto = ARIMAForecaster(h=8, season_length=52).fit(frame(y))
+    plain = ARIMAForecaster(h=8, season_length=52, seasonal_order=None).fit(frame(y))
+    pd.testing.assert_frame_equal(auto.predict(), plain.predict())
+    assert "[52]" not in auto.params_.loc[0, "model"]

@@ -48,8 +48,8 @@ class ARIMAForecaster(StatisticalForecaster):
     seasonal_order : "auto", (P, D, Q) or None, default "auto"
         The seasonal orders of the season m, searched, or None for no seasonal part. A nonzero one needs
         m > 1, and three seasons of values; searched, P and Q are at most n // (3 m) and D is 0 up to two
-        seasons of values, as auto.arima's, so a shorter series (ten values or more) keeps what it can hold
-        (since 0.19.5; before, it was refused).
+        seasons of values, as auto.arima's, and a season above 24 steps (Fourier terms) needs two seasons, so a
+        shorter series (ten values or more) keeps what it can hold (since 0.19.5; before, it was refused).
     {common}
 
     Examples
@@ -92,18 +92,19 @@ class ARIMAForecaster(StatisticalForecaster):
     def minimum_length(self, m: int) -> tuple[int, str]:
         seasonal = self.seasonal(m)
         fixed = 0 if self.order == "auto" else sum(int(v) for v in self.order) + 2
-        if m > SHORT_SEASON and seasonal == "auto":
-            return max(2 * m, fixed), f"two seasons of season_length={m} for its Fourier terms"
-        if seasonal is None or seasonal == "auto":  # the search leaves out the seasonal lags a series cannot hold
+        if seasonal is None or seasonal == "auto":  # the search leaves out the seasonal part a series cannot hold
             return max(10, fixed), "ten observations, and the order's lags" if fixed > 10 else "ten observations"
         return max(3 * m, fixed), f"three seasons of season_length={m} for the seasonal differences and lags"
 
     def fit_series(self, panel, i: int):
         m = self.season_length_
         seasonal = self.seasonal(m)
+        y = panel.series(i)
+        if seasonal == "auto" and m > SHORT_SEASON and len(y) < 2 * m:
+            seasonal = None  # too short for the Fourier terms of a long season: searched without one
         order = self.order if self.order == "auto" else tuple(int(v) for v in self.order)
         try:
-            return fit_arima_series(panel.series(i), m if seasonal is not None else None, order,
+            return fit_arima_series(y, m if seasonal is not None else None, order,
                                     seasonal if seasonal is not None else (0, 0, 0))
         except (ValueError, RuntimeError, np.linalg.LinAlgError) as err:
             raise self.failed(panel, i, err) from err
