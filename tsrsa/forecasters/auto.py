@@ -95,7 +95,8 @@ class AutoForecaster(Estimator):
         Validation windows per series, at most: where no series is long enough to validate two candidates on
         that many, as many as leave some series two, else one (``n_windows_``); where even one leaves no series
         two, each series keeps the mean of the statistical candidates it can fit, unvalidated (``basis``
-        "unranked"). Since 0.19.5: before, one series of 40 or of 26 months at h 18 was refused.
+        "unranked", whatever ``combine``: nothing ranks a best). Since 0.19.5: before, one series of 40 or of
+        26 months at h 18 was refused.
     step_size : int, optional
         Steps between validation cutoffs (default ``h``).
     n_jobs : int, optional
