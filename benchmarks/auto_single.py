@@ -4,9 +4,9 @@
 
 A user fitting one series fits a panel of one: no other series ranks the candidates for it. Each M3 series of
 the study (``auto_m3_study.py``'s rows: SeasonalNaive, ETS, ARIMA and Theta, fitted on that series alone) is
-scored as such a panel with AutoForecaster's own arithmetic (``choice_weights``, the default rule), at both of
-the study's origins: ``later`` (fitted on the training part less h, scored on the training part's last h values)
-and ``test`` (fitted on the training part, scored on the test part; read for no choice). Three versions:
+scored as such a panel with AutoForecaster's own arithmetic (the study's ``rule_weights`` of the default rule),
+at both of the study's origins: ``later`` (fitted on the training part less h, scored on the training part's last
+h values) and ``test`` (fitted on the training part, scored on the test part; read for no choice). Three versions:
 
 - ``0.19.4``: the candidates' rows of that release (:data:`BEFORE`: ARIMA, ETS and Theta refused a series
   shorter than three, two and two seasons), always two windows; a series that holds the validation of one
@@ -27,25 +27,30 @@ import numpy as np
 import pandas as pd
 
 from auto_m3_data import CANDIDATES, HORIZON, OUTPUT, SEASON, data_folder, read_values
-from auto_m3_rules import SeriesList, latest_rows, panel_arrays
+from auto_m3_rules import SeriesList, latest_rows, panel_arrays, rule_weights
 
 #: the versions compared (module docstring)
 VERSIONS = ("0.19.4", "candidates", "0.19.5")
+#: AutoForecaster's default rule, as the study names it
+DEFAULT_RULE = "noise2_gate_all"
 #: the releases whose rows were 0.19.4's candidates
 BEFORE = {"ARIMA": "0.19.2", "ETS": "0.19.0", "Theta": "0.19.0", "SeasonalNaive": "0.19.0"}
 
 
-def weights_of(inner: np.ndarray, targets: np.ndarray, before: np.ndarray, m: int, names) -> np.ndarray | None:
+def weights_of(inner: np.ndarray, targets: np.ndarray, before: np.ndarray, scored: np.ndarray, m: int,
+               names) -> np.ndarray | None:
     """(C,) the default rule's weights for one series from its inner forecasts (C, W, h) of ``targets`` (W, h),
-    ``before`` the values before the block; None where no candidate was validated."""
-    from tsrsa.estimator.model_choice import choice_weights, naive_scale, scaled_errors
+    ``before`` the values before the block, ``scored`` (C, h) the forecasts it keeps from (a candidate without one
+    is blocked, as a failed refit is); None where no candidate was validated."""
+    from tsrsa.estimator.model_choice import naive_scale, scaled_errors
 
     scale = naive_scale(SeriesList([before]), np.array([len(before)]), m)
     errors = scaled_errors(inner[None], targets[None], scale)  # (1, C)
     if not np.isfinite(errors).any():
         return None
     steps = np.abs(inner[None] - targets[None, None]) / scale[:, None, None, None]
-    return choice_weights(errors, ["series"], names, combine="mean", top_k=None, margin=2.0, step_errors=steps)[0]
+    blocked = ~np.isfinite(scored).all(axis=1)[None]
+    return rule_weights(errors, ["series"], names, DEFAULT_RULE, blocked, steps)[0]
 
 
 def validated(inner: np.ndarray) -> int:
@@ -71,13 +76,15 @@ def weights(version: str, history, two, one, scored, h: int, m: int, names) -> n
     W = inner.shape[1]
     if len(history) <= W * h:  # no candidate could be validated
         return None
-    return weights_of(inner, history[len(history) - W * h:].reshape(W, h), history[: len(history) - W * h], m, names)
+    return weights_of(inner, history[len(history) - W * h:].reshape(W, h), history[: len(history) - W * h], scored,
+                      m, names)
 
 
 def per_series(output: Path, data: Path, before: dict | None = None) -> pd.DataFrame:
     """One line per (series, origin) of the study's rows: each version's score (NaN where refused); ``before``:
     {model: release} of 0.19.4's rows (default :data:`BEFORE`)."""
     from tsrsa.benchmarking.m3_sample import mase, smape
+    from tsrsa.estimator.model_choice import combined
 
     names = list(CANDIDATES)
     rows = pd.read_csv(output, dtype={"unique_id": str}, keep_default_na=False)
@@ -98,7 +105,7 @@ def per_series(output: Path, data: Path, before: dict | None = None) -> pd.DataF
                     key, k = ("0.19.4", old) if version == "0.19.4" else ("latest", i)
                     history, two, one, scored, target = origins(values[sid], h, arrays[key][1], k)[origin]
                     w = weights(version, history, two, one, scored, h, m, names)
-                    forecast = None if w is None else (w[:, None] * np.nan_to_num(scored)).sum(axis=0)
+                    forecast = None if w is None else combined(w[None], scored[None])[0]
                     row[f"{version} sMAPE"] = np.nan if w is None else smape(target, forecast)
                     row[f"{version} MASE"] = np.nan if w is None else mase(target, forecast, history, m)
                     row[f"{version} kept"] = "" if w is None else "+".join(n for n, x in zip(names, w) if x > 0)

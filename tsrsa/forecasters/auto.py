@@ -20,7 +20,7 @@ from tsrsa.estimator.model_set import check_shared, named_models, panel_frame, r
 from tsrsa.estimator.params import check_choice, check_float, check_int, check_str
 from tsrsa.estimator.protocol import Estimator, store_init_args
 from tsrsa.forecasters.auto_candidates import (
-    default_candidates, local, ranks, rebuilt_candidates, refit_kept, refit_unranked, validation_windows,
+    default_candidates, local, rebuilt_candidates, refit_kept, refit_unranked, validation_windows,
 )
 
 
@@ -216,7 +216,7 @@ class AutoForecaster(Estimator):
             by_panel = by_panel | within_noise(steps, errors, float(self.margin))
         least = np.array([need for need, _ in needs])[:, None]
         able = panel.lengths >= least  # (C, S) long enough to fit
-        unranked = not (np.isfinite(errors).sum(axis=1) >= ranks(len(named))).any()
+        unranked = bool(panel_rows(errors).all())  # every series validated fewer than two candidates
         if unranked:  # no series ranks two candidates: the mean of the statistical ones each can fit
             statistical = np.array([local(model) for _, model in named])[:, None]
             keep = statistical & able & (np.isfinite(errors.T) | (panel.lengths < least + block))  # (C, S)

@@ -58,15 +58,10 @@ def held_look_back(model, panel, block: int):
     return model.clone().set_params(input_size=median)
 
 
-def ranks(n_candidates: int) -> int:
-    """How many validated candidates let a series rank them: two (one where there is one)."""
-    return min(MIN_VALIDATED, n_candidates)
-
-
 def validation_windows(candidates, panel, frame, h: int, step: int, n_windows: int) -> tuple[list, list, int]:
     """(the candidates as validated, the (observations, reason) each needs to fit a series, the windows): the most
-    windows up to ``n_windows`` with which some series is long enough to validate two candidates (:func:`ranks`),
-    else one (one series of 40 months at h 18 is validated on a window of 18 steps: two leave 4 months before
+    windows up to ``n_windows`` with which some series is long enough to validate two candidates (the one there
+    is, alone), else one (one series of 40 months at h 18 is validated on a window of 18 steps: two leave 4 months before
     them, too few for any candidate)."""
     W = int(n_windows)
     while True:
@@ -74,7 +69,8 @@ def validation_windows(candidates, panel, frame, h: int, step: int, n_windows: i
         named = [(name, held_look_back(model, panel, block)) for name, model in candidates]
         needs = [required_length(model, frame) for _, model in named]
         least = np.array([need for need, _ in needs]) + block
-        if W == 1 or ((panel.lengths[:, None] >= least[None, :]).sum(axis=1) >= ranks(len(named))).any():
+        validates = (panel.lengths[:, None] >= least[None, :]).sum(axis=1)  # (S,) candidates each series holds
+        if W == 1 or (validates >= min(MIN_VALIDATED, len(named))).any():
             return named, needs, W
         W -= 1
 
