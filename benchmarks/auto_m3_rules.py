@@ -22,7 +22,9 @@ class SeriesList:
 
 
 #: rule -> (by, combine, top_k, margin, gate): AutoForecaster's options; ``margin`` (z) the panel fallback within
-#: noise; ``gate``: a candidate joins the best only where the validation cannot tell them apart by that margin
+#: noise; ``gate``: a candidate joins the best only where the validation cannot tell them apart by that margin;
+#: "auto" (the default since 0.19.6): noise2_gate_all unless the last inner window keeps the mean of the best 2, 3
+#: or 4 (``combine="auto"``)
 RULES = {"best": ("series", None, 1, None, False), "mean2": ("series", "mean", 2, None, False),
          "weighted2": ("series", "weighted", 2, None, False), "mean3": ("series", "mean", 3, None, False),
          "mean_all": ("series", "mean", 4, None, False), "panel_best": ("panel", None, 1, None, False),
@@ -31,7 +33,8 @@ RULES = {"best": ("series", None, 1, None, False), "mean2": ("series", "mean", 2
          "noise_mean2": ("series", "mean", 2, 1.0, False),
          "noise2_mean2": ("series", "mean", 2, 2.0, False), "noise2_gate2": ("series", "mean", 2, 2.0, True),
          "noise2_gate3": ("series", "mean", 3, 2.0, True), "noise1_gate2": ("series", "mean", 2, 1.0, True),
-         "noise3_gate2": ("series", "mean", 2, 3.0, True), "noise2_gate_all": ("series", "mean", 7, 2.0, True)}
+         "noise3_gate2": ("series", "mean", 2, 3.0, True), "noise2_gate_all": ("series", "mean", 7, 2.0, True),
+         "auto": ("series", "auto", None, 2.0, True)}
 
 
 def panel_arrays(group: pd.DataFrame, names, values: dict, h: int):
@@ -52,12 +55,16 @@ def panel_arrays(group: pd.DataFrame, names, values: dict, h: int):
     return ids, arrays, seconds
 
 
-def rule_weights(errors, ids, names, rule, blocked, inner_abs=None):
+def rule_weights(errors, ids, names, rule, blocked, inner_abs=None, signed=None):
     """(S, C) weights of ``rule`` (RULES) from validation errors (S, C); ``inner_abs`` (S, C, W, h) the scaled
-    absolute step errors the margin compares."""
-    from tsrsa.estimator.model_choice import choice_weights, within_noise
+    absolute step errors the margin compares, ``signed`` the same with their sign ("auto" reads them)."""
+    from tsrsa.estimator.model_choice import choice_weights, last_window_rule, rule_options, within_noise
 
     by, combine, top_k, margin, gate = RULES[rule]
+    if combine == "auto":
+        _, top_k, margin = rule_options(top_k, margin)[last_window_rule(signed, ids, names, top_k=top_k,
+                                                                        margin=margin)[0]]
+        combine, gate = "mean", margin is not None
     fallback = None if margin is None else within_noise(inner_abs, errors, z=margin)
     return choice_weights(errors, ids, names, by=by, combine=combine, top_k=top_k, blocked=blocked,
                           also_panel=fallback, step_errors=inner_abs, margin=margin if gate else None)
@@ -96,7 +103,8 @@ def rule_table(rows: pd.DataFrame, data: Path) -> pd.DataFrame:
                                         np.full(h, np.nan) for w in range(W)]) for f, e in zip(frame, ends)])
                 scale = naive_scale(SeriesList(frame), ends, m)
                 errors = scaled_errors(inner, y, scale)  # (S, C)
-                inner_abs = np.abs(inner - y[:, None]) / scale[:, None, None, None]  # (S, C, W, h)
+                signed = (inner - y[:, None]) / scale[:, None, None, None]  # (S, C, W, h)
+                inner_abs = np.abs(signed)
                 blocked = ~np.isfinite(scored).all(axis=2)
 
                 def score(name, yhat, kept=None, cost=None):
@@ -114,7 +122,7 @@ def rule_table(rows: pd.DataFrame, data: Path) -> pd.DataFrame:
 
                 most = float(refit_seconds.sum(axis=0).max())  # the most expensive candidate's fits
                 for rule in RULES:
-                    weights = rule_weights(errors, ids, names, rule, blocked, inner_abs)
+                    weights = rule_weights(errors, ids, names, rule, blocked, inner_abs, signed)
                     yhat = combined(weights, scored)
                     used = weights > 0
                     cost = float(valid_seconds.sum() + (refit_seconds * used)[:, ~network].sum()

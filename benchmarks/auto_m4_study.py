@@ -215,7 +215,8 @@ def rule_scores(frequency: str, seed: int, output: Path, data_dir=None, use=(), 
     y = np.stack([np.stack([v[e + w * h: e + (w + 1) * h] for w in range(2)]) for v, e in zip(histories, ends)])
     scale = naive_scale(SeriesList(histories), ends, m)
     errors = scaled_errors(inner, y, scale)
-    inner_abs = np.abs(inner - y[:, None]) / scale[:, None, None, None]
+    signed = (inner - y[:, None]) / scale[:, None, None, None]
+    inner_abs = np.abs(signed)
     blocked = ~np.isfinite(later).all(axis=2)
     most = float(seconds[1].max())
     built = candidates(h, m, seed)
@@ -235,7 +236,7 @@ def rule_scores(frequency: str, seed: int, output: Path, data_dir=None, use=(), 
 
     ids = np.array(val.ids, dtype=object)
     for rule in RULES:
-        out.append(line(rule, rule_weights(errors, ids, present, rule, blocked, inner_abs)))
+        out.append(line(rule, rule_weights(errors, ids, present, rule, blocked, inner_abs, signed)))
     for c, name in enumerate(present):
         weights = np.zeros((len(ids), len(present)))
         weights[:, c] = 1.0

@@ -31,7 +31,7 @@ from auto_m3_rules import SeriesList, latest_rows, panel_arrays, rule_weights
 
 #: the versions compared (module docstring)
 VERSIONS = ("0.19.4", "candidates", "0.19.5")
-#: AutoForecaster's default rule, as the study names it
+#: AutoForecaster's default rule on a panel of one series, as the study names it ("auto" keeps the gate there)
 DEFAULT_RULE = "noise2_gate_all"
 #: the releases whose rows were 0.19.4's candidates
 BEFORE = {"ARIMA": "0.19.2", "ETS": "0.19.0", "Theta": "0.19.0", "SeasonalNaive": "0.19.0"}

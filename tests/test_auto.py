@@ -218,7 +218,7 @@ def test_neural_candidates_are_repeatable_with_random_state(small_budget):
 
 
 def test_default_candidates_and_bad_input():
-    assert AutoForecaster(h=H).combine == "mean" and AutoForecaster(h=H).choose == "series"
+    assert AutoForecaster(h=H).combine == "auto" and AutoForecaster(h=H).choose == "series"
     assert AutoForecaster(h=H).margin == 2.0 and AutoForecaster(h=H).n_windows == 2
     names = [name for name, _ in AutoForecaster(h=H).candidate_models()]
     assert names == ["SeasonalNaive", "ETS", "ARIMA", "Theta", "RSA", "Transformer", "DLinear"]
@@ -386,8 +386,8 @@ def test_the_default_does_not_dilute_a_candidate_that_validation_shows_to_be_bet
                     for k in range(4)], ignore_index=True)  # a strong yearly season: the yearly naive is better
     models = {"yearly": SeasonalNaiveForecaster(h=H, season_length=12),
               "last": SeasonalNaiveForecaster(h=H, season_length=1)}
-    default = AutoForecaster(h=H, models=models, n_windows=W).fit(df)  # combine="mean", margin=2
-    assert (default.choice_["kept"] == "yearly").all()
+    default = AutoForecaster(h=H, models=models, n_windows=W).fit(df)  # combine="auto" keeps the gate here
+    assert default.rule_ == "gate" and (default.choice_["kept"] == "yearly").all()
     assert (default.weights_[["yearly"]].to_numpy() == 1.0).all()
     out, alone = default.predict(), models["yearly"].clone().fit(df).predict()
     np.testing.assert_array_equal(out["yhat"].to_numpy(), alone["yhat"].to_numpy())
@@ -405,6 +405,7 @@ def test_one_series_combines_only_what_its_own_validation_cannot_tell_from_its_b
               "two": SeasonalNaiveForecaster(h=H, season_length=2)}
     default = AutoForecaster(h=H, models=models, n_windows=W).fit(df)  # as a user with one series gets it
     assert default.choice_.loc[0, "kept"] == "yearly" and default.choice_.loc[0, "basis"] == "series"
+    assert default.rule_ == "gate" and default.rules_["last_window_mase"].isna().all()  # one series: no comparison
     np.testing.assert_array_equal(default.weights_.to_numpy(), [[1.0, 0.0, 0.0]])
     alone = models["yearly"].clone().fit(df).predict()
     np.testing.assert_array_equal(default.predict()["yhat"].to_numpy(), alone["yhat"].to_numpy())
@@ -415,9 +416,9 @@ def test_the_default_combines_every_candidate_the_gate_lets_in():
     df = pd.concat([pd.DataFrame({"unique_id": f"s{k}", "ds": pd.date_range("2020-01-01", periods=40, freq="MS"),
                                   "y": 10 + rng.normal(0, 1, 40)}) for k in range(4)], ignore_index=True)
     models = {f"lag{m}": SeasonalNaiveForecaster(h=H, season_length=m) for m in (1, 2, 3)}  # alike on noise
-    default = AutoForecaster(h=H, models=models, n_windows=W).fit(df)  # combine="mean", margin=2, top_k=None
-    two = AutoForecaster(h=H, models=models, n_windows=W, top_k=2).fit(df)  # the default before 0.19.1
-    assert default.top_k is None
+    default = AutoForecaster(h=H, models=models, n_windows=W).fit(df)  # the gate (combine="auto" keeps it here)
+    two = AutoForecaster(h=H, models=models, n_windows=W, combine="mean", top_k=2).fit(df)  # before 0.19.1
+    assert default.top_k is None and default.rule_ == "gate"
     counts, pair_counts = (default.weights_ > 0).sum(axis=1), (two.weights_ > 0).sum(axis=1)
     assert (counts == 3).any() and (pair_counts <= 2).all()
     assert ((default.weights_ > 0) | ~(two.weights_ > 0)).all().all()  # what the best two keep, all keep
@@ -557,3 +558,57 @@ def test_one_candidate_keeps_its_windows_and_ranks_where_validated():
     auto = AutoForecaster(h=H, models=[ThetaForecaster(h=H)], n_windows=W).fit(df)
     assert auto.n_windows_ == W and not auto.unranked_ and (auto.choice_["basis"] == "series").all()
     assert np.isfinite(auto.predict(level=[50])["yhat_lo_50"]).all()  # validated: intervals calibrate
+
+
+def two_cycles(n_series: int = 24, length: int = 48, seed: int = 0) -> pd.DataFrame:
+    """Cycles of 2 and 3 steps: the naive forecasts of lag 2 and 3 each miss one of them, their mean half of each."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(length)
+    frames = []
+    for k in range(n_series):
+        a2, a3 = rng.uniform(1, 2, 2)
+        y = 10 + a2 * (-1.0) ** t + a3 * np.cos(2 * np.pi * t / 3 + rng.uniform(0, 6)) + rng.normal(0, 0.3, length)
+        frames.append(pd.DataFrame({"unique_id": f"s{k:02d}", "ds": t, "y": y}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_the_last_window_keeps_the_rule_that_beats_the_gate_there(tmp_path):
+    df, h = two_cycles(), 6
+    models = {f"lag{m}": SeasonalNaiveForecaster(h=h, season_length=m) for m in (1, 2, 3, 5)}
+    auto = AutoForecaster(h=h, season_length=1, models=models).fit(df)  # the default: combine="auto"
+    # each rule as a user would fit it on the frame without the last window, validated on the window before it
+    # (a naive forecast made at a cutoff is the one refit=False makes there): its MASE on the last window
+    head = df[df.groupby("unique_id").cumcount(ascending=False) >= h]
+    actual = df.groupby("unique_id").tail(h)["y"].to_numpy().reshape(-1, h)
+    scale = head.groupby("unique_id")["y"].apply(lambda y: np.mean(np.abs(np.diff(y.to_numpy()[:-h])))).to_numpy()
+    rules = {"gate": {"margin": 2.0}, "best 2": {"top_k": 2, "margin": None}, "best 3": {"top_k": 3, "margin": None},
+             "best 4": {"top_k": 4, "margin": None}}
+    mase = {}
+    for name, params in rules.items():
+        rule = AutoForecaster(h=h, season_length=1, models=models, n_windows=1, combine="mean", **params).fit(head)
+        mase[name] = np.mean(np.abs(rule.predict()["yhat"].to_numpy().reshape(-1, h) - actual), axis=1) / scale
+    table = auto.rules_.set_index("rule")
+    for name in rules:
+        assert table.loc[name, "last_window_mase"] == pytest.approx(mase[name].mean(), rel=1e-12)
+        d = mase["gate"] - mase[name]
+        want = 0.0 if name == "gate" else d.mean() / (d.std(ddof=1) / np.sqrt(len(d)))
+        assert table.loc[name, "beats_gate_by"] == pytest.approx(want, rel=1e-9, abs=1e-12)
+    beating = table[table["beats_gate_by"] > 2.0]
+    assert len(beating) and auto.rule_ == beating["last_window_mase"].idxmin() != "gate"
+    assert table["kept"].sum() == 1 and table.loc[auto.rule_, "kept"]
+    # the weights, and so the forecasts, are those of that rule on both windows
+    same = AutoForecaster(h=h, season_length=1, models=models, combine="mean", **rules[auto.rule_]).fit(df)
+    np.testing.assert_array_equal(auto.weights_.to_numpy(), same.weights_.to_numpy())
+    np.testing.assert_allclose(auto.predict()["yhat"].to_numpy(), same.predict()["yhat"].to_numpy(), rtol=1e-12)
+    gate = AutoForecaster(h=h, season_length=1, models=models, combine="mean").fit(df)
+    assert not np.array_equal(gate.weights_.to_numpy(), auto.weights_.to_numpy())
+    auto.save(tmp_path / "auto")
+    loaded = tsrsa.load(tmp_path / "auto")
+    assert loaded.rule_ == auto.rule_
+    pd.testing.assert_frame_equal(loaded.rules_, auto.rules_)
+    # an explicit combine, a panel ranking or no margin compare no rule; one window keeps the gate, unscored
+    for params in ({"combine": "mean"}, {"choose": "panel"}, {"margin": None}):
+        other = AutoForecaster(h=h, season_length=1, models=models, **params).fit(df)
+        assert other.rule_ is None and other.rules_.empty, params
+    one = AutoForecaster(h=h, season_length=1, models=models, n_windows=1).fit(df)
+    assert one.rule_ == "gate" and one.rules_["last_window_mase"].isna().all()

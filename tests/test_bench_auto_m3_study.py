@@ -67,7 +67,8 @@ def test_rows_resume_and_the_rules_are_autoforecasters(tmp_path, monkeypatch):
     ids = sorted(values)
     train = study.long_frame(values, ids, 6)  # the training parts
     models = {name: getattr(tsrsa, cls)(h=6, season_length=1) for name, cls in FAST.items()}
-    for rule, params in {"best": {"combine": None}, "mean2": {"margin": None}, "noise2_gate2": {}, "panel_best": {"choose": "panel", "combine": None},
+    for rule, params in {"best": {"combine": None}, "mean2": {"margin": None}, "noise2_gate2": {"combine": "mean"},
+                         "auto": {}, "panel_best": {"choose": "panel", "combine": None},
                          "noise2_best": {"combine": None, "margin": 2.0}}.items():
         auto = tsrsa.AutoForecaster(h=6, season_length=1, models=models, n_windows=2, **params).fit(train)
         yhat = auto.predict()["yhat"].to_numpy().reshape(len(ids), 6)

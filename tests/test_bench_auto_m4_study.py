@@ -47,7 +47,8 @@ def test_a_rule_applied_offline_scores_as_autoforecaster_fitted_at_it(tmp_path):
     table = study.rule_scores("Weekly", 0, output, tmp_path).set_index("model")
     val, test = load_split("Weekly", "validation", tmp_path), load_split("Weekly", "test", tmp_path)
     models = {name: model for name, model in study.candidates(13, 1, 0).items() if name in ("SeasonalNaive", "Theta")}
-    for rule, params in {"noise2_gate2": {}, "mean2": {"margin": None}, "best": {"combine": None, "margin": None},
+    for rule, params in {"noise2_gate2": {"combine": "mean"}, "auto": {}, "mean2": {"margin": None},
+                         "best": {"combine": None, "margin": None},
                          "panel_best": {"choose": "panel", "combine": None, "margin": None}}.items():
         auto = tsrsa.AutoForecaster(h=13, season_length=1, freq=1, random_state=0, models=models, **params)
         auto.fit(val.frame())

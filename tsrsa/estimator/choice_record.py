@@ -113,7 +113,9 @@ class ChoiceRecord:
             "weights": array(auto.weight_array_), "default_weights": array(auto.default_weights_)[0],
             "scale": array(auto.scale_)[0], "residuals": array(auto.calibration_.residuals),
             "by_panel": [bool(v) for v in auto.by_panel_], "n_windows": int(auto.n_windows_),
-            "unranked": bool(auto.unranked_),
+            "unranked": bool(auto.unranked_), "rule": auto.rule_,
+            "rule_scores": [[name, *(None if not np.isfinite(v) else float(v) for v in values)]
+                            for name, *values in auto.rule_scores_],
             "failures": [[jsonable(sid, "series id"), name, stage, error]
                          for sid, name, stage, error in auto.failure_rows_],
             **({} if auto.frame_kind_ == "pandas" else {"frame_kind": auto.frame_kind_}),
@@ -138,6 +140,9 @@ class ChoiceRecord:
         auto.failure_rows_ = [list(row) for row in state["failures"]]
         auto.n_windows_ = int(state.get("n_windows", auto.n_windows))  # saved before 0.19.5: always n_windows
         auto.unranked_ = bool(state.get("unranked", False))  # and ranked
+        auto.rule_ = state.get("rule")  # saved before 0.19.6: no rule chosen
+        auto.rule_scores_ = [[str(name), *(np.nan if v is None else float(v) for v in values)]
+                             for name, *values in state.get("rule_scores", [])]
         by_panel = state.get("by_panel")  # saved before the margin existed: the rule of that release
         auto.by_panel_ = panel_rows(auto.errors_, auto.choose) if by_panel is None else np.array(
             [bool(v) for v in by_panel], dtype=bool)

@@ -15,6 +15,9 @@ The numbers :class:`~tsrsa.forecasters.auto.AutoForecaster` decides with, as pla
   errors (``by="panel"``, a series on which fewer than two candidates could be validated, and a series on
   which its own best does not beat the panel's best by a margin: ``within_noise``); with that margin, a
   candidate joins the best only where the validation cannot tell the two apart (``told_apart``);
+- ``last_window_rule(signed, ...)``: with ``combine="auto"``, the rule the weights follow: margin's gate
+  unless one of the means of each series' best 2, 3 or 4 (``rule_options``), chosen on the windows before the
+  last, beats it on the last window by more than the margin's standard errors over the series;
 - ``combined(weights, yhat)``: the kept candidates' forecasts combined by those weights.
 """
 from __future__ import annotations
@@ -25,7 +28,10 @@ from tsrsa.data.validation import format_id
 
 #: how candidates are kept for each series, and how several are combined
 CHOOSE_BY = ("series", "panel")
-COMBINE = ("mean", "weighted")
+COMBINE = ("auto", "mean", "weighted")
+#: combine="auto": besides margin's gate, the rules the last validation window may choose: the mean of each
+#: series' best k (ranked by its own errors, without the gate), for these k
+AUTO_TOP_K = (2, 3, 4)
 #: an error below this counts as this much when weighting by inverse errors (a perfect fit on validation)
 SMALLEST_ERROR = 1e-12
 #: a series with fewer candidates validated than this chooses by the panel's mean errors instead
@@ -195,6 +201,61 @@ def within_noise(step_errors: np.ndarray, errors: np.ndarray, z: float = 1.0) ->
             continue
         out[i] = not told_apart(d, z)
     return out
+
+
+def rule_options(top_k: int | None, margin: float | None) -> list[tuple[str, int | None, float | None]]:
+    """``combine="auto"``'s rules as (name, top_k, margin): margin's gate first ("gate": the mean of what it
+    lets join each series' best, at most ``top_k``), then "best k": the mean of each series' best k without
+    it (:data:`AUTO_TOP_K`)."""
+    return [("gate", top_k, margin), *((f"best {k}", k, None) for k in AUTO_TOP_K)]
+
+
+def series_weights(errors: np.ndarray, step_errors: np.ndarray, ids, names, *, top_k: int | None,
+                   margin: float | None, blocked: np.ndarray | None = None) -> np.ndarray:
+    """(S, C) the weights of ``choose="series"``, ``combine="mean"`` at ``top_k`` and ``margin``: a series
+    ranks by its own errors unless fewer than two candidates were validated on it or (with ``margin``)
+    :func:`within_noise` sends it to the panel's ranking; with ``margin``, the gate."""
+    by_panel = panel_rows(errors)
+    if margin is not None:
+        by_panel = by_panel | within_noise(step_errors, errors, margin)
+    return choice_weights(errors, ids, names, combine="mean", top_k=top_k, blocked=blocked, also_panel=by_panel,
+                          step_errors=step_errors, margin=margin)
+
+
+def last_window_rule(signed: np.ndarray, ids, names, *, top_k: int | None,
+                     margin: float) -> tuple[int, np.ndarray, np.ndarray]:
+    """``combine="auto"``: which of :func:`rule_options` the weights follow. Returns (its index, (R,) each
+    rule's mean MASE on the last window, (R,) the standard errors by which it beats the gate there).
+
+    ``signed`` (S, C, W, h): the validation step errors, (forecast - actual) / scale. Each rule chooses on the
+    windows before the last (:func:`series_weights`) and its combination is scored on the last, over the
+    series where two or more candidates have errors on the earlier windows and a forecast on the last; the
+    paired differences from the gate's score give the standard errors. A rule that beats the gate by more
+    than ``margin`` of them is kept (of several, the lowest mean), else the gate: always with one window or
+    fewer than two such series (NaN scores)."""
+    options = rule_options(top_k, margin)
+    means, beats = np.full(len(options), np.nan), np.full(len(options), np.nan)
+    if signed.shape[2] < 2:
+        return 0, means, beats
+    earlier, last = np.abs(signed[:, :, :-1]), signed[:, :, -1]
+    with np.errstate(invalid="ignore"):
+        errors = np.mean(earlier, axis=(2, 3))
+    errors = np.where(np.isfinite(errors), errors, np.nan)
+    usable = np.isfinite(errors) & np.isfinite(last).all(axis=2)  # (S, C)
+    rows = np.flatnonzero(usable.sum(axis=1) >= MIN_VALIDATED)
+    if rows.size < 2:
+        return 0, means, beats
+    ids = np.asarray(ids, dtype=object)[rows]
+    scores = np.stack([np.mean(np.abs(combined(series_weights(
+        errors[rows], earlier[rows], ids, names, top_k=k, margin=m, blocked=~usable[rows]), last[rows])), axis=1)
+        for _, k, m in options])  # (R, series)
+    d = scores[0] - scores  # > 0 where a rule beats the gate
+    mean, sd = d.mean(axis=1), d.std(axis=1, ddof=1)
+    with np.errstate(divide="ignore", invalid="ignore"):  # no spread: beaten everywhere (inf) or nowhere (0)
+        beats = np.where(sd > 0, mean / (sd / np.sqrt(rows.size)), np.where(mean > 0, np.inf, 0.0))
+    means = scores.mean(axis=1)
+    better = [r for r in range(1, len(options)) if beats[r] > margin]
+    return (min(better, key=lambda r: means[r]) if better else 0), means, beats
 
 
 def combined(weights: np.ndarray, yhat: np.ndarray) -> np.ndarray:
