@@ -58,12 +58,11 @@ def panel_arrays(group: pd.DataFrame, names, values: dict, h: int):
 def rule_weights(errors, ids, names, rule, blocked, inner_abs=None, signed=None):
     """(S, C) weights of ``rule`` (RULES) from validation errors (S, C); ``inner_abs`` (S, C, W, h) the scaled
     absolute step errors the margin compares, ``signed`` the same with their sign ("auto" reads them)."""
-    from tsrsa.estimator.model_choice import choice_weights, last_window_rule, rule_options, within_noise
+    from tsrsa.estimator.model_choice import choice_weights, last_window_rule, within_noise
 
     by, combine, top_k, margin, gate = RULES[rule]
     if combine == "auto":
-        _, top_k, margin = rule_options(top_k, margin)[last_window_rule(signed, ids, names, top_k=top_k,
-                                                                        margin=margin)[0]]
+        (_, top_k, margin), _ = last_window_rule(signed, ids, names, top_k=top_k, margin=margin)
         combine, gate = "mean", margin is not None
     fallback = None if margin is None else within_noise(inner_abs, errors, z=margin)
     return choice_weights(errors, ids, names, by=by, combine=combine, top_k=top_k, blocked=blocked,

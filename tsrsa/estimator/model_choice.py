@@ -223,9 +223,10 @@ def series_weights(errors: np.ndarray, step_errors: np.ndarray, ids, names, *, t
 
 
 def last_window_rule(signed: np.ndarray, ids, names, *, top_k: int | None,
-                     margin: float) -> tuple[int, np.ndarray, np.ndarray]:
-    """``combine="auto"``: which of :func:`rule_options` the weights follow. Returns (its index, (R,) each
-    rule's mean MASE on the last window, (R,) the standard errors by which it beats the gate there).
+                     margin: float) -> tuple[tuple[str, int | None, float | None], list[list]]:
+    """``combine="auto"``: which of :func:`rule_options` the weights follow. Returns (that rule's (name, top_k,
+    margin), one [name, mean MASE on the last window, standard errors by which it beats the gate there] per
+    rule).
 
     ``signed`` (S, C, W, h): the validation step errors, (forecast - actual) / scale. Each rule chooses on the
     windows before the last (:func:`series_weights`) and its combination is scored on the last, over the
@@ -235,8 +236,12 @@ def last_window_rule(signed: np.ndarray, ids, names, *, top_k: int | None,
     fewer than two such series (NaN scores)."""
     options = rule_options(top_k, margin)
     means, beats = np.full(len(options), np.nan), np.full(len(options), np.nan)
+
+    def result(r: int):
+        return options[r], [[name, float(a), float(b)] for (name, _, _), a, b in zip(options, means, beats)]
+
     if signed.shape[2] < 2:
-        return 0, means, beats
+        return result(0)
     earlier, last = np.abs(signed[:, :, :-1]), signed[:, :, -1]
     with np.errstate(invalid="ignore"):
         errors = np.mean(earlier, axis=(2, 3))
@@ -244,7 +249,7 @@ def last_window_rule(signed: np.ndarray, ids, names, *, top_k: int | None,
     usable = np.isfinite(errors) & np.isfinite(last).all(axis=2)  # (S, C)
     rows = np.flatnonzero(usable.sum(axis=1) >= MIN_VALIDATED)
     if rows.size < 2:
-        return 0, means, beats
+        return result(0)
     ids = np.asarray(ids, dtype=object)[rows]
     scores = np.stack([np.mean(np.abs(combined(series_weights(
         errors[rows], earlier[rows], ids, names, top_k=k, margin=m, blocked=~usable[rows]), last[rows])), axis=1)
@@ -255,7 +260,7 @@ def last_window_rule(signed: np.ndarray, ids, names, *, top_k: int | None,
         beats = np.where(sd > 0, mean / (sd / np.sqrt(rows.size)), np.where(mean > 0, np.inf, 0.0))
     means = scores.mean(axis=1)
     better = [r for r in range(1, len(options)) if beats[r] > margin]
-    return (min(better, key=lambda r: means[r]) if better else 0), means, beats
+    return result(min(better, key=lambda r: means[r]) if better else 0)
 
 
 def combined(weights: np.ndarray, yhat: np.ndarray) -> np.ndarray:

@@ -13,8 +13,8 @@ from tsrsa.data.validation import build_panel, check_continuation, requested_hor
 from tsrsa.estimator.choice_record import ChoiceRecord, candidate_specs
 from tsrsa.estimator.conformal import ConformalCalibration, check_enough, check_levels
 from tsrsa.estimator.model_choice import (
-    CHOOSE_BY, COMBINE, combined, last_window_rule, naive_scale, panel_rows, panel_weights, rule_options,
-    scaled_errors, validation_targets, within_noise,
+    CHOOSE_BY, COMBINE, combined, last_window_rule, naive_scale, panel_rows, panel_weights, scaled_errors,
+    validation_targets, within_noise,
 )
 from tsrsa.estimator.model_set import check_shared, named_models, panel_frame, rows_of
 from tsrsa.estimator.params import check_choice, check_float, check_int, check_str
@@ -233,10 +233,8 @@ class AutoForecaster(Estimator):
         if combine == "auto":
             combine = "mean"
             if self.choose == "series" and margin is not None and not unranked:
-                options = rule_options(top_k, margin)
-                r, means, beats = last_window_rule(signed, panel.ids, names, top_k=top_k, margin=margin)
-                (rule, top_k, margin), rule_scores = options[r], [
-                    [name, float(a), float(b)] for (name, _, _), a, b in zip(options, means, beats)]
+                (rule, top_k, margin), rule_scores = last_window_rule(signed, panel.ids, names, top_k=top_k,
+                                                                      margin=margin)
         by_panel = panel_rows(errors, self.choose)  # (S,) the series ranked by the panel's mean errors
         if margin is not None and self.choose == "series":
             by_panel = by_panel | within_noise(steps, errors, margin)
