@@ -612,3 +612,48 @@ def test_the_last_window_keeps_the_rule_that_beats_the_gate_there(tmp_path):
         assert other.rule_ is None and other.rules_.empty, params
     one = AutoForecaster(h=h, season_length=1, models=models, n_windows=1).fit(df)
     assert one.rule_ == "gate" and one.rules_["last_window_mase"].isna().all()
+
+
+def test_the_last_window_rule_on_arbitrary_errors():
+    """Drawn validation errors (NaN where a candidate could not forecast): the rule never raises, the gate stays
+    unless another rule beats it by more than the margin, the kept one is the lowest of those that do, each
+    score is that rule's combination on the last window, and the order of the series changes nothing."""
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from tsrsa.estimator.model_choice import combined, last_window_rule, rule_options, series_weights
+
+    @given(st.integers(0, 2**31 - 1), st.integers(1, 12), st.integers(1, 6), st.integers(1, 3), st.integers(1, 4),
+           st.floats(0.0, 0.5), st.sampled_from([0.5, 2.0]))
+    def check(seed, S, C, W, h, missing, margin):
+        rng = np.random.default_rng(seed)
+        signed = rng.normal(size=(S, C, W, h)) * rng.uniform(0.2, 3.0, size=(1, C, 1, 1))
+        signed[rng.random((S, C)) < missing] = np.nan
+        names, ids = [f"c{c}" for c in range(C)], np.array([f"s{i}" for i in range(S)], dtype=object)
+        (rule, top_k, kept_margin), table = last_window_rule(signed, ids, names, top_k=None, margin=margin)
+        options = rule_options(None, margin)
+        assert [row[0] for row in table] == [name for name, _, _ in options]
+        assert (rule, top_k, kept_margin) in options
+        means = np.array([row[1] for row in table])
+        beats = np.array([row[2] for row in table])
+        if np.isnan(means).all():
+            assert rule == "gate"
+            return
+        passing = [r for r in range(1, len(options)) if beats[r] > margin]
+        want = min(passing, key=lambda r: means[r]) if passing else 0
+        assert rule == options[want][0]
+        errors = np.mean(np.abs(signed[:, :, :-1]), axis=(2, 3))
+        usable = np.isfinite(errors) & np.isfinite(signed[:, :, -1]).all(axis=2)
+        rows = usable.sum(axis=1) >= 2
+        for (name, k, m), mean in zip(options, means):
+            w = series_weights(errors[rows], np.abs(signed[rows, :, :-1]), ids[rows], names, top_k=k, margin=m,
+                               blocked=~usable[rows])
+            assert np.allclose(w.sum(axis=1), 1.0)
+            got = np.mean(np.abs(combined(w, signed[rows, :, -1])), axis=1).mean()
+            assert mean == pytest.approx(got, rel=1e-12), name
+        order = rng.permutation(S)
+        again = last_window_rule(signed[order], ids[order], names, top_k=None, margin=margin)
+        assert again[0][0] == rule
+        np.testing.assert_allclose([row[1] for row in again[1]], means, rtol=1e-12)
+
+    check()
