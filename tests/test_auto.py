@@ -593,7 +593,11 @@ def test_the_last_window_keeps_the_rule_that_beats_the_gate_there(tmp_path):
         d = mase["gate"] - mase[name]
         want = 0.0 if name == "gate" else d.mean() / (d.std(ddof=1) / np.sqrt(len(d)))
         assert table.loc[name, "beats_gate_by"] == pytest.approx(want, rel=1e-9, abs=1e-12)
-    beating = table[table["beats_gate_by"] > 2.0]
+    from scipy.stats import norm, t
+
+    needed = t.ppf(norm.cdf(2.0), df=df["unique_id"].nunique() - 1)  # the margin as Student's t over 24 series
+    assert table["needed"].to_numpy() == pytest.approx(needed, rel=1e-12) and 2.0 < needed < 2.2
+    beating = table[table["beats_gate_by"] > needed]
     assert len(beating) and auto.rule_ == beating["last_window_mase"].idxmin() != "gate"
     assert table["kept"].sum() == 1 and table.loc[auto.rule_, "kept"]
     # the weights, and so the forecasts, are those of that rule on both windows
@@ -606,6 +610,10 @@ def test_the_last_window_keeps_the_rule_that_beats_the_gate_there(tmp_path):
     loaded = tsrsa.load(tmp_path / "auto")
     assert loaded.rule_ == auto.rule_
     pd.testing.assert_frame_equal(loaded.rules_, auto.rules_)
+    # two series: the same lead over the gate is no longer enough (the margin as Student's t with one degree)
+    few = AutoForecaster(h=h, season_length=1, models=models).fit(df[df["unique_id"].isin(["s01", "s02"])])
+    assert few.rules_["needed"].iloc[0] == pytest.approx(t.ppf(norm.cdf(2.0), df=1), rel=1e-12)
+    assert few.rule_ == "gate" and (few.rules_["beats_gate_by"].iloc[1:] > 2.0).any()
     # an explicit combine, a panel ranking or no margin compare no rule; one window keeps the gate, unscored
     for params in ({"combine": "mean"}, {"choose": "panel"}, {"margin": None}):
         other = AutoForecaster(h=h, season_length=1, models=models, **params).fit(df)
@@ -616,10 +624,12 @@ def test_the_last_window_keeps_the_rule_that_beats_the_gate_there(tmp_path):
 
 def test_the_last_window_rule_on_arbitrary_errors():
     """Drawn validation errors (NaN where a candidate could not forecast): the rule never raises, the gate stays
-    unless another rule beats it by more than the margin, the kept one is the lowest of those that do, each
+    unless another rule beats it by more than the margin (as Student's t over the series), the kept one is the
+    lowest of those that do, each
     score is that rule's combination on the last window, and the order of the series changes nothing."""
     from hypothesis import given
     from hypothesis import strategies as st
+    from scipy.stats import norm, t
 
     from tsrsa.estimator.model_choice import combined, last_window_rule, rule_options, series_weights
 
@@ -636,15 +646,17 @@ def test_the_last_window_rule_on_arbitrary_errors():
         assert (rule, top_k, kept_margin) in options
         means = np.array([row[1] for row in table])
         beats = np.array([row[2] for row in table])
+        needed = table[0][3]
         if np.isnan(means).all():
-            assert rule == "gate"
+            assert rule == "gate" and np.isnan(needed)
             return
-        passing = [r for r in range(1, len(options)) if beats[r] > margin]
-        want = min(passing, key=lambda r: means[r]) if passing else 0
-        assert rule == options[want][0]
         errors = np.mean(np.abs(signed[:, :, :-1]), axis=(2, 3))
         usable = np.isfinite(errors) & np.isfinite(signed[:, :, -1]).all(axis=2)
         rows = usable.sum(axis=1) >= 2
+        assert needed == pytest.approx(t.ppf(norm.cdf(margin), df=rows.sum() - 1), rel=1e-12) and needed > margin
+        passing = [r for r in range(1, len(options)) if beats[r] > needed]
+        want = min(passing, key=lambda r: means[r]) if passing else 0
+        assert rule == options[want][0]
         for (name, k, m), mean in zip(options, means):
             w = series_weights(errors[rows], np.abs(signed[rows, :, :-1]), ids[rows], names, top_k=k, margin=m,
                                blocked=~usable[rows])

@@ -74,7 +74,8 @@ class AutoForecaster(Estimator):
         "mean", unless the last validation window says that the mean of each series' best 2, 3 or 4 (ranked by
         its own errors, without the gate) does better: each rule chooses on the windows before the last, and one
         that beats the gate's choice on the last window by more than ``margin`` standard errors of their paired
-        MASE over the series is kept instead (of several, the lowest; ``rule_``, ``rules_``). It costs no fit.
+        MASE over the series (read as Student's t: 2 needs 2.02 over 174 series, 2.9 over 5) is kept instead (of
+        several, the lowest; ``rule_``, ``rules_``). It costs no fit.
         With one window, fewer than two series validated on two candidates, ``choose="panel"`` or
         ``margin=None``: "mean".
         The default since 0.19.6 (on M3's monthly and other series the means of the best 3 and 2 scored 1.5 %
@@ -138,7 +139,8 @@ class AutoForecaster(Estimator):
         nothing was ranked).
     rules_ : DataFrame
         With ``combine="auto"`` and two or more windows: each rule, its mean MASE on the last window (chosen on
-        the earlier ones), by how many standard errors it beats the gate there, and whether it was kept.
+        the earlier ones), by how many standard errors it beats the gate there, how many it needs (``margin`` as
+        Student's t over the series compared: more over a few series) and whether it was kept.
 
     Examples
     --------
@@ -280,7 +282,7 @@ class AutoForecaster(Estimator):
     @property
     def rules_(self) -> pd.DataFrame:
         self.check_is_fitted()
-        table = pd.DataFrame(self.rule_scores_, columns=["rule", "last_window_mase", "beats_gate_by"])
+        table = pd.DataFrame(self.rule_scores_, columns=["rule", "last_window_mase", "beats_gate_by", "needed"])
         table["kept"] = table["rule"] == self.rule_
         return table
 
