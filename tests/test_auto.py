@@ -625,8 +625,8 @@ def test_the_last_window_keeps_the_rule_that_beats_the_gate_there(tmp_path):
 def test_the_last_window_rule_on_arbitrary_errors():
     """Drawn validation errors (NaN where a candidate could not forecast): the rule never raises, the gate stays
     unless another rule beats it by more than the margin (as Student's t over the series), the kept one is the
-    lowest of those that do, each
-    score is that rule's combination on the last window, and the order of the series changes nothing."""
+    lowest of those that do, each score is that rule's combination on the last window, and the order of the series
+    changes nothing."""
     from hypothesis import given
     from hypothesis import strategies as st
     from scipy.stats import norm, t

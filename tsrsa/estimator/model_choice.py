@@ -233,7 +233,7 @@ def last_window_rule(signed: np.ndarray, ids, names, *, top_k: int | None,
     series where two or more candidates have errors on the earlier windows and a forecast on the last; the
     paired differences from the gate's score give the standard errors. A rule that beats the gate by more
     than ``margin`` of them is kept (of several, the lowest mean), else the gate: always with one window or
-    fewer than two such series (NaN scores). ``margin`` is read at Student's t over the series (the critical
+    fewer than two such series (NaN scores). ``margin`` is read as Student's t over the series (the critical
     value of its one-sided normal level with one degree of freedom fewer than the series): 2 needs 2.02 over
     174 series, 2.9 over 5 and 14 over 2, where a few series' spread is itself a guess."""
     options = rule_options(top_k, margin)
@@ -263,7 +263,7 @@ def last_window_rule(signed: np.ndarray, ids, names, *, top_k: int | None,
     with np.errstate(divide="ignore", invalid="ignore"):  # no spread: beaten everywhere (inf) or nowhere (0)
         beats = np.where(sd > 0, mean / (sd / np.sqrt(rows.size)), np.where(mean > 0, np.inf, 0.0))
     means = scores.mean(axis=1)
-    from scipy.stats import norm, t as student  # here: a fit's start does not pay for scipy.stats
+    from scipy.stats import norm, t as student  # here, so that importing tsrsa does not load scipy.stats
 
     needed = float(student.ppf(norm.cdf(margin), df=rows.size - 1))
     better = [r for r in range(1, len(options)) if beats[r] > needed]
