@@ -620,6 +620,8 @@ def test_the_last_window_keeps_the_rule_that_beats_the_gate_there(tmp_path):
         assert other.rule_ is None and other.rules_.empty, params
     one = AutoForecaster(h=h, season_length=1, models=models, n_windows=1).fit(df)
     assert one.rule_ == "gate" and one.rules_["last_window_mase"].isna().all()
+    capped = AutoForecaster(h=h, season_length=1, models=models, top_k=2).fit(df)  # no rule combines more than 2
+    assert list(capped.rules_["rule"]) == ["gate", "best 2"] and capped.weights_.gt(0).sum(axis=1).max() <= 2
 
 
 def test_the_last_window_rule_on_arbitrary_errors():

@@ -206,8 +206,8 @@ def within_noise(step_errors: np.ndarray, errors: np.ndarray, z: float = 1.0) ->
 def rule_options(top_k: int | None, margin: float | None) -> list[tuple[str, int | None, float | None]]:
     """``combine="auto"``'s rules as (name, top_k, margin): margin's gate first ("gate": the mean of what it
     lets join each series' best, at most ``top_k``), then "best k": the mean of each series' best k without
-    it (:data:`AUTO_TOP_K`)."""
-    return [("gate", top_k, margin), *((f"best {k}", k, None) for k in AUTO_TOP_K)]
+    it (:data:`AUTO_TOP_K`, those up to ``top_k``)."""
+    return [("gate", top_k, margin), *((f"best {k}", k, None) for k in AUTO_TOP_K if top_k is None or k <= top_k)]
 
 
 def series_weights(errors: np.ndarray, step_errors: np.ndarray, ids, names, *, top_k: int | None,

@@ -82,7 +82,8 @@ class AutoForecaster(Estimator):
         and 4.4 % lower MASE on a later block; elsewhere the gate stays; ``benchmarks/auto_rules.py``).
     top_k : int or None, default None
         The most candidates combined; None: every candidate that ``margin``'s gate lets join the best (all of
-        them with ``margin=None``).
+        them with ``margin=None``). With ``combine="auto"`` it caps the other rules too (``top_k=2``: the mean of
+        the best 2 only).
     margin : float or None, default 2.0
         With ``choose="series"``: a series whose own best candidate is not the panel's best (lowest mean MASE
         over the series) keeps its own ranking only where its best beats the panel's on it by more than
