@@ -22,19 +22,6 @@ NETWORKS = ("RSA", "Transformer", "DLinear")
 FITS = ("cv2", "cv1", "final", "cv2_fit1")
 COLUMNS = ("date", "tsrsa_version", "seed", "per_subset", "draw", "subset", "unique_id", "n", "horizon", "season",
            "model", *(f"{k}_forecast" for k in FITS), *(f"{k}_seconds" for k in FITS), "error")
-#: the candidates AutoForecaster refits in the form their validation fit chose (since 0.19.7), and the rows of those
-#: refits (``auto_m3_study.py --forms``): at each origin with two windows, the validation fit again (searched, as in
-#: the study's rows, ``cv2_fit1`` and ``cv2``), the form it chose for the series, and the refit in that form
-SEARCHED = ("ETS", "ARIMA")
-FORM_FITS = {"cv1": ("cv2_fit1", "later_form"), "final": ("cv2", "test_form")}  # refit -> (validation, its form)
-FORMS_COLUMNS = ("date", "tsrsa_version", "seed", "subset", "unique_id", "model", "later_form", "test_form",
-                 *(f"{k}_forecast" for k in ("cv2_fit1", "cv2", "cv1", "final")),
-                 *(f"{k}_seconds" for k in ("cv2_fit1", "cv2", "cv1", "final")), "error")
-
-
-def forms_path(output: Path) -> Path:
-    """Where the rows of the refits in the validation's forms lie beside the study's rows ``output``."""
-    return output.with_name(f"{output.stem}_forms{output.suffix}")
 
 
 def data_folder(given) -> Path:

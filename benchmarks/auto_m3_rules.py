@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from auto_m3_data import CANDIDATES, FITS, FORM_FITS, HORIZON, NETWORKS, SEASON, forms_path, load_forecast, read_values
+from auto_m3_data import CANDIDATES, FITS, HORIZON, NETWORKS, SEASON, load_forecast, read_values
 
 
 class SeriesList:
@@ -69,28 +69,9 @@ def rule_weights(errors, ids, names, rule, blocked, inner_abs=None, signed=None)
                           also_panel=fallback, step_errors=inner_abs, margin=margin if gate else None)
 
 
-def form_arrays(forms: pd.DataFrame, ids, names, arrays: dict, seconds: dict) -> tuple[dict, dict]:
-    """The refits' forecasts and seconds (``cv1``, ``final``) with those of ``forms`` (the rows of the refits in
-    the validation's forms, :data:`auto_m3_data.FORM_FITS`) in place of the searched ones where a row has them."""
-    arrays = {key: arrays[key].copy() for key in FORM_FITS}
-    seconds = {key: seconds[key].copy() for key in FORM_FITS}
-    where = {sid: i for i, sid in enumerate(ids)}
-    for _, row in forms[forms["unique_id"].isin(where) & forms["model"].isin(names)].iterrows():
-        i, c = where[row["unique_id"]], names.index(row["model"])
-        for key in FORM_FITS:
-            yhat = load_forecast(row[f"{key}_forecast"])
-            if yhat is not None:
-                arrays[key][i, c] = yhat
-                seconds[key][i, c] = float(row[f"{key}_seconds"])
-    return arrays, seconds
-
-
-def rule_table(rows: pd.DataFrame, data: Path, forms: pd.DataFrame | None = None) -> pd.DataFrame:
+def rule_table(rows: pd.DataFrame, data: Path) -> pd.DataFrame:
     """One line per (subset, origin, n_windows, rule or candidate): mean MASE, sMAPE, the series scored, and
-    AutoForecaster's fit seconds over the most expensive candidate's. ``forms``: the rows of the refits in the
-    validation's forms (``auto_m3_study.py --forms``); with them the rules with two windows forecast, and pay,
-    with a kept ETS or ARIMA refitted in the form its validation fit chose, as AutoForecaster does since 0.19.7
-    (a candidate alone keeps its own search, and so do the rules with one window)."""
+    AutoForecaster's fit seconds over the most expensive candidate's."""
     from tsrsa.benchmarking.m3_sample import mase, smape
     from tsrsa.estimator.model_choice import combined, naive_scale, scaled_errors
 
@@ -102,8 +83,6 @@ def rule_table(rows: pd.DataFrame, data: Path, forms: pd.DataFrame | None = None
         names = [name for name in (*CANDIDATES, *NETWORKS) if name in set(group["model"])]
         network = np.isin(names, NETWORKS)  # (C,) a network's refit is one panel fit, kept whole
         ids, arrays, seconds = panel_arrays(group, names, values, h)
-        if forms is not None:
-            in_form, in_form_seconds = form_arrays(forms, ids, names, arrays, seconds)
         whole = [values[sid] for sid in ids]
         for origin in ("later", "test"):
             for W in (1, 2):
@@ -125,10 +104,7 @@ def rule_table(rows: pd.DataFrame, data: Path, forms: pd.DataFrame | None = None
                 errors = scaled_errors(inner, y, scale)  # (S, C)
                 signed = (inner - y[:, None]) / scale[:, None, None, None]  # (S, C, W, h)
                 inner_abs = np.abs(signed)
-                key = "cv1" if origin == "later" else "final"
-                refits, refits_seconds = ((in_form[key], in_form_seconds[key]) if forms is not None and W == 2
-                                          else (scored, refit_seconds))
-                blocked = ~np.isfinite(refits).all(axis=2)
+                blocked = ~np.isfinite(scored).all(axis=2)
 
                 def score(name, yhat, kept=None, cost=None):
                     ok = np.isfinite(yhat).all(axis=1)
@@ -146,10 +122,10 @@ def rule_table(rows: pd.DataFrame, data: Path, forms: pd.DataFrame | None = None
                 most = float(refit_seconds.sum(axis=0).max())  # the most expensive candidate's fits
                 for rule in RULES:
                     weights = rule_weights(errors, ids, names, rule, blocked, inner_abs, signed)
-                    yhat = combined(weights, refits)
+                    yhat = combined(weights, scored)
                     used = weights > 0
-                    cost = float(valid_seconds.sum() + (refits_seconds * used)[:, ~network].sum()
-                                 + refits_seconds[:, network & used.any(axis=0)].sum())
+                    cost = float(valid_seconds.sum() + (refit_seconds * used)[:, ~network].sum()
+                                 + refit_seconds[:, network & used.any(axis=0)].sum())
                     share = used.mean(axis=0)
                     kept = " ".join(f"{n}={s:.2f}" for n, s in zip(names, share))
                     out.append(score(rule, yhat, kept, (cost, cost / most)))
@@ -205,24 +181,13 @@ def paired(table: pd.DataFrame, rule: str, windows: int, reference: str, referen
 
 
 def summary(output: Path, data: Path, first: int | None = None, use: dict[str, str] | None = None,
-            models=tuple(CANDIDATES), searched_refits: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+            models=tuple(CANDIDATES)) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The rule table and the ranking of the rules on the later block among the candidates ``models`` (``first``:
     the first series of each subset's draw only; ``use``: {model: release} whose rows stand for that model, else
-    its latest); the refits in the validation's forms beside ``output`` (:func:`auto_m3_data.forms_path`) are read
-    where they exist, unless ``searched_refits`` (AutoForecaster before 0.19.7)."""
+    its latest)."""
     rows = pd.read_csv(output, dtype={"unique_id": str}, keep_default_na=False)
-    forms = None if searched_refits else form_rows(output)
-    table = rule_table(latest_rows(rows[rows["model"].isin(models)], first, use), data, forms)
+    table = rule_table(latest_rows(rows[rows["model"].isin(models)], first, use), data)
     return table, rule_ranking(table)
-
-
-def form_rows(output: Path) -> pd.DataFrame | None:
-    """The latest row of each (series, seed, candidate) among the refits in the validation's forms beside the
-    study's rows ``output`` (:func:`auto_m3_data.forms_path`), None where there are none."""
-    if not forms_path(output).exists():
-        return None
-    forms = pd.read_csv(forms_path(output), dtype={"unique_id": str}, keep_default_na=False)
-    return forms.drop_duplicates(["unique_id", "seed", "model"], keep="last")
 
 
 def latest_rows(rows: pd.DataFrame, first: int | None = None, use: dict[str, str] | None = None) -> pd.DataFrame:

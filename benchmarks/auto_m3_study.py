@@ -6,7 +6,6 @@
     python benchmarks/auto_m3_study.py --summary --models SeasonalNaive,ETS,ARIMA,Theta,RSA,Transformer,DLinear
     nohup nice python benchmarks/auto_m3_study.py --cost 20 --subsets monthly,quarterly -p margin=2 -p combine=null &
     nohup nice python benchmarks/auto_m3_study.py --subsets quarterly --per-subset 756 --models RSA &
-    nohup nice python benchmarks/auto_m3_study.py --forms --per-subset 1428 --shard 0/2 &
 
 The sample: ``--per-subset`` series of each M3 subset (yearly, quarterly, monthly, other), drawn with
 ``numpy.random.default_rng(--seed)`` from all of its series (short ones included: AutoForecaster has to
@@ -43,13 +42,6 @@ origin's panel, validated on the series long enough for it plus the block, refit
 a shorter series has no forecast from it (AutoForecaster leaves it to the other candidates). A network's seconds
 are its panel fit's, shared equally among the subset's series; the rules count a kept network's refit whole.
 
-Since 0.19.7 AutoForecaster refits a kept ETS or ARIMA in the form its validation fit chose for the series
-(parameters estimated again, no search). ``--forms`` makes those refits (:func:`form_refits`: the validation
-fit with two windows again, the form it chose, the refit in it, at both origins) and writes them beside
-``--output`` (``*_forms.csv``); the summary then reads them for the rules with two windows, while each candidate
-alone, the rules with one window and the cost's denominator keep the searched fits (``searched_refits`` in
-:func:`auto_m3_rules.summary`: AutoForecaster before 0.19.7).
-
 One row per (series, candidate), with the four forecasts, their seconds and any refusal, is appended to
 ``--output`` as each series finishes (a stopped run resumes). ``--summary`` prints one table per subset:
 each rule's mean MASE and sMAPE (M3's 200|y - yhat| / (|y| + |yhat|)) at both origins, every candidate alone
@@ -68,8 +60,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from auto_m3_data import (CANDIDATES, COLUMNS, FITS, FORM_FITS, FORMS_COLUMNS, HERE, HORIZON, NETWORKS,
-                          OUTPUT, SEARCHED, SEASON, SEED, data_folder, draw, forms_path,
+from auto_m3_data import (CANDIDATES, COLUMNS, FITS, HERE, HORIZON, NETWORKS, OUTPUT, SEASON, SEED, data_folder, draw,
                           read_values)
 from auto_m3_rules import paired, release_table, summary
 from auto_m4_study import by_series, candidates
@@ -106,50 +97,11 @@ def one_series(sid: str, values: np.ndarray, subset: str, models=tuple(CANDIDATE
         row = {"model": name}
         errors = []
         for key, call in calls.items():
-            record(row, errors, key, call)
-        row["error"] = " | ".join(errors)
-        rows.append(row)
-    return rows
-
-
-def record(row: dict, errors: list, key: str, call) -> bool:
-    """``call``'s forecast and seconds (:func:`_forecast`) written into ``row`` under ``key``, a refusal added to
-    ``errors``; whether it forecast."""
-    yhat, seconds, error = _forecast(call)
-    row[f"{key}_forecast"] = "" if yhat is None else json.dumps(yhat)
-    row[f"{key}_seconds"] = round(seconds, 4)
-    if error:
-        errors.append(f"{key}: {error}")
-    return yhat is not None
-
-
-def form_refits(sid: str, values: np.ndarray, subset: str, models=SEARCHED) -> list[dict]:
-    """One row per candidate of ``models`` (FORMS_COLUMNS): at each origin with two windows its validation fit
-    (``cv2_fit1`` on ``fit1``, ``cv2`` on ``train``: searched, as the study's rows), the form that fit chose for
-    the series and the refit on the whole frame in that form (``cv1`` on ``fit1``, ``final`` on ``train``): what
-    AutoForecaster forecasts with where the series keeps the candidate. No refit where the validation failed
-    (AutoForecaster never keeps the candidate there); a series fitted exactly (a constant stretch) is searched."""
-    import tsrsa
-    from tsrsa.estimator.crossval import cross_validate
-    from tsrsa.forecasters.auto_candidates import chosen_forms, refit
-
-    h, m = HORIZON[subset], SEASON[subset]
-    train = pd.Series(values[:-h], index=pd.RangeIndex(len(values) - h), name=sid)
-    frames = {"cv1": train.iloc[:-h], "final": train}
-    rows = []
-    for name in models:
-        model = getattr(tsrsa, CANDIDATES[name])(h=h, season_length=m)
-        row, errors = {"model": name}, []
-        for key, (validation, label) in FORM_FITS.items():
-            fits = []
-            validated = record(row, errors, validation, lambda: cross_validate(
-                model, frames[key], n_windows=2, step_size=h, refit=False, fitted=fits))
-            forms = chosen_forms(fits)
-            row[label] = json.dumps(forms[sid]) if sid in forms else ""
-            if not validated:
-                row[f"{key}_forecast"], row[f"{key}_seconds"] = "", 0.0
-                continue
-            record(row, errors, key, lambda: refit(model.clone(), frames[key], forms).predict())
+            yhat, seconds, error = _forecast(call)
+            row[f"{key}_forecast"] = "" if yhat is None else json.dumps(yhat)
+            row[f"{key}_seconds"] = round(seconds, 4)
+            if error:
+                errors.append(f"{key}: {error}")
         row["error"] = " | ".join(errors)
         rows.append(row)
     return rows
@@ -260,31 +212,6 @@ def run(subsets, per_subset: int, seed: int, output: Path, data: Path, models=tu
                   f"{sum(bool(r['final_forecast']) for r in rows)} of {len(rows)} series forecast", flush=True)
 
 
-def run_forms(subsets, per_subset: int, seed: int, output: Path, data: Path, shard: tuple[int, int] = (0, 1)) -> None:
-    """:func:`form_refits` of the sample (the draw of :func:`run`), skipping a (series, model) this release has
-    written; ``shard`` as for :func:`run`."""
-    from tsrsa import __version__
-    from tsrsa.benchmarking.results import append_rows
-
-    info = pd.read_csv(data / "M3-info.csv", dtype={"unique_id": str})
-    sample = draw(info, subsets, per_subset, seed)
-    values = read_values(data, sample)
-    done = set()
-    if output.exists():
-        old = pd.read_csv(output, dtype={"unique_id": str})
-        done = set(zip(old["unique_id"], old["seed"], old["model"], old["tsrsa_version"]))
-    for _, info_row in sample.iloc[shard[0]::shard[1]].iterrows():
-        sid, subset = info_row["unique_id"], info_row["subset"]
-        todo = [name for name in SEARCHED if name in CANDIDATES and (sid, seed, name, __version__) not in done]
-        if not todo:
-            continue
-        stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        rows = [{"date": stamp, "tsrsa_version": __version__, "seed": seed, "subset": subset, "unique_id": sid, **row}
-                for row in form_refits(sid, values[sid], subset, todo)]
-        append_rows(output, rows, FORMS_COLUMNS)
-        print(subset, sid, " ".join(f"{r['model']}:{r['cv2_seconds']}+{r['final_seconds']}" for r in rows), flush=True)
-
-
 COST_OUTPUT = HERE / "results" / "auto_m3_cost.csv"
 COST_COLUMNS = ("date", "tsrsa_version", "seed", "subset", "n_series", "model", "params", "fit_seconds")
 
@@ -331,13 +258,7 @@ def main(argv=None) -> None:
     parser.add_argument("--ids", type=Path, metavar="FILE",
                         help="fit only the series of the sample named in FILE (one id per line; statistical "
                              "candidates only)")
-    parser.add_argument("--forms", action="store_true",
-                        help=f"fit {', '.join(SEARCHED)}'s refits in the form their validation fit chose "
-                             f"(AutoForecaster's since 0.19.7) and append them to the file beside --output named "
-                             f"*_forms.csv, which --summary reads")
     parser.add_argument("--summary", action="store_true")
-    parser.add_argument("--searched-refits", action="store_true",
-                        help="--summary with a kept ETS or ARIMA searched again at its refit (before 0.19.7)")
     parser.add_argument("--compare", nargs=4, action="append", default=[],
                         metavar=("RULE", "WINDOWS", "REFERENCE", "REFERENCE_WINDOWS"),
                         type=lambda text: int(text) if text.isdigit() else text,
@@ -372,8 +293,7 @@ def main(argv=None) -> None:
         return
     if args.summary:
         use = dict(item.partition("=")[::2] for item in args.use)
-        table, ranking = summary(args.output, data_folder(args.data_dir), args.first, use, models,
-                                 args.searched_refits)
+        table, ranking = summary(args.output, data_folder(args.data_dir), args.first, use, models)
         with pd.option_context("display.width", 250, "display.max_rows", 500):
             print(table.drop(columns="per_series").to_string(index=False, float_format="%.3f"))
             print("\nthe rules on the later block, over the best candidate alone in each subset:")
@@ -394,10 +314,6 @@ def main(argv=None) -> None:
     if set(models) & set(NETWORKS) and n != "1":
         parser.error("a network is fitted once on a subset's whole sample: run it without --shard (one process per "
                      "network, e.g. --models RSA and --models Transformer,DLinear)")
-    if args.forms:
-        run_forms(subsets, args.per_subset, args.seed, forms_path(args.output), data_folder(args.data_dir),
-                  (int(k), int(n)))
-        return
     ids = None
     if args.ids:
         if set(models) & set(NETWORKS):

@@ -109,19 +109,16 @@ def dated(frame: pd.DataFrame, frequency: str) -> pd.DataFrame:
 
 
 def run(frequency: str, models, seed: int, output: Path, data_dir=None, params: dict | None = None,
-        with_dates: bool = False, forms: bool = False) -> None:
+        with_dates: bool = False) -> None:
     """The three fits of every candidate of ``models`` on the panel (with ``params`` set on each, its rows
     named by :func:`labelled`; ``with_dates``: the frames dated, the frequency inferred, rows named
-    ``RSA[dated=true]``; ``forms``: a statistical candidate's refit in the form its validation fit chose for
-    each series, as AutoForecaster refits a kept one since 0.19.7, rows named ``ETS[forms=true]``); rows
-    appended per candidate."""
+    ``RSA[dated=true]``); rows appended per candidate."""
     import torch
 
     import tsrsa
     from tsrsa.benchmarking.m4 import load_split
     from tsrsa.benchmarking.results import append_rows
-    from tsrsa.estimator.crossval import cross_validate
-    from tsrsa.forecasters.auto_candidates import chosen_forms, held_look_back, refit
+    from tsrsa.forecasters.auto_candidates import held_look_back
 
     torch.set_num_threads(1)
     val, test = load_split(frequency, "validation", data_dir), load_split(frequency, "test", data_dir)
@@ -132,24 +129,22 @@ def run(frequency: str, models, seed: int, output: Path, data_dir=None, params: 
     if with_dates:
         val_frame, test_frame = dated(val_frame, frequency), dated(test_frame, frequency)
         params, label = {**params, "freq": None}, {**label, "dated": True}
-    if forms:
-        label = {**label, "forms": True}
     for name in models:
         model, error = built[name].set_params(**params) if params else built[name], ""
         panel = model.to_panel(val_frame)
         model = held_look_back(model, panel, 2 * h)  # as AutoForecaster's fit sets it
         inner = later = future = {}
         valid, able = long_enough(model, val, panel, 2 * h)  # the series AutoForecaster validates it on, and refits
-        began, fits = time.perf_counter(), []
+        began = time.perf_counter()
         try:
-            inner = by_series(cross_validate(model.clone(), of(val_frame, valid), n_windows=2, step_size=h,
-                                             refit=False, fitted=fits), val.ids, h, 2)
+            inner = by_series(model.clone().cross_validate(of(val_frame, valid), n_windows=2, step_size=h,
+                                                       refit=False), val.ids, h, 2)
         except Exception as err:  # noqa: BLE001 - a refusal is a result: AutoForecaster skips the candidate
             error = f"inner: {type(err).__name__}: {err}"[:300]
         validation_seconds = time.perf_counter() - began
         began = time.perf_counter()
         try:
-            fitted = refit(model.clone(), of(val_frame, able), chosen_forms(fits) if forms else None)
+            fitted = model.clone().fit(of(val_frame, able))
             refit_seconds = time.perf_counter() - began
             later = by_series(fitted.predict(), val.ids, h, 1)
             future = by_series(fitted.predict(df=of(test_frame, able)), val.ids, h, 1)
@@ -169,9 +164,25 @@ def run(frequency: str, models, seed: int, output: Path, data_dir=None, params: 
 
 
 # ---------------------------------------------------------------------- the rules, offline
-def forecast_arrays(rows: pd.DataFrame, ids, h: int):
-    """(S, C, 2, h) inner, (S, C, h) later and test forecasts (NaN where missing) and the (2, C) validation and
-    refit seconds of ``rows`` (one per candidate of NAMES and series of ``ids``)."""
+def arrays(frequency: str, seed: int, output: Path, data_dir=None, use=(), without=()):
+    """The splits, and (S, C, 2, h) inner, (S, C, h) later and test forecasts (NaN where missing), and the
+    candidates' (C,) validation and refit seconds, from each candidate's latest rows; ``use``: labelled
+    candidates (``RSA[input_size=52]``) that stand in for the default of their name; ``without``: candidates left
+    out."""
+    from tsrsa.benchmarking.m4 import load_split
+
+    rows = pd.read_csv(output, dtype={"unique_id": str}, keep_default_na=False)
+    rows = rows[(rows["frequency"] == frequency) & (rows["seed"] == seed)]
+    for label in use:
+        base = label.split("[")[0]
+        if label not in set(rows["model"]):
+            raise ValueError(f"no rows of {label!r} for {frequency}, seed {seed}: run it first (--set)")
+        rows = rows[rows["model"] != base]
+        rows.loc[rows["model"] == label, "model"] = base
+    rows = rows[rows["model"].isin(NAMES) & ~rows["model"].isin(without)]
+    rows = rows.drop_duplicates(["model", "unique_id"], keep="last")
+    val, test = load_split(frequency, "validation", data_dir), load_split(frequency, "test", data_dir)
+    ids, h = val.ids, val.frequency.h
     where = {sid: i for i, sid in enumerate(ids)}
     S, C = len(ids), len(NAMES)
     inner, later, future = np.full((S, C, 2, h), np.nan), np.full((S, C, h), np.nan), np.full((S, C, h), np.nan)
@@ -183,69 +194,22 @@ def forecast_arrays(rows: pd.DataFrame, ids, h: int):
             if text:
                 target[i, c] = np.array(json.loads(text)).reshape(shape)
         seconds[:, c] = float(row.validation_seconds), float(row.refit_seconds)
-    return inner, later, future, seconds
-
-
-def arrays(frequency: str, seed: int, output: Path, data_dir=None, use=(), without=(), forms=()):
-    """The splits, and (S, C, 2, h) inner, (S, C, h) later and test forecasts (NaN where missing), and the
-    candidates' (2, C) validation and refit seconds, from each candidate's latest rows; then the later and test
-    forecasts and the seconds of a candidate's refit where a rule keeps it: those of ``forms`` (labelled
-    candidates, ``ETS[forms=true]``, refitted in their validation's forms as AutoForecaster since 0.19.7) for
-    the candidate of their name, the others' own. ``use``: labelled candidates (``RSA[input_size=52]``) that
-    stand in for the default of their name; ``without``: candidates left out."""
-    from tsrsa.benchmarking.m4 import load_split
-
-    rows = pd.read_csv(output, dtype={"unique_id": str}, keep_default_na=False)
-    rows = rows[(rows["frequency"] == frequency) & (rows["seed"] == seed)]
-    for label in (*use, *forms):
-        if label not in set(rows["model"]):
-            raise ValueError(f"no rows of {label!r} for {frequency}, seed {seed}: run it first (--set, --forms)")
-    in_form = rows[rows["model"].isin(forms)].assign(model=lambda r: r["model"].str.split("[").str[0])
-    for label in use:
-        base = label.split("[")[0]
-        rows = rows[rows["model"] != base]
-        rows.loc[rows["model"] == label, "model"] = base
-    rows = rows[rows["model"].isin(NAMES) & ~rows["model"].isin(without)]
-    rows = rows.drop_duplicates(["model", "unique_id"], keep="last")
-    val, test = load_split(frequency, "validation", data_dir), load_split(frequency, "test", data_dir)
-    ids, h = val.ids, val.frequency.h
-    inner, later, future, seconds = forecast_arrays(rows, ids, h)
-    _, kept_later, kept_future, kept_seconds = forecast_arrays(in_form[in_form["model"].isin(set(rows["model"]))],
-                                                               ids, h)
-    replaced = np.isin(NAMES, in_form["model"].unique())  # (C,)
-    kept_later = np.where(replaced[None, :, None], kept_later, later)
-    kept_future = np.where(replaced[None, :, None], kept_future, future)
-    kept_seconds = np.where(replaced[None, :], kept_seconds, seconds)
     present = [name for name in NAMES if name in set(rows["model"])]
-    return val, test, inner, later, future, seconds, present, (kept_later, kept_future, kept_seconds)
+    return val, test, inner, later, future, seconds, present
 
 
-def form_labels(output: Path, frequency: str, seed: int) -> list[str]:
-    """The labelled candidates of ``output`` refitted in their validation's forms (``ETS[forms=true]``), one per
-    candidate; ValueError where a candidate has several."""
-    rows = pd.read_csv(output, usecols=["frequency", "seed", "model"])
-    labels = sorted(label for label in set(rows.loc[(rows["frequency"] == frequency) & (rows["seed"] == seed), "model"])
-                    if "forms=true" in label)
-    bases = [label.split("[")[0] for label in labels]
-    if len(set(bases)) < len(bases):
-        raise ValueError(f"several refits in the validation's forms for one candidate: {labels}")
-    return labels
-
-
-def rule_scores(frequency: str, seed: int, output: Path, data_dir=None, use=(), without=(), forms=()) -> pd.DataFrame:
+def rule_scores(frequency: str, seed: int, output: Path, data_dir=None, use=(), without=()) -> pd.DataFrame:
     """One line per rule (``auto_m3_rules.RULES``) and candidate alone: sMAPE, MASE and OWA on the later block
     and the test, the share of series keeping each candidate, and the fit seconds over the costliest refit
-    (``without``: candidates left out of the choice; ``forms``: see :func:`arrays`)."""
+    (``without``: candidates left out of the choice)."""
     from tsrsa.benchmarking.m4 import scores_with_owa
     from tsrsa.estimator.model_choice import combined, naive_scale, scaled_errors
     from tsrsa.forecasters.auto_candidates import local
 
-    val, test, inner, later, future, seconds, present, kept = arrays(frequency, seed, output, data_dir, use, without,
-                                                                     forms)
+    val, test, inner, later, future, seconds, present = arrays(frequency, seed, output, data_dir, use, without)
     h, m = val.frequency.h, val.frequency.m
     use = [NAMES.index(name) for name in present]
     inner, later, future, seconds = inner[:, use], later[:, use], future[:, use], seconds[:, use]
-    kept_later, kept_future, kept_seconds = kept[0][:, use], kept[1][:, use], kept[2][:, use]
     histories = [val.history[sid] for sid in val.ids]
     ends = np.array([max(len(v) - 2 * h, 1) for v in histories])  # values before AutoForecaster's block
     y = np.stack([np.stack([v[e + w * h: e + (w + 1) * h] for w in range(2)]) for v, e in zip(histories, ends)])
@@ -253,20 +217,19 @@ def rule_scores(frequency: str, seed: int, output: Path, data_dir=None, use=(), 
     errors = scaled_errors(inner, y, scale)
     signed = (inner - y[:, None]) / scale[:, None, None, None]
     inner_abs = np.abs(signed)
-    blocked = ~np.isfinite(kept_later).all(axis=2)
-    most = float(seconds[1].max())  # the costliest candidate's own refit (searched)
+    blocked = ~np.isfinite(later).all(axis=2)
+    most = float(seconds[1].max())
     built = candidates(h, m, seed)
     per_series = np.array([local(built[name]) for name in present])  # refitted on the series that keep them only
     out = []
 
     def line(name, weights):
         row = {"frequency": frequency, "seed": seed, "model": name}
-        for origin, split, scored in (("later", val, kept_later), ("test", test, kept_future)):
+        for origin, split, scored in (("later", val, later), ("test", test, future)):
             score = scores_with_owa(split, combined(weights, scored))
             row.update({f"{origin}_{k}": v for k, v in score.items()})
         used = weights > 0
-        cost = float(seconds[0].sum() + (kept_seconds[1] * np.where(per_series, used.mean(axis=0),
-                                                                    used.any(axis=0))).sum())
+        cost = float(seconds[0].sum() + (seconds[1] * np.where(per_series, used.mean(axis=0), used.any(axis=0))).sum())
         row.update({"kept": " ".join(f"{n}={s:.2f}" for n, s in zip(present, used.mean(axis=0)) if s > 0),
                     "seconds": cost, "cost_ratio": cost / most})
         return row
@@ -274,12 +237,10 @@ def rule_scores(frequency: str, seed: int, output: Path, data_dir=None, use=(), 
     ids = np.array(val.ids, dtype=object)
     for rule in RULES:
         out.append(line(rule, rule_weights(errors, ids, present, rule, blocked, inner_abs, signed)))
-    for c, name in enumerate(present):  # each alone: its own (searched) refit
+    for c, name in enumerate(present):
         weights = np.zeros((len(ids), len(present)))
         weights[:, c] = 1.0
-        row = {"frequency": frequency, "seed": seed, "model": name}
-        for origin, split, scored in (("later", val, later), ("test", test, future)):
-            row.update({f"{origin}_{k}": v for k, v in scores_with_owa(split, combined(weights, scored)).items()})
+        row = line(name, weights)
         row["seconds"], row["cost_ratio"], row["kept"] = float(seconds[1, c]), float(seconds[1, c]) / most, ""
         out.append(row)
     return pd.DataFrame(out)
@@ -296,18 +257,13 @@ def main(argv=None) -> None:
                         help="a parameter set on every candidate of this run (its rows are named RSA[KEY=VALUE])")
     parser.add_argument("--dated", action="store_true",
                         help="the series' steps as dates (weekly, hourly): the frequency's season is known")
-    parser.add_argument("--forms", action="store_true",
-                        help="refit the statistical candidates in the forms their validation fit chose (AutoForecaster "
-                             "since 0.19.7); rows named ETS[forms=true]; with --summary: read such rows for the refit "
-                             "of a kept candidate (the latest label of each candidate, if any)")
     parser.add_argument("--summary", action="store_true")
     parser.add_argument("--use", action="append", default=[], metavar="LABEL",
                         help="--summary with a labelled candidate (RSA[input_size=52]) in place of its default")
     args = parser.parse_args(argv)
     args.data_dir = args.data_dir or os.environ.get("TSRSA_DATA_DIR") or HERE.parent.parent / "shared" / "datasets"
     if args.summary:
-        forms = form_labels(args.output, args.frequency, args.seed) if args.forms else ()
-        table = rule_scores(args.frequency, args.seed, args.output, args.data_dir, args.use, forms=forms)
+        table = rule_scores(args.frequency, args.seed, args.output, args.data_dir, args.use)
         with pd.option_context("display.width", 250, "display.max_rows", 200):
             print(table.to_string(index=False, float_format="%.4f"))
         return
@@ -315,7 +271,7 @@ def main(argv=None) -> None:
     if set(models) - set(NAMES):
         parser.error(f"unknown models {sorted(set(models) - set(NAMES))}; choose from {', '.join(NAMES)}")
     params = {key: json.loads(value) for key, _, value in (p.partition("=") for p in args.set)}
-    run(args.frequency, models, args.seed, args.output, args.data_dir, params, args.dated, args.forms)
+    run(args.frequency, models, args.seed, args.output, args.data_dir, params, args.dated)
 
 
 if __name__ == "__main__":

@@ -8,9 +8,7 @@ a test value): M3's four subsets from ``auto_m3_study.py``'s rows with every can
 networks included), each whole (``--monthly-first N``: the monthly subset on the first N series of its draw only,
 ``--monthly-arima R``: with ARIMA's rows of release R), each candidate's latest rows; M4 Weekly and Hourly from
 ``auto_m4_study.py``'s rows, each with the networks at their default look-back and at the protocol's (52, 168)
-(Hourly's ETS from its rows labelled ``ETS[n_jobs=2]``). A kept ETS or ARIMA is refitted in the form its
-validation fit chose where the studies hold such refits (``auto_m3_study.py --forms``, ``auto_m4_study.py --forms``:
-AutoForecaster since 0.19.7), else searched again (``--searched-refits``: searched everywhere, as before 0.19.7).
+(Hourly's ETS from its rows labelled ``ETS[n_jobs=2]``).
 In each regime every rule's later-block MASE and sMAPE are divided by the best single candidate's there; the
 ranking is the geometric mean of those ratios over the regimes and the worst of them, lowest geometric mean
 first. ``--without`` leaves candidates out of every regime (what the rules would choose among without them).
@@ -25,7 +23,7 @@ import pandas as pd
 
 import auto_m3_data as m3
 import auto_m4_study as m4
-from auto_m3_rules import RULES, form_rows, latest_rows, rule_table
+from auto_m3_rules import RULES, latest_rows, rule_table
 
 #: M4's regimes: (label, frequency, the labelled candidates that stand in for the defaults). Hourly's ETS ran with
 #: two processes (``n_jobs`` changes no forecast), so its rows carry that label and stand in for ETS there.
@@ -39,23 +37,20 @@ M4_REGIMES = (("M4 Weekly", "Weekly", ()),
 
 
 def m3_ratios(rows: pd.DataFrame, data: Path, subset: str, first: int | None = None, use: dict | None = None,
-              without=(), forms: pd.DataFrame | None = None) -> pd.DataFrame:
+              without=()) -> pd.DataFrame:
     """Each rule's later-block MASE and sMAPE over the best candidate's on one M3 subset (two windows, as
-    AutoForecaster's default; ``forms``: the refits in the validation's forms)."""
+    AutoForecaster's default)."""
     rows = rows[(rows["subset"] == subset) & ~rows["model"].isin(without)]
-    table = rule_table(latest_rows(rows, first, use), data, forms)
+    table = rule_table(latest_rows(rows, first, use), data)
     table = table[table["origin"] == "later"]
     single = table[table["model"].isin([*m3.CANDIDATES, *m3.NETWORKS]) & (table["n_windows"] == 1)]
     rules = table[table["model"].isin(RULES) & (table["n_windows"] == 2)].set_index("model")
     return pd.DataFrame({"mase": rules["mase"] / single["mase"].min(), "smape": rules["smape"] / single["smape"].min()})
 
 
-def m4_ratios(frequency: str, use=(), output: Path = m4.OUTPUT, data_dir=None, without=(),
-              searched: bool = False) -> pd.DataFrame:
-    """The same on M4 ``frequency`` (seed 0), ``use``: labelled networks in place of the defaults; a kept
-    statistical candidate refitted in its validation's forms where such rows exist, unless ``searched``."""
-    forms = () if searched else m4.form_labels(output, frequency, 0)
-    table = m4.rule_scores(frequency, 0, output, data_dir, use, without, forms)
+def m4_ratios(frequency: str, use=(), output: Path = m4.OUTPUT, data_dir=None, without=()) -> pd.DataFrame:
+    """The same on M4 ``frequency`` (seed 0), ``use``: labelled networks in place of the defaults."""
+    table = m4.rule_scores(frequency, 0, output, data_dir, use, without)
     single = table[~table["model"].isin(RULES)]
     rules = table[table["model"].isin(RULES)].set_index("model")
     return pd.DataFrame({"mase": rules["later_mase"] / single["later_mase"].min(),
@@ -81,19 +76,15 @@ def main(argv=None) -> None:
     parser.add_argument("--monthly-first", type=int, help="the first N monthly series of the draw only")
     parser.add_argument("--monthly-arima", help="the release of ARIMA's monthly rows (default: its latest)")
     parser.add_argument("--without", default="", help="comma-separated candidates left out of every regime")
-    parser.add_argument("--searched-refits", action="store_true",
-                        help="a kept ETS or ARIMA searched again at its refit (AutoForecaster before 0.19.7)")
     args = parser.parse_args(argv)
     data = Path(args.data_dir) if args.data_dir else m3.HERE.parent.parent / "shared" / "datasets"
     without = [name for name in args.without.split(",") if name]
     rows = pd.read_csv(args.m3_output, dtype={"unique_id": str}, keep_default_na=False)
     monthly = (args.monthly_first, {"ARIMA": args.monthly_arima} if args.monthly_arima else None)
-    forms = None if args.searched_refits else form_rows(args.m3_output)
     ratios = {f"M3 {subset}": m3_ratios(rows, data / "m3", subset, *(monthly if subset == "monthly" else (None, None)),
-                                        without=without, forms=forms)
-              for subset in ("monthly", "quarterly", "yearly", "other")}
+                                        without=without) for subset in ("monthly", "quarterly", "yearly", "other")}
     for label, frequency, use in M4_REGIMES:
-        ratios[label] = m4_ratios(frequency, use, args.m4_output, data, without, args.searched_refits)
+        ratios[label] = m4_ratios(frequency, use, args.m4_output, data, without)
     with pd.option_context("display.width", 250, "display.max_columns", 20):
         print("later-block MASE over the best single candidate:")
         print(pd.DataFrame({regime: frame["mase"] for regime, frame in ratios.items()}).round(3).to_string())

@@ -55,48 +55,6 @@ def test_the_choice_is_the_argmin_of_its_table_and_forecasts_are_the_chosen_mode
     assert not any(hasattr(m, "memory_") for m in models.values())
 
 
-def test_a_kept_statistical_candidate_is_refitted_in_the_form_its_validation_chose():
-    from tsrsa.statistical.arima_model import ArimaSpec
-
-    df = monthly(n_series=4, length=40, seed=3)
-    models = {"Naive": SeasonalNaiveForecaster(h=H), "ETS": ETSForecaster(h=H, seasonal=None),
-              "ARIMA": tsrsa.ARIMAForecaster(h=H, seasonal_order=None)}
-    auto = AutoForecaster(h=H, models=models, n_windows=W, combine=None, margin=None).fit(df)
-    before_block = df.groupby("unique_id").head(40 - H * W)  # what each validation fit saw
-    validated = {name: models[name].clone().fit(before_block) for name in ("ETS", "ARIMA")}
-    searched = {name: models[name].clone().fit(df) for name in ("ETS", "ARIMA")}
-    out, differ = auto.predict(), {"ETS": 0, "ARIMA": 0}
-    for i, (sid, name) in enumerate(zip(auto.choice_["unique_id"], auto.choice_["kept"])):
-        if name == "Naive":
-            continue
-        form = validated[name].memory_.fits[i].form
-        refit = auto.models_[name].memory_
-        fit = refit.fits[list(refit.ids).index(sid)]
-        assert fit.form == form  # the validation's form, not a new search on the whole series
-        differ[name] += form != searched[name].memory_.fits[i].form
-        y = df.loc[df.unique_id == sid, "y"].to_numpy()
-        if name == "ARIMA":  # its parameters estimated again on the whole series
-            np.testing.assert_array_equal(fit.params, ArimaSpec.from_json(form).fit(y).params)
-        else:
-            alone = ETSForecaster(h=H, error=form["error"], trend=form["trend"], damped=form["damped"],
-                                  seasonal=None).fit(df[df.unique_id == sid])
-            np.testing.assert_array_equal(out.loc[out.unique_id == sid, "yhat"].to_numpy(),
-                                          alone.predict()["yhat"].to_numpy())
-    assert min(differ.values()) >= 1, differ  # a search on the whole series chooses otherwise there: skipped
-
-
-def test_a_series_constant_before_the_block_is_searched_again_at_the_refit():
-    t = np.arange(40)
-    y = np.where(t < 32, 5.0, 5.0 + 0.5 * (t - 31) + 0.2 * np.sin(t))  # the validation fit sees a constant
-    df = pd.DataFrame({"unique_id": "c", "ds": pd.date_range("2020-01-01", periods=40, freq="MS"), "y": y})
-    models = {"ETS": ETSForecaster(h=H, seasonal=None), "Naive": SeasonalNaiveForecaster(h=H, season_length=1)}
-    auto = AutoForecaster(h=H, models=models, n_windows=W, combine="mean", top_k=2, margin=None).fit(df)
-    before = ETSForecaster(h=H, seasonal=None).fit(df.head(40 - H * W))
-    assert np.isnan(before.memory_.fits[0].aic)  # fitted without a search: its form says nothing of the series
-    searched = ETSForecaster(h=H, seasonal=None).fit(df)
-    assert auto.models_["ETS"].memory_.fits[0].form == searched.memory_.fits[0].form != before.memory_.fits[0].form
-
-
 def test_validation_errors_are_mase_of_each_candidates_own_cross_validation():
     df = monthly()
     models = candidates()

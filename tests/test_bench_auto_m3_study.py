@@ -190,34 +190,3 @@ def test_one_series_alone_is_autoforecasters_choice_on_that_series(tmp_path, mon
         assert per.loc[(sid, "test"), "0.19.5 sMAPE"] == pytest.approx(want, rel=1e-6), sid  # 8 digits kept
     assert windows["Y0"] == 2 and windows["Y2"] == 1  # the rule moved the short series to one window
     assert auto_single.table(per.reset_index())["series"].sum() >= 1
-
-
-def test_the_rules_read_the_refits_in_the_validations_forms_as_autoforecaster_makes_them(tmp_path, monkeypatch):
-    with_ets = {"SeasonalNaive": "SeasonalNaiveForecaster", "ETS": "ETSForecaster"}
-    monkeypatch.setattr(study, "CANDIDATES", with_ets)
-    folder = write_yearly(tmp_path / "m3", n_series=8)
-    output = tmp_path / "rows.csv"
-    args = ["--data-dir", str(folder), "--output", str(output), "--subsets", "yearly", "--per-subset", "8"]
-    study.main(args)
-    study.main([*args, "--forms"])  # ETS's refits in its validation's forms, beside the rows (ARIMA not a candidate)
-    forms = pd.read_csv(m3_data.forms_path(output), dtype={"unique_id": str}, keep_default_na=False)
-    assert list(forms.columns) == list(m3_data.FORMS_COLUMNS) and forms["model"].tolist() == ["ETS"] * 8
-    rows = pd.read_csv(output, dtype={"unique_id": str}, keep_default_na=False)
-    for key in ("cv2", "cv2_fit1"):  # the validation fits again: the study's own
-        assert forms[f"{key}_forecast"].tolist() == rows.loc[rows["model"] == "ETS", f"{key}_forecast"].tolist()
-    table = rules.rule_table(rows, folder, forms)
-    searched = rules.rule_table(rows, folder)
-    values = m3_data.read_values(folder, rows.drop_duplicates("unique_id"))
-    ids = sorted(values)
-    models = {name: getattr(tsrsa, cls)(h=6, season_length=1) for name, cls in with_ets.items()}
-    differ = 0
-    for origin, cut in (("test", 6), ("later", 12)):
-        auto = tsrsa.AutoForecaster(h=6, season_length=1, models=models, n_windows=2, margin=None)  # rule mean2
-        yhat = auto.fit(study.long_frame(values, ids, cut)).predict()["yhat"].to_numpy().reshape(len(ids), 6)
-        want = np.mean([m3.mase(values[sid][len(values[sid]) - cut:len(values[sid]) - cut + 6], f,
-                                values[sid][:len(values[sid]) - cut], 1) for sid, f in zip(ids, yhat)])
-        line = (table.origin == origin) & (table.n_windows == 2) & (table.model == "mean2")
-        assert table[line]["mase"].item() == pytest.approx(want, rel=1e-6), origin  # rows keep 8 digits
-        differ += searched[line]["mase"].item() != pytest.approx(want, rel=1e-6)
-        assert table[line]["auto_seconds"].item() < searched[line]["auto_seconds"].item()
-    assert differ  # a search at the refit would have forecast otherwise: the forms' rows are what is read

@@ -92,24 +92,3 @@ def test_dated_frames_keep_each_series_steps_as_weekly_dates_that_read_a_season(
     longest = out["unique_id"] == "W4"  # 93 weeks: room for a year's look-back and four windows
     assert model.plan(out[longest]).input_size == 52 and model.plan(frame[longest]).input_size == 26
     assert model.plan(out).input_size == 57 - 13 - 3  # the shortest (57 weeks) shortens the panel's look-back
-
-
-def test_the_refits_in_the_validations_forms_score_as_autoforecaster_and_each_alone_keeps_its_search(tmp_path):
-    write_weekly(tmp_path / "m4")
-    output = tmp_path / "rows.csv"
-    args = ["--frequency", "Weekly", "--data-dir", str(tmp_path), "--output", str(output)]
-    study.main([*args, "--models", "SeasonalNaive,ETS"])
-    study.main([*args, "--models", "ETS", "--forms"])
-    assert study.form_labels(output, "Weekly", 0) == ["ETS[forms=true]"]
-    table = study.rule_scores("Weekly", 0, output, tmp_path, forms=["ETS[forms=true]"]).set_index("model")
-    searched = study.rule_scores("Weekly", 0, output, tmp_path).set_index("model")
-    val, test = load_split("Weekly", "validation", tmp_path), load_split("Weekly", "test", tmp_path)
-    models = {name: model for name, model in study.candidates(13, 1, 0).items() if name in ("SeasonalNaive", "ETS")}
-    auto = tsrsa.AutoForecaster(h=13, season_length=1, freq=1, random_state=0, models=models, margin=None)
-    auto.fit(val.frame())  # rule mean2: every series keeps ETS
-    for origin, split, frame in (("later", val, auto.predict()), ("test", test, auto.predict(df=test.frame()))):
-        want = scores_with_owa(split, forecast_matrix(frame, split.ids, 13))
-        assert table.loc["mean2", f"{origin}_mase"] == pytest.approx(want["mase"], rel=1e-6), origin
-    assert table.loc["mean2", "seconds"] < searched.loc["mean2", "seconds"]
-    assert table.loc["mean2", "test_mase"] != pytest.approx(searched.loc["mean2", "test_mase"], rel=1e-6)
-    pd.testing.assert_series_equal(table.loc["ETS"], searched.loc["ETS"])  # alone: its own search

@@ -111,46 +111,6 @@ def test_criterion_is_checked():
         ETSForecaster(h=3, criterion="bic").fit(frame(damped_trend()))
 
 
-# ---------------------------------------------------------------------- a form chosen before, fitted again
-def test_a_form_given_by_series_is_fitted_again_without_a_search_and_the_others_are_searched():
-    y0, y1 = multiplicative_season(48, seed=5), damped_trend(48)
-    searched = ETSForecaster(h=6, season_length=12).fit(frame(y0, y1))
-    assert searched.params_.loc[0, "model"] != "ETS(A,N,A[12])"  # the given form is not the search's
-    given = EtsForm("add", None, False, "add", 12).to_json()
-    model = ETSForecaster(h=6, season_length=12)
-    model.fit_panel(model.to_panel(frame(y0, y1)), forms={"s0": given})
-    alone = ETSForecaster(h=6, season_length=12, error="add", trend=None, seasonal="add").fit(frame(y0))
-    assert model.params_.loc[0, "model"] == "ETS(A,N,A[12])"
-    pd.testing.assert_series_equal(model.params_.iloc[0].dropna(), alone.params_.iloc[0], check_names=False)
-    pd.testing.assert_series_equal(model.params_.iloc[1].sort_index(), searched.params_.iloc[1].sort_index(),
-                                   check_names=False)
-    np.testing.assert_array_equal(model.predict()["yhat"].to_numpy()[:6], alone.predict()["yhat"].to_numpy())
-
-
-def test_an_arima_form_given_is_its_orders_and_trend_with_the_parameters_estimated_again():
-    from tsrsa.statistical.arima_model import ArimaSpec
-
-    y = damped_trend(60) + np.cumsum(np.random.default_rng(1).standard_normal(60))
-    spec = ArimaSpec((1, 1, 0), trend="c")  # a drift: not a form ARIMAForecaster(order=...) searches
-    model = ARIMAForecaster(h=6, season_length=1)
-    model.fit_panel(model.to_panel(frame(y)), forms={"s0": spec.to_json()})
-    direct = spec.fit(y)
-    assert model.params_.loc[0, "model"] == "ARIMA(1,1,0) with drift"
-    np.testing.assert_allclose(model.memory_.fits[0].params, direct.params, rtol=0, atol=0)
-    np.testing.assert_allclose(model.predict()["yhat"].to_numpy(),
-                               spec.model(y).filter(direct.params).forecast(6), rtol=1e-9)
-
-
-def test_a_form_that_no_longer_fits_the_series_is_searched():
-    y = multiplicative_season(48, seed=5)
-    y[-1] = -5.0  # a multiplicative form cannot take it
-    given = EtsForm("mul", "add", False, "mul", 12).to_json()
-    model = ETSForecaster(h=6, season_length=12)
-    model.fit_panel(model.to_panel(frame(y)), forms={"s0": given})
-    searched = ETSForecaster(h=6, season_length=12).fit(frame(y))
-    pd.testing.assert_frame_equal(model.params_, searched.params_)
-
-
 # ---------------------------------------------------------------------- parallel fits
 @pytest.mark.parametrize("make", [
     lambda jobs: ETSForecaster(h=6, season_length=4, n_jobs=jobs),
@@ -162,11 +122,6 @@ def test_two_processes_fit_what_one_fits(make):
     series = [multiplicative_season(40, seed=s)[:40] for s in range(3)] + [damped_trend(40, seed=s) for s in range(3)]
     one, two = make(1).fit(frame(*series)), make(2).fit(frame(*series))
     pd.testing.assert_frame_equal(one.predict(), two.predict(), check_exact=True)
-    pd.testing.assert_frame_equal(one.params_, two.params_, check_exact=True)
-    forms = {"s1": one.memory_.fits[0].form, "s4": one.memory_.fits[3].form}  # other series' forms, given
-    one, two = make(1), make(2)
-    for model in (one, two):
-        model.fit_panel(model.to_panel(frame(*series)), forms=forms)
     pd.testing.assert_frame_equal(one.params_, two.params_, check_exact=True)
 
 

@@ -9,9 +9,7 @@ order, so the fits are those of ``n_jobs=1``); its fitted state is a
 :class:`~tsrsa.estimator.statistical_state.StatisticalState` (``state_type()``), which runs each
 model's filter over new observations with the fitted parameters (``update``, ``predict(df=...)``,
 ``forecast_cutoffs``) and saves parameters and states as JSON and arrays. A subclass names its
-parameters and implements ``minimum_length(m)`` and ``fit_series(panel, i)``; one that searches among
-forms (ETS, ARIMA) also ``refit_series(panel, i, form)``, which fits a form chosen before (the fit option
-``forms``: AutoForecaster refits what a series keeps in the form its validation fit chose).
+parameters and implements ``minimum_length(m)`` and ``fit_series(panel, i)``.
 
 ``predict(h)`` forecasts any number of steps (``forecasts_any_horizon``: the fitted ``h`` is the default
 and what cross-validation and the conformal calibration use, not a limit). ETS and ARIMA
@@ -111,12 +109,6 @@ class StatisticalForecaster(BaseForecaster):
         (``fit``, and a series new at ``update(new_ids="add")`` or ``predict(df=...)``)."""
         raise NotImplementedError
 
-    def refit_series(self, panel, i: int, form: dict):
-        """Series ``i`` of ``panel`` fitted in ``form`` (a :class:`~tsrsa.statistical.series_fit.SeriesFit`'s
-        ``form``, chosen by an earlier fit of the same series), its parameters estimated again, without a
-        search. Here the search of :meth:`fit_series`: a family without forms to search has nothing to skip."""
-        return self.fit_series(panel, i)
-
     # ------------------------------------------------------------------ the contract
     def check_params(self) -> None:
         super().check_params()
@@ -134,12 +126,10 @@ class StatisticalForecaster(BaseForecaster):
     def required_length(self, panel) -> tuple[int, str]:
         return self.minimum_length(self.resolved_season(panel.freq))
 
-    def _fit(self, panel, forms: dict | None = None, **fit_options) -> None:
-        """``forms`` (a fit option): {series id: form} for the series to fit in a form chosen before
-        (:meth:`refit_series`); the others are searched."""
+    def _fit(self, panel, **fit_options) -> None:
         self.season_length_ = self.resolved_season(panel.freq)
         need, _ = self.minimum_length(self.season_length_)
-        fits = self.fit_each(panel, forms)
+        fits = self.fit_each(panel)
         self.memory_ = StatisticalState.from_fits(panel, fits, need)
 
     def workers(self, n_series: int) -> int:
@@ -149,28 +139,25 @@ class StatisticalForecaster(BaseForecaster):
             jobs = os.cpu_count() or 1
         return max(1, min(int(jobs), n_series))
 
-    def fit_each(self, panel, forms: dict | None = None) -> list:
+    def fit_each(self, panel) -> list:
         """The fitted model of every series of ``panel``, in order: in turn, or in ``n_jobs`` processes,
         each given contiguous blocks of series (:meth:`fit_block`); the first series that fails raises
-        its error, as in turn. ``forms``: see :meth:`_fit`."""
+        its error, as in turn."""
         workers = self.workers(panel.n_series)
         if workers == 1:
-            return self.fit_block(panel, forms)
+            return self.fit_block(panel)
         from joblib import Parallel, delayed
 
         blocks = np.array_split(np.arange(panel.n_series), min(panel.n_series, BLOCKS_PER_WORKER * workers))
         fitter = type(self)(**self.get_params())  # what a process needs: the arguments and the season, no state
         fitter.season_length_ = self.season_length_
-        done = Parallel(n_jobs=workers)(delayed(fitter.fit_block)(panel.take(rows), forms) for rows in blocks)
+        done = Parallel(n_jobs=workers)(delayed(fitter.fit_block)(panel.take(rows)) for rows in blocks)
         return [fit for block in done for fit in block]
 
-    def fit_block(self, panel, forms: dict | None = None) -> list:
-        """The fitted model of every series of ``panel``, in turn (one process's share of a fit); a series
-        with a form in ``forms`` (by id) is fitted in it (:meth:`refit_series`), the others searched."""
-        forms = forms or {}
+    def fit_block(self, panel) -> list:
+        """The fitted model of every series of ``panel``, in turn (one process's share of a fit)."""
         with statsmodels_calls(self):
-            return [self.fit_series(panel, i) if panel.ids[i] not in forms else
-                    self.refit_series(panel, i, forms[panel.ids[i]]) for i in range(panel.n_series)]
+            return [self.fit_series(panel, i) for i in range(panel.n_series)]
 
     def failed(self, panel, i: int, error: Exception) -> ValueError:
         """The ValueError for a series whose model statsmodels could not fit, with the likely cause."""

@@ -109,14 +109,5 @@ class ARIMAForecaster(StatisticalForecaster):
         except (ValueError, RuntimeError, np.linalg.LinAlgError) as err:
             raise self.failed(panel, i, err) from err
 
-    def refit_series(self, panel, i: int, form: dict):
-        """Series ``i`` in the orders of ``form``, its parameters estimated again; searched where they no
-        longer fit it."""
-        m = self.season_length_
-        try:
-            return fit_arima_series(panel.series(i), m if m > 1 else None, form=form)
-        except (ValueError, RuntimeError, np.linalg.LinAlgError):
-            return self.fit_series(panel, i)
-
 
 ARIMAForecaster.__doc__ = statistical_doc(ARIMAForecaster.__doc__)

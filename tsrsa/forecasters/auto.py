@@ -12,7 +12,6 @@ from tsrsa.data.frequency import season_steps
 from tsrsa.data.validation import build_panel, check_continuation, requested_horizon
 from tsrsa.estimator.choice_record import ChoiceRecord, candidate_specs
 from tsrsa.estimator.conformal import ConformalCalibration, check_enough, check_levels
-from tsrsa.estimator.crossval import cross_validate
 from tsrsa.estimator.model_choice import (
     CHOOSE_BY, COMBINE, combined, last_window_rule, naive_scale, panel_rows, panel_weights, scaled_errors,
     validation_targets, within_noise,
@@ -21,7 +20,7 @@ from tsrsa.estimator.model_set import check_shared, named_models, panel_frame, r
 from tsrsa.estimator.params import check_choice, check_float, check_int, check_str
 from tsrsa.estimator.protocol import Estimator, store_init_args
 from tsrsa.forecasters.auto_candidates import (
-    chosen_forms, default_candidates, local, rebuilt_candidates, refit_kept, refit_unranked, validation_windows,
+    default_candidates, local, rebuilt_candidates, refit_kept, refit_unranked, validation_windows,
 )
 
 
@@ -44,11 +43,9 @@ class AutoForecaster(Estimator):
     the block), and one whose own best is another candidate than the panel's best and does not beat it on
     the series by ``margin`` standard errors (``basis`` "panel" in ``choice_``). What is kept is then
     refitted once on the whole frame: a network (global) on every series long enough for it, a statistical
-    model on the series that keep it, in the form its validation fit chose there (ETS's form, ARIMA's
-    orders; the parameters estimated again, the search not run again: since 0.19.7). Cost: every candidate
-    fitted once without the block, then the kept networks once more and the kept statistical models at the
-    cost of one form each, so well under twice the sum of the candidates' fits (pass fewer or cheaper
-    candidates to spend less). A network at its default look-back
+    model on the series that keep it. Cost: every candidate fitted once without the block, then the kept
+    ones once more, so at most about twice the sum of the candidates' fits (the networks dominate; pass
+    fewer or cheaper candidates to spend less). A network at its default look-back
     (``input_size=None``) takes the look-back the rule gives the median series, not the shortest; the shorter
     series are left to the other candidates instead of shortening it for all
     (:func:`tsrsa.forecasters.auto_candidates.held_look_back`).
@@ -218,19 +215,16 @@ class AutoForecaster(Estimator):
         scale = naive_scale(panel, ends, m)
         record = ChoiceRecord(panel.ids, names, self.id_col)
         yhat = np.full((panel.n_series, len(names), W, h), np.nan)
-        forms = {}  # name -> {series id: the form its validation fit chose}, for the statistical candidates
         for c, (name, model) in enumerate(named):
             need, why = needs[c]
             record.too_short(c, panel.lengths, need, why, block)
             rows = np.flatnonzero(panel.lengths >= need + block)
             if not rows.size:
                 continue
-            fits = []
-            for _, cv in record.attempt(c, model, frame, lambda m_, f: cross_validate(
-                    m_, f, n_windows=W, step_size=step, refit=False, fitted=fits), rows=rows):
+            for _, cv in record.attempt(c, model, frame, lambda m_, f: m_.cross_validate(
+                    f, n_windows=W, step_size=step, refit=False), rows=rows):
                 rows = panel.ids.get_indexer(cv[self.id_col].to_numpy()[:: W * h])  # cv: series, cutoff, step
                 yhat[rows, c] = cv["yhat"].to_numpy().reshape(len(rows), W, h)
-            forms[name] = chosen_forms(fits)
         y = validation_targets(panel, ends, W, step, h)  # (S, W, h); meaningless where no candidate validated
         errors = scaled_errors(yhat, y, scale)
         record.non_finite(errors, yhat)
@@ -252,11 +246,11 @@ class AutoForecaster(Estimator):
         if unranked:  # no series ranks two candidates: the mean of the statistical ones each can fit
             statistical = np.array([local(model) for _, model in named])[:, None]
             keep = statistical & able & (np.isfinite(errors.T) | (panel.lengths < least + block))  # (C, S)
-            models, weights = refit_unranked(named, frame, keep.T, record, forms)
+            models, weights = refit_unranked(named, frame, keep.T, record)
             default = (weights > 0).any(axis=0) / max(int((weights > 0).any(axis=0).sum()), 1)
         else:
-            models, weights = refit_kept(named, frame, errors, steps, record, able, by_panel, forms,
-                                         choose=self.choose, combine=combine, top_k=top_k, margin=margin)
+            models, weights = refit_kept(named, frame, errors, steps, record, able, by_panel, choose=self.choose,
+                                         combine=combine, top_k=top_k, margin=margin)
             default = panel_weights(errors, weights.sum(axis=0) > 0, combine=combine, top_k=top_k, margin=margin)
         residuals = np.abs(y - combined(weights, yhat)) / scale[:, None, None]  # (S, W, h)
         residuals = residuals.reshape(-1, h)

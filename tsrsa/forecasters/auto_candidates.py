@@ -75,33 +75,13 @@ def validation_windows(candidates, panel, frame, h: int, step: int, n_windows: i
         W -= 1
 
 
-def chosen_forms(fits: list) -> dict:
-    """{series id: form} of the statistical models among ``fits`` (validation fits of one candidate), for the
-    series whose form was chosen by the criterion (a constant or exactly seasonal stretch is fitted without a
-    search, and its form says nothing of the whole series)."""
-    from tsrsa.estimator.statistical import StatisticalForecaster
-
-    return {sid: fit.form for model in fits if isinstance(model, StatisticalForecaster)
-            for sid, fit in zip(model.memory_.ids, model.memory_.fits) if np.isfinite(fit.aic)}
-
-
-def refit(model, frame, forms: dict | None):
-    """``model`` fitted on ``frame``; a statistical one fits the series of ``forms`` (:func:`chosen_forms`) in
-    those forms, its parameters estimated again, instead of searching."""
-    if not forms:
-        return model.fit(frame)
-    model.check_params()
-    return model.fit_panel(model.to_panel(frame), forms=forms)
-
-
-def refit_kept(named, frame, errors, steps, record, able, by_panel, forms, *, choose, combine, top_k,
+def refit_kept(named, frame, errors, steps, record, able, by_panel, *, choose, combine, top_k,
                margin) -> tuple[dict, np.ndarray]:
     """Fit what is kept on the whole frame (``errors`` (S, C): the validation MASE; ``steps`` (S, C, W, h): the
     scaled validation step errors the margin compares; ``record``: the ChoiceRecord; ``able`` (C, S): the series
     long enough for each candidate, a network is fitted on all of those; ``by_panel`` (S,): the series that rank
-    the candidates by the panel's means; ``forms``: name -> :func:`chosen_forms`; the rest: AutoForecaster's
-    options); a refit that fails on a series is recorded there and the series keeps the next best. Returns
-    (name -> fitted model, weights)."""
+    the candidates by the panel's means; the rest: AutoForecaster's options); a refit that fails on a series is
+    recorded there and the series keeps the next best. Returns (name -> fitted model, weights)."""
     fitted: dict[str, tuple[object, set]] = {}
     blocked = np.zeros(errors.shape, dtype=bool)  # (S, C) what a series may not keep: its refit failed
     while True:  # ends: each pass that fails blocks at least one more (series, candidate)
@@ -120,8 +100,7 @@ def refit_kept(named, frame, errors, steps, record, able, by_panel, forms, *, ch
             want = set(np.flatnonzero(keep if local(model) else able[c]))
             if name in fitted and want <= fitted[name][1]:
                 continue
-            done = record.attempt(c, model, frame, lambda m_, f: refit(m_, f, forms.get(name)), rows=sorted(want),
-                                  stage="refit")
+            done = record.attempt(c, model, frame, lambda m_, f: m_.fit(f), rows=sorted(want), stage="refit")
             fitted.pop(name, None)
             for rows, fit in done:
                 fitted[name] = (fit, set(rows))
@@ -134,18 +113,16 @@ def refit_kept(named, frame, errors, steps, record, able, by_panel, forms, *, ch
     return kept, weights
 
 
-def refit_unranked(named, frame, keep, record, forms) -> tuple[dict, np.ndarray]:
+def refit_unranked(named, frame, keep, record) -> tuple[dict, np.ndarray]:
     """Where no series ranks two candidates: fit the candidates ``keep`` (S, C) marks on the series that keep
-    them (``forms``: as for :func:`refit_kept`); the weights are each series' mean of those that fit (a failure
-    recorded and left out). Returns (name -> fitted model, weights); ValueError naming a series that none
-    fits."""
+    them; the weights are each series' mean of those that fit (a failure recorded and left out). Returns
+    (name -> fitted model, weights); ValueError naming a series that none fits."""
     keep, fitted = keep.copy(), {}
     for c, (name, model) in enumerate(named):
         rows = np.flatnonzero(keep[:, c])
         if not rows.size:
             continue
-        done = record.attempt(c, model, frame, lambda m_, f: refit(m_, f, forms.get(name)), rows=list(rows),
-                              stage="refit")
+        done = record.attempt(c, model, frame, lambda m_, f: m_.fit(f), rows=list(rows), stage="refit")
         got = set()
         for part, fit in done:
             fitted[name] = fit

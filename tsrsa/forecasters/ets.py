@@ -7,7 +7,7 @@ from tsrsa.data.validation import format_id
 from tsrsa.estimator.params import check_choice
 from tsrsa.estimator.protocol import store_init_args
 from tsrsa.estimator.statistical import StatisticalForecaster, statistical_doc
-from tsrsa.statistical.ets_model import CRITERIA, EtsForm, candidate_forms, fit_best
+from tsrsa.statistical.ets_model import CRITERIA, candidate_forms, fit_best
 
 
 def seasonal_length(m: int) -> int:
@@ -123,18 +123,6 @@ class ETSForecaster(StatisticalForecaster):
             return fit_best(y, forms, self.criterion)
         except ValueError as err:
             raise self.failed(panel, i, err) from err
-
-    def refit_series(self, panel, i: int, form: dict):
-        """Series ``i`` in the ETS form ``form``, its parameters estimated again; searched where the form no
-        longer fits it (a multiplicative one on a series that now holds a value <= 0)."""
-        y = panel.series(i)
-        chosen = EtsForm.from_json(form)
-        if not (chosen.multiplicative and (y <= 0).any()):
-            try:
-                return fit_best(y, [chosen], self.criterion)
-            except ValueError:
-                pass
-        return self.fit_series(panel, i)
 
 
 ETSForecaster.__doc__ = statistical_doc(ETSForecaster.__doc__)

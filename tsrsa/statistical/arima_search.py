@@ -258,19 +258,14 @@ def fit_arima(y: np.ndarray, m: int | None) -> tuple[ArimaSpec, np.ndarray, dict
                                "selection": f"stepwise AICc, {fitted} forms fitted", "params": named_params(best)}
 
 
-def fit_arima_series(y: np.ndarray, m: int | None, order="auto", seasonal_order="auto",
-                     form: dict | None = None) -> SeriesFit:
-    """The fitted ARIMA of ``y`` with its filter state: the form ``form`` (an earlier fit's, its parameters
-    estimated again; the orders are then not read), else :func:`fit_arima` when both orders are "auto",
+def fit_arima_series(y: np.ndarray, m: int | None, order="auto", seasonal_order="auto") -> SeriesFit:
+    """The fitted ARIMA of ``y`` with its filter state: :func:`fit_arima` when both orders are "auto",
     else the lowest AIC over :func:`arima_specs`; a constant series, or one that repeats its season of
     ``m`` steps exactly, gets :func:`exact_fit`."""
     exact = exact_fit(y, m)
     if exact is not None:
         return exact
-    if form is not None:
-        spec, best = lowest_aic(y, [ArimaSpec.from_json(form)])
-        params, aic = best.params, float(best.aic)
-    elif order == "auto" and seasonal_order == "auto":
+    if order == "auto" and seasonal_order == "auto":
         spec, params, record = fit_arima(y, m)
         aic = record["aic"]
     else:
