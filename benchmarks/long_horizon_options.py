@@ -29,9 +29,12 @@ def comparison(rows: pd.DataFrame) -> pd.DataFrame:
     """One line per (data set, model, variant) as the module docstring says."""
     rows = rows[rows["variant"].isin(VARIANTS) & rows["horizon"].isin(HORIZONS) & (rows["input_size"] == 96)]
     rows = rows[rows["train_fraction"] == 1.0]
-    rows = rows.drop_duplicates(["dataset", "model", "variant", "horizon", "seed"], keep="last")
+    keys = list(zip(rows["dataset"], rows["model"]))
+    first = {key: keys.index(key) for key in set(keys)}  # each (set, model) where its first row stands: a rerun
+    rows = rows.drop_duplicates(["dataset", "model", "variant", "horizon", "seed"], keep="last")  # moves nothing
     out = []
-    for (dataset, model), group in rows.groupby(["dataset", "model"], sort=False):
+    groups = sorted(rows.groupby(["dataset", "model"], sort=False), key=lambda item: first[item[0]])
+    for (dataset, model), group in groups:
         complete = {v: {s for s, g in part.groupby("seed") if set(g["horizon"]) == set(HORIZONS)}
                     for v, part in group.groupby("variant")}
         if "default" not in complete:
