@@ -29,12 +29,12 @@ def comparison(rows: pd.DataFrame) -> pd.DataFrame:
     """One line per (data set, model, variant) as the module docstring says."""
     rows = rows[rows["variant"].isin(VARIANTS) & rows["horizon"].isin(HORIZONS) & (rows["input_size"] == 96)]
     rows = rows[rows["train_fraction"] == 1.0]
-    keys = list(zip(rows["dataset"], rows["model"]))
-    first = {key: keys.index(key) for key in set(keys)}  # each (set, model) where its first row stands: a rerun
-    rows = rows.drop_duplicates(["dataset", "model", "variant", "horizon", "seed"], keep="last")  # moves nothing
+    order = dict.fromkeys(zip(rows["dataset"], rows["model"]))  # in the order of their first runs: a rerun moves none
+    rows = rows.drop_duplicates(["dataset", "model", "variant", "horizon", "seed"], keep="last")
+    groups = dict(list(rows.groupby(["dataset", "model"], sort=False)))
     out = []
-    groups = sorted(rows.groupby(["dataset", "model"], sort=False), key=lambda item: first[item[0]])
-    for (dataset, model), group in groups:
+    for dataset, model in order:
+        group = groups[(dataset, model)]
         complete = {v: {s for s, g in part.groupby("seed") if set(g["horizon"]) == set(HORIZONS)}
                     for v, part in group.groupby("variant")}
         if "default" not in complete:
