@@ -4,7 +4,7 @@
     nohup nice python benchmarks/auto_m3_study.py --subsets quarterly,yearly,other --per-subset 100 &
     python benchmarks/auto_m3_study.py --summary --first 100
     python benchmarks/auto_m3_study.py --summary --models SeasonalNaive,ETS,ARIMA,Theta,RSA,Transformer,DLinear
-    nohup nice python benchmarks/auto_m3_study.py --cost 20 --subsets monthly,quarterly -p margin=2 -p combine=null &
+    nohup nice python benchmarks/auto_m3_study.py --cost 174 --subsets other &
     nohup nice python benchmarks/auto_m3_study.py --subsets quarterly --per-subset 756 --models RSA &
 
 The sample: ``--per-subset`` series of each M3 subset (yearly, quarterly, monthly, other), drawn with
@@ -213,15 +213,16 @@ def run(subsets, per_subset: int, seed: int, output: Path, data: Path, models=tu
 
 
 COST_OUTPUT = HERE / "results" / "auto_m3_cost.csv"
-COST_COLUMNS = ("date", "tsrsa_version", "seed", "subset", "n_series", "model", "params", "fit_seconds")
 
 
-def cost(subset: str, n_series: int, seed: int, output: Path, data: Path, params: dict) -> None:
-    """AutoForecaster's fit at ``params`` (its defaults otherwise, the four statistical candidates) and each
-    candidate's fit alone, on the training parts of the first ``n_series`` of the subset's draw as one panel;
-    one row per fit, appended as it finishes."""
+def cost(subset: str, n_series: int, seed: int, output: Path, data: Path, params: dict,
+         statistical: bool = False) -> None:
+    """AutoForecaster's fit at ``params`` (its defaults otherwise: the seven default candidates, or with
+    ``statistical`` the four statistical ones) against each candidate's fit alone (:mod:`auto_cost`), on the
+    training parts of the first ``n_series`` of the subset's draw as one panel (``params`` in the Auto row records
+    the candidates: "defaults" or "statistical")."""
     import tsrsa
-    from tsrsa.benchmarking.results import append_rows
+    from auto_cost import time_fits
 
     info = pd.read_csv(data / "M3-info.csv", dtype={"unique_id": str})
     sample = draw(info, [subset], n_series, seed)
@@ -229,17 +230,11 @@ def cost(subset: str, n_series: int, seed: int, output: Path, data: Path, params
     h, m = HORIZON[subset], SEASON[subset]
     frame = pd.concat([pd.DataFrame({"unique_id": sid, "ds": np.arange(len(values[sid]) - h),
                                      "y": values[sid][:-h]}) for sid in sample["unique_id"]], ignore_index=True)
-    models = {name: getattr(tsrsa, cls)(h=h, season_length=m) for name, cls in CANDIDATES.items()}
-    fits = {name: (model, "") for name, model in models.items()}
-    fits["Auto"] = (tsrsa.AutoForecaster(h=h, season_length=m, models=models, **params), json.dumps(params))
-    for name, (model, described) in fits.items():
-        began = time.perf_counter()
-        model.clone().fit(frame)
-        row = {"date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-               "tsrsa_version": tsrsa.__version__, "seed": seed, "subset": subset, "n_series": len(sample),
-               "model": name, "params": described, "fit_seconds": round(time.perf_counter() - began, 3)}
-        append_rows(output, [row], COST_COLUMNS)
-        print(row, flush=True)
+    models = ({name: getattr(tsrsa, cls)(h=h, season_length=m) for name, cls in CANDIDATES.items()}
+              if statistical else None)
+    auto = tsrsa.AutoForecaster(h=h, season_length=m, freq=1, random_state=0, models=models, **params)
+    time_fits(auto, frame, output, seed=seed, subset=subset,
+              described=json.dumps({**params, "candidates": "statistical" if statistical else "defaults"}))
 
 
 def main(argv=None) -> None:
@@ -270,8 +265,11 @@ def main(argv=None) -> None:
                         help="--summary of one candidate per release that fitted it (or per release listed), on the "
                              "series all of them fitted")
     parser.add_argument("--cost", type=int, metavar="N",
-                        help="time AutoForecaster's fit against each candidate's on the first N series of each "
-                             "subset of --subsets (one panel) and append the rows to results/auto_m3_cost.csv")
+                        help="time AutoForecaster's fit at its defaults against each default candidate's on the "
+                             "first N series of each subset of --subsets (one panel) and append the rows to "
+                             "results/auto_m3_cost.csv")
+    parser.add_argument("--statistical", action="store_true",
+                        help="--cost with the four statistical candidates only")
     parser.add_argument("--param", "-p", action="append", default=[], metavar="KEY=JSON",
                         help="an AutoForecaster parameter for --cost (e.g. -p margin=2 -p combine=null)")
     args = parser.parse_args(argv)
@@ -282,7 +280,7 @@ def main(argv=None) -> None:
     if args.cost:
         params = {key: json.loads(value) for key, _, value in (p.partition("=") for p in args.param)}
         for subset in [s.strip() for s in args.subsets.split(",")]:
-            cost(subset, args.cost, args.seed, COST_OUTPUT, data_folder(args.data_dir), params)
+            cost(subset, args.cost, args.seed, COST_OUTPUT, data_folder(args.data_dir), params, args.statistical)
         return
     if args.summary and args.releases:
         rows = pd.read_csv(args.output, dtype={"unique_id": str}, keep_default_na=False)

@@ -163,6 +163,35 @@ def run(frequency: str, models, seed: int, output: Path, data_dir=None, params: 
               flush=True)
 
 
+COST_OUTPUT = HERE / "results" / "auto_m4_cost.csv"
+
+
+def cost(frequency: str, n_series: int, models, seed: int, data_dir=None, with_dates: bool = False,
+         output: Path = COST_OUTPUT) -> None:
+    """AutoForecaster's fit among ``models`` (every default candidate: its defaults) against each candidate's fit
+    alone (:mod:`auto_cost`), on the validation histories of the frequency's first ``n_series`` series as one
+    panel (``with_dates``: dated, as ``--dated``); the Auto row's ``params`` names the candidates and the dates."""
+    import torch
+
+    import tsrsa
+    from auto_cost import time_fits
+    from tsrsa.benchmarking.m4 import load_split
+
+    torch.set_num_threads(1)
+    val = load_split(frequency, "validation", data_dir)
+    h, m = val.frequency.h, val.frequency.m
+    frame = of(val.frame(), val.ids[:n_series])
+    freq = 1
+    if with_dates:
+        frame, freq = dated(frame, frequency), None
+    chosen = None if list(models) == list(NAMES) else [(name, candidates(h, m, seed)[name]) for name in models]
+    if chosen is not None and with_dates:
+        chosen = [(name, model.set_params(freq=None)) for name, model in chosen]
+    auto = tsrsa.AutoForecaster(h=h, season_length=m, freq=freq, random_state=seed, models=chosen)
+    described = json.dumps({"candidates": "defaults" if chosen is None else ",".join(models), "dated": with_dates})
+    time_fits(auto, frame, output, seed=seed, subset=frequency, described=described)
+
+
 # ---------------------------------------------------------------------- the rules, offline
 def arrays(frequency: str, seed: int, output: Path, data_dir=None, use=(), without=()):
     """The splits, and (S, C, 2, h) inner, (S, C, h) later and test forecasts (NaN where missing), and the
@@ -257,6 +286,10 @@ def main(argv=None) -> None:
                         help="a parameter set on every candidate of this run (its rows are named RSA[KEY=VALUE])")
     parser.add_argument("--dated", action="store_true",
                         help="the series' steps as dates (weekly, hourly): the frequency's season is known")
+    parser.add_argument("--cost", type=int, metavar="N",
+                        help="time AutoForecaster's fit among --models (all: its defaults) against each candidate's "
+                             "on the first N series' validation histories, one panel (with --dated: dated), and "
+                             "append the rows to results/auto_m4_cost.csv")
     parser.add_argument("--summary", action="store_true")
     parser.add_argument("--use", action="append", default=[], metavar="LABEL",
                         help="--summary with a labelled candidate (RSA[input_size=52]) in place of its default")
@@ -270,6 +303,9 @@ def main(argv=None) -> None:
     models = [name.strip() for name in args.models.split(",")]
     if set(models) - set(NAMES):
         parser.error(f"unknown models {sorted(set(models) - set(NAMES))}; choose from {', '.join(NAMES)}")
+    if args.cost:
+        cost(args.frequency, args.cost, models, args.seed, args.data_dir, args.dated)
+        return
     params = {key: json.loads(value) for key, _, value in (p.partition("=") for p in args.set)}
     run(args.frequency, models, args.seed, args.output, args.data_dir, params, args.dated)
 

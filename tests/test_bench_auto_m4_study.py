@@ -92,3 +92,20 @@ def test_dated_frames_keep_each_series_steps_as_weekly_dates_that_read_a_season(
     longest = out["unique_id"] == "W4"  # 93 weeks: room for a year's look-back and four windows
     assert model.plan(out[longest]).input_size == 52 and model.plan(frame[longest]).input_size == 26
     assert model.plan(out).input_size == 57 - 13 - 3  # the shortest (57 weeks) shortens the panel's look-back
+
+
+def test_cost_times_autoforecaster_beside_each_candidate_alone_on_one_panel(tmp_path):
+    write_weekly(tmp_path / "m4")
+    output = tmp_path / "cost.csv"
+    study.cost("Weekly", 3, ["SeasonalNaive", "Theta"], 0, tmp_path, with_dates=True, output=output)
+    study.cost("Weekly", 4, ["SeasonalNaive", "Theta"], 0, tmp_path, output=output)
+    rows = pd.read_csv(output, keep_default_na=False)
+    assert list(rows.columns) == ["date", "tsrsa_version", "seed", "subset", "n_series", "model", "params",
+                                  "fit_seconds"]
+    assert rows["model"].tolist() == ["SeasonalNaive", "Theta", "Auto"] * 2  # each candidate alone, then Auto
+    assert rows["n_series"].tolist() == [3] * 3 + [4] * 3 and (rows["fit_seconds"] >= 0).all()
+    seconds = rows["fit_seconds"].to_numpy().reshape(2, 3)
+    assert (seconds[:, 2] > seconds[:, 0]).all()  # Auto validates and refits what the naive fits once
+    assert rows["params"].tolist()[2::3] == ['{"candidates": "SeasonalNaive,Theta", "dated": true}',
+                                            '{"candidates": "SeasonalNaive,Theta", "dated": false}']
+    assert not rows["params"].tolist()[0] and set(rows["tsrsa_version"]) == {tsrsa.__version__}
