@@ -7,8 +7,7 @@ It fits nothing. Eight regimes, each scored on its later block (a block after th
 a test value): M3's four subsets from ``auto_m3_study.py``'s rows with every candidate that has rows there (the
 networks included), each whole (``--monthly-first N``: the monthly subset on the first N series of its draw only,
 ``--monthly-arima R``: with ARIMA's rows of release R), each candidate's latest rows; M4 Weekly and Hourly from
-``auto_m4_study.py``'s rows, each with the networks at their default look-back and at the protocol's (52, 168)
-(Hourly's ETS from its rows labelled ``ETS[n_jobs=2]``).
+``auto_m4_study.py``'s rows, each with the networks at their default look-back and at the protocol's (52, 168).
 In each regime every rule's later-block MASE and sMAPE are divided by the best single candidate's there; the
 ranking is the geometric mean of those ratios over the regimes and the worst of them, lowest geometric mean
 first. ``--without`` leaves candidates out of every regime (what the rules would choose among without them).
@@ -25,15 +24,14 @@ import auto_m3_data as m3
 import auto_m4_study as m4
 from auto_m3_rules import RULES, latest_rows, rule_table
 
-#: M4's regimes: (label, frequency, the labelled candidates that stand in for the defaults). Hourly's ETS ran with
-#: two processes (``n_jobs`` changes no forecast), so its rows carry that label and stand in for ETS there.
+#: M4's regimes: (label, frequency, the labelled candidates that stand in for the defaults).
 AT_PROTOCOL = " (networks at the protocol's look-back)"
 M4_REGIMES = (("M4 Weekly", "Weekly", ()),
               ("M4 Weekly" + AT_PROTOCOL, "Weekly",
                ("RSA[input_size=52]", "Transformer[input_size=52]", "DLinear[input_size=52]")),
-              ("M4 Hourly", "Hourly", ("ETS[n_jobs=2]",)),
+              ("M4 Hourly", "Hourly", ()),
               ("M4 Hourly" + AT_PROTOCOL, "Hourly",
-               ("ETS[n_jobs=2]", "RSA[input_size=168]", "Transformer[input_size=168]", "DLinear[input_size=168]")))
+               ("RSA[input_size=168]", "Transformer[input_size=168]", "DLinear[input_size=168]")))
 
 
 def m3_ratios(rows: pd.DataFrame, data: Path, subset: str, first: int | None = None, use: dict | None = None,
