@@ -14,16 +14,14 @@ import time
 COLUMNS = ("date", "tsrsa_version", "seed", "subset", "n_series", "model", "params", "fit_seconds")
 
 
-def time_fits(auto, frame, output, *, seed: int, subset: str, described: str) -> list[dict]:
+def time_fits(auto, frame, output, *, seed: int, subset: str, described: str) -> None:
     """Fit each of ``auto``'s candidates alone, then ``auto`` itself, on ``frame``; one row per fit appended to
-    ``output`` (``COLUMNS``; ``described``: the Auto row's ``params``) and printed as it finishes. Returns the
-    rows."""
+    ``output`` (``COLUMNS``; ``described``: the Auto row's ``params``) and printed as it finishes."""
     import tsrsa
     from tsrsa.benchmarking.results import append_rows
 
     n_series = int(frame["unique_id"].nunique())
     fits = [(name, model, "") for name, model in auto.candidate_models()] + [("Auto", auto, described)]
-    rows = []
     for name, model, params in fits:
         began = time.perf_counter()
         model.clone().fit(frame)
@@ -32,5 +30,3 @@ def time_fits(auto, frame, output, *, seed: int, subset: str, described: str) ->
                "model": name, "params": params, "fit_seconds": round(time.perf_counter() - began, 3)}
         append_rows(output, [row], COLUMNS)
         print(row, flush=True)
-        rows.append(row)
-    return rows

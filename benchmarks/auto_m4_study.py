@@ -184,9 +184,10 @@ def cost(frequency: str, n_series: int, models, seed: int, data_dir=None, with_d
     freq = 1
     if with_dates:
         frame, freq = dated(frame, frequency), None
-    chosen = None if list(models) == list(NAMES) else [(name, candidates(h, m, seed)[name]) for name in models]
-    if chosen is not None and with_dates:
-        chosen = [(name, model.set_params(freq=None)) for name, model in chosen]
+    chosen = None
+    if list(models) != list(NAMES):
+        built = candidates(h, m, seed)
+        chosen = [(name, built[name].set_params(freq=None) if with_dates else built[name]) for name in models]
     auto = tsrsa.AutoForecaster(h=h, season_length=m, freq=freq, random_state=seed, models=chosen)
     described = json.dumps({"candidates": "defaults" if chosen is None else ",".join(models), "dated": with_dates})
     time_fits(auto, frame, output, seed=seed, subset=frequency, described=described)
