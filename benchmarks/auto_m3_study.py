@@ -117,10 +117,13 @@ def network_fits(name: str, subset: str, ids, values: dict) -> tuple[dict, dict,
     """The four fits of the network ``name`` on the panel of ``ids``, as AutoForecaster makes them: at the test
     origin (the training parts) its validation windows (``cv2``) and its refit's forecast (``final``), at the
     later origin (the training parts less h) the same (``cv2_fit1``, ``cv1``); each at the look-back
-    ``held_look_back`` gives that origin's panel, validated on the series that hold its required length plus the
-    two windows, refitted on those that hold the required length.
+    ``held_look_back`` gives that origin's panel or, where more than half of the series hold twice it, the one of
+    the two that validates better (``validate_candidates``, AutoForecaster's own code), validated on the series
+    that hold its required length plus the two windows, refitted on those that hold the required length.
     Returns ({fit: {id: forecast}}, {fit: seconds of the panel}, {id: why a series has no forecast})."""
-    from tsrsa.forecasters.auto_candidates import held_look_back
+    from tsrsa.estimator.choice_record import ChoiceRecord, required_length
+    from tsrsa.estimator.model_choice import naive_scale, validation_targets
+    from tsrsa.forecasters.auto_candidates import held_look_back, longer_look_backs, validate_candidates
 
     h, m = HORIZON[subset], SEASON[subset]
     base = candidates(h, m, 0)[name]  # as AutoForecaster(h, season_length=m, freq=1, random_state=0) builds it
@@ -128,26 +131,34 @@ def network_fits(name: str, subset: str, ids, values: dict) -> tuple[dict, dict,
     for (validation, refit), cut in ((("cv2", "final"), h), (("cv2_fit1", "cv1"), 2 * h)):
         frame = long_frame(values, ids, cut)
         panel = base.to_panel(frame)
-        model = held_look_back(base, panel, 2 * h)
-        probe = model.clone()
-        probe.check_params()
-        need, _ = probe.required_length(panel)
+        named = [(name, held_look_back(base, panel, 2 * h))]
+        ends = np.maximum(panel.lengths - 2 * h, 1)
+        record = ChoiceRecord(panel.ids, [name], "unique_id")
+        began = time.perf_counter()
+        named, _, yhat, _ = validate_candidates(
+            named, [required_length(named[0][1], frame)], longer_look_backs([(name, base)], named, panel, frame, 2 * h),
+            panel, frame, record, windows=2, step=h, h=h, y=validation_targets(panel, ends, 2, h, h),
+            scale=naive_scale(panel, ends, m), id_col="unique_id")
+        seconds[validation] = time.perf_counter() - began
+        forecasts[validation] = {sid: [float(f"{v:.8g}") for v in yhat[i, 0].ravel()]
+                                 for i, sid in enumerate(panel.ids) if np.isfinite(yhat[i, 0]).all()}
+        for sid, _, _, error in record.rows:
+            why[sid] = why.get(sid, "") + f"{validation}: {error}"[:200] + "; "
+        model = named[0][1]
+        need, _ = required_length(model, frame)
         lengths = dict(zip(panel.ids, panel.lengths))
-        calls = ((validation, need + 2 * h, 2, lambda f: model.clone().cross_validate(
-                     f, n_windows=2, step_size=h, refit=False)),
-                 (refit, need, 1, lambda f: model.clone().fit(f).predict()))
-        for key, least, windows, call in calls:
-            rows = [sid for sid in ids if lengths[sid] >= least]
-            for sid in set(ids) - set(rows):
-                why[sid] = why.get(sid, "") + f"{key}: too short ({lengths[sid]} < {least}); "
-            began = time.perf_counter()
-            try:
-                forecasts[key] = by_series(call(frame[frame["unique_id"].isin(rows)]), ids, h, windows) if rows else {}
-            except Exception as err:  # noqa: BLE001 - a refusal is a result: AutoForecaster skips the candidate
-                forecasts[key] = {}
-                for sid in rows:
-                    why[sid] = why.get(sid, "") + f"{key}: {type(err).__name__}: {err}"[:200] + "; "
-            seconds[key] = time.perf_counter() - began
+        rows = [sid for sid in ids if lengths[sid] >= need]
+        for sid in set(ids) - set(rows):
+            why[sid] = why.get(sid, "") + f"{refit}: too short ({lengths[sid]} < {need}); "
+        began = time.perf_counter()
+        try:
+            fitted = model.clone().fit(frame[frame["unique_id"].isin(rows)]) if rows else None
+            forecasts[refit] = by_series(fitted.predict(), ids, h, 1) if rows else {}
+        except Exception as err:  # noqa: BLE001 - a refusal is a result: AutoForecaster skips the candidate
+            forecasts[refit] = {}
+            for sid in rows:
+                why[sid] = why.get(sid, "") + f"{refit}: {type(err).__name__}: {err}"[:200] + "; "
+        seconds[refit] = time.perf_counter() - began
     return forecasts, seconds, why
 
 

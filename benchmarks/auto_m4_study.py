@@ -228,22 +228,59 @@ def arrays(frequency: str, seed: int, output: Path, data_dir=None, use=(), witho
     return val, test, inner, later, future, seconds, present
 
 
-def rule_scores(frequency: str, seed: int, output: Path, data_dir=None, use=(), without=()) -> pd.DataFrame:
+def inner_targets(val):
+    """(the inner windows' values (S, 2, h), each series' MASE scale (S,)) of the validation split ``val``."""
+    from tsrsa.estimator.model_choice import naive_scale
+
+    h, m = val.frequency.h, val.frequency.m
+    histories = [val.history[sid] for sid in val.ids]
+    ends = np.array([max(len(v) - 2 * h, 1) for v in histories])  # values before AutoForecaster's block
+    y = np.stack([np.stack([v[e + w * h: e + (w + 1) * h] for w in range(2)]) for v, e in zip(histories, ends)])
+    return y, naive_scale(SeriesList(histories), ends, m)
+
+
+def look_back_choice(frequency: str, seed: int, output: Path, data_dir=None, use=(), longer=()):
+    """(``use`` with each network of ``longer``, its rows at twice its look-back such as ``RSA[input_size=52]``,
+    in place of its default where their mean inner MASE over the series both validated is lower, as
+    AutoForecaster's fit chooses; the seconds of the validations not kept; one line per choice)."""
+    from tsrsa.estimator.model_choice import scaled_errors
+
+    use, extra, lines = list(use), 0.0, []
+    for label in longer:
+        name = label.split("[")[0]
+        c = NAMES.index(name)
+        shown = [u for u in use if u.split("[")[0] == name]
+        val, _, base, _, _, base_seconds, _ = arrays(frequency, seed, output, data_dir, use)
+        _, _, other, _, _, other_seconds, _ = arrays(frequency, seed, output, data_dir,
+                                                     [u for u in use if u not in shown] + [label])
+        y, scale = inner_targets(val)
+        errors = scaled_errors(np.stack([base[:, c], other[:, c]], axis=1), y, scale)  # (S, 2)
+        both = np.isfinite(errors).all(axis=1)
+        mase = errors[both].mean(axis=0)
+        keep = bool(mase[1] < mase[0])
+        extra += float((base_seconds if keep else other_seconds)[0, c])
+        if keep:
+            use = [u for u in use if u not in shown] + [label]
+        lines.append(f"{name}: inner MASE {mase[0]:.4f} ({shown[0] if shown else name}) against {mase[1]:.4f} "
+                     f"({label}) on {int(both.sum())} series: keeps {label if keep else shown[0] if shown else name}")
+    return use, extra, lines
+
+
+def rule_scores(frequency: str, seed: int, output: Path, data_dir=None, use=(), without=(), longer=()) -> pd.DataFrame:
     """One line per rule (``auto_m3_rules.RULES``) and candidate alone: sMAPE, MASE and OWA on the later block
     and the test, the share of series keeping each candidate, and the fit seconds over the costliest refit
-    (``without``: candidates left out of the choice)."""
+    (``without``: candidates left out of the choice; ``longer``: :func:`look_back_choice`, whose validations not
+    kept are charged to every rule)."""
     from tsrsa.benchmarking.m4 import scores_with_owa
-    from tsrsa.estimator.model_choice import combined, naive_scale, scaled_errors
+    from tsrsa.estimator.model_choice import combined, scaled_errors
     from tsrsa.forecasters.auto_candidates import local
 
+    use, extra, _ = look_back_choice(frequency, seed, output, data_dir, use, longer)
     val, test, inner, later, future, seconds, present = arrays(frequency, seed, output, data_dir, use, without)
     h, m = val.frequency.h, val.frequency.m
     use = [NAMES.index(name) for name in present]
     inner, later, future, seconds = inner[:, use], later[:, use], future[:, use], seconds[:, use]
-    histories = [val.history[sid] for sid in val.ids]
-    ends = np.array([max(len(v) - 2 * h, 1) for v in histories])  # values before AutoForecaster's block
-    y = np.stack([np.stack([v[e + w * h: e + (w + 1) * h] for w in range(2)]) for v, e in zip(histories, ends)])
-    scale = naive_scale(SeriesList(histories), ends, m)
+    y, scale = inner_targets(val)
     errors = scaled_errors(inner, y, scale)
     signed = (inner - y[:, None]) / scale[:, None, None, None]
     inner_abs = np.abs(signed)
@@ -259,7 +296,8 @@ def rule_scores(frequency: str, seed: int, output: Path, data_dir=None, use=(), 
             score = scores_with_owa(split, combined(weights, scored))
             row.update({f"{origin}_{k}": v for k, v in score.items()})
         used = weights > 0
-        cost = float(seconds[0].sum() + (seconds[1] * np.where(per_series, used.mean(axis=0), used.any(axis=0))).sum())
+        cost = extra + float(seconds[0].sum() + (seconds[1] * np.where(per_series, used.mean(axis=0),
+                                                                         used.any(axis=0))).sum())
         row.update({"kept": " ".join(f"{n}={s:.2f}" for n, s in zip(present, used.mean(axis=0)) if s > 0),
                     "seconds": cost, "cost_ratio": cost / most})
         return row
@@ -268,6 +306,10 @@ def rule_scores(frequency: str, seed: int, output: Path, data_dir=None, use=(), 
     for rule in RULES:
         out.append(line(rule, rule_weights(errors, ids, present, rule, blocked, inner_abs, signed)))
     for c, name in enumerate(present):
+        if blocked[:, c].any() or not np.isfinite(future[:, c]).all():  # alone it does not forecast every series
+            out.append({"frequency": frequency, "seed": seed, "model": name,
+                        "kept": f"forecasts {int((~blocked[:, c]).sum())} of {len(ids)} series"})
+            continue
         weights = np.zeros((len(ids), len(present)))
         weights[:, c] = 1.0
         row = line(name, weights)
@@ -294,10 +336,15 @@ def main(argv=None) -> None:
     parser.add_argument("--summary", action="store_true")
     parser.add_argument("--use", action="append", default=[], metavar="LABEL",
                         help="--summary with a labelled candidate (RSA[input_size=52]) in place of its default")
+    parser.add_argument("--longer", action="append", default=[], metavar="LABEL",
+                        help="--summary with a network's rows at twice its look-back (RSA[input_size=52]), kept in "
+                             "place of its default where they validate better, as AutoForecaster chooses")
     args = parser.parse_args(argv)
     args.data_dir = args.data_dir or os.environ.get("TSRSA_DATA_DIR") or HERE.parent.parent / "shared" / "datasets"
     if args.summary:
-        table = rule_scores(args.frequency, args.seed, args.output, args.data_dir, args.use)
+        for line in look_back_choice(args.frequency, args.seed, args.output, args.data_dir, args.use, args.longer)[2]:
+            print(line)
+        table = rule_scores(args.frequency, args.seed, args.output, args.data_dir, args.use, longer=args.longer)
         with pd.option_context("display.width", 250, "display.max_rows", 200):
             print(table.to_string(index=False, float_format="%.4f"))
         return

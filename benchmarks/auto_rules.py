@@ -7,7 +7,8 @@ It fits nothing. Eight regimes, each scored on its later block (a block after th
 a test value): M3's four subsets from ``auto_m3_study.py``'s rows with every candidate that has rows there (the
 networks included), each whole (``--monthly-first N``: the monthly subset on the first N series of its draw only,
 ``--monthly-arima R``: with ARIMA's rows of release R), each candidate's latest rows; M4 Weekly and Hourly from
-``auto_m4_study.py``'s rows, each with the networks at their default look-back and at the protocol's (52, 168).
+``auto_m4_study.py``'s rows, each with the networks at the look-back AutoForecaster chooses on integer time (its
+default or twice it, ``--longer``) and at the protocol's (52, 168).
 In each regime every rule's later-block MASE and sMAPE are divided by the best single candidate's there; the
 ranking is the geometric mean of those ratios over the regimes and the worst of them, lowest geometric mean
 first. ``--without`` leaves candidates out of every regime (what the rules would choose among without them).
@@ -24,14 +25,14 @@ import auto_m3_data as m3
 import auto_m4_study as m4
 from auto_m3_rules import RULES, latest_rows, rule_table
 
-#: M4's regimes: (label, frequency, the labelled candidates that stand in for the defaults).
+#: M4's regimes: (label, frequency, the labelled candidates that stand in for the defaults, the networks' rows at
+#: twice their default look-back, kept where they validate better: ``auto_m4_study.look_back_choice``).
 AT_PROTOCOL = " (networks at the protocol's look-back)"
-M4_REGIMES = (("M4 Weekly", "Weekly", ()),
-              ("M4 Weekly" + AT_PROTOCOL, "Weekly",
-               ("RSA[input_size=52]", "Transformer[input_size=52]", "DLinear[input_size=52]")),
-              ("M4 Hourly", "Hourly", ()),
-              ("M4 Hourly" + AT_PROTOCOL, "Hourly",
-               ("RSA[input_size=168]", "Transformer[input_size=168]", "DLinear[input_size=168]")))
+NETS = ("RSA", "Transformer", "DLinear")
+M4_REGIMES = (("M4 Weekly", "Weekly", (), tuple(f"{n}[input_size=52]" for n in NETS)),
+              ("M4 Weekly" + AT_PROTOCOL, "Weekly", tuple(f"{n}[input_size=52]" for n in NETS), ()),
+              ("M4 Hourly", "Hourly", (), tuple(f"{n}[input_size=192]" for n in NETS)),
+              ("M4 Hourly" + AT_PROTOCOL, "Hourly", tuple(f"{n}[input_size=168]" for n in NETS), ()))
 
 
 def m3_ratios(rows: pd.DataFrame, data: Path, subset: str, first: int | None = None, use: dict | None = None,
@@ -46,9 +47,10 @@ def m3_ratios(rows: pd.DataFrame, data: Path, subset: str, first: int | None = N
     return pd.DataFrame({"mase": rules["mase"] / single["mase"].min(), "smape": rules["smape"] / single["smape"].min()})
 
 
-def m4_ratios(frequency: str, use=(), output: Path = m4.OUTPUT, data_dir=None, without=()) -> pd.DataFrame:
-    """The same on M4 ``frequency`` (seed 0), ``use``: labelled networks in place of the defaults."""
-    table = m4.rule_scores(frequency, 0, output, data_dir, use, without)
+def m4_ratios(frequency: str, use=(), output: Path = m4.OUTPUT, data_dir=None, without=(), longer=()) -> pd.DataFrame:
+    """The same on M4 ``frequency`` (seed 0), ``use``: labelled networks in place of the defaults; ``longer``: as
+    ``auto_m4_study.py --summary --longer``."""
+    table = m4.rule_scores(frequency, 0, output, data_dir, use, without, longer)
     single = table[~table["model"].isin(RULES)]
     rules = table[table["model"].isin(RULES)].set_index("model")
     return pd.DataFrame({"mase": rules["later_mase"] / single["later_mase"].min(),
@@ -81,8 +83,8 @@ def main(argv=None) -> None:
     monthly = (args.monthly_first, {"ARIMA": args.monthly_arima} if args.monthly_arima else None)
     ratios = {f"M3 {subset}": m3_ratios(rows, data / "m3", subset, *(monthly if subset == "monthly" else (None, None)),
                                         without=without) for subset in ("monthly", "quarterly", "yearly", "other")}
-    for label, frequency, use in M4_REGIMES:
-        ratios[label] = m4_ratios(frequency, use, args.m4_output, data, without)
+    for label, frequency, use, longer in M4_REGIMES:
+        ratios[label] = m4_ratios(frequency, use, args.m4_output, data, without, longer)
     with pd.option_context("display.width", 250, "display.max_columns", 20):
         print("later-block MASE over the best single candidate:")
         print(pd.DataFrame({regime: frame["mase"] for regime, frame in ratios.items()}).round(3).to_string())

@@ -671,3 +671,38 @@ def test_the_last_window_rule_on_arbitrary_errors():
         np.testing.assert_allclose([row[1] for row in again[1]], means, rtol=1e-12)
 
     check()
+
+
+def integer_time(n_series: int = 3, length: int = 90, period: int = 16, seed: int = 0) -> pd.DataFrame:
+    """Series on integer time (no season the default look-back could read) with a cycle of ``period`` steps."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(length)
+    return pd.concat([pd.DataFrame({"unique_id": f"s{k}", "ds": t, "y": 10 + 3 * np.sin(2 * np.pi * t / period + k)
+                                    + rng.normal(0, 0.2, length)}) for k in range(n_series)], ignore_index=True)
+
+
+def test_a_network_at_its_default_look_back_is_also_validated_at_twice_it_and_keeps_the_better(small_budget,
+                                                                                                 tmp_path):
+    df = integer_time()
+    models = {"Naive": SeasonalNaiveForecaster(h=H), "DLinear": DLinearForecaster(h=H),
+              "Fixed": DLinearForecaster(h=H, input_size=8)}
+    auto = AutoForecaster(h=H, models=models, random_state=0, n_windows=W, freq=1).fit(df)
+    table = auto.look_backs_
+    assert list(table["candidate"]) == ["DLinear"]  # the given look-back of "Fixed" is the user's: not tried
+    row = table.iloc[0]
+    assert (row["input_size"], row["longer"]) == (2 * H, 4 * H)  # two horizons on integer time, and twice that
+    assert row["kept"] == (row["longer"] if row["longer_mase"] < row["mase"] else row["input_size"])
+    assert auto.models_["DLinear"].input_size_ == row["kept"]  # refitted at what it kept
+    kept_mase = row["longer_mase"] if row["kept"] == row["longer"] else row["mase"]
+    assert auto.choice_["DLinear"].mean() == pytest.approx(kept_mase)  # the choice reads the kept forecasts
+    assert not any(isinstance(v, DLinearForecaster) and v.input_size == 4 * H for v in models.values())  # untouched
+    auto.save(tmp_path / "auto")
+    pd.testing.assert_frame_equal(tsrsa.load(tmp_path / "auto").look_backs_, table)
+    # where half of the series or fewer hold the longer look-back with the validation block, it is not tried
+    short = pd.concat([df[df["unique_id"] != "s2"], df[df["unique_id"] == "s2"].head(24)], ignore_index=True)
+    short = pd.concat([short, short[short["unique_id"] == "s2"].assign(unique_id="s3")], ignore_index=True)
+    assert AutoForecaster(h=H, models=models, random_state=0, n_windows=W, freq=1).fit(short).look_backs_.empty
+    # where the time index gives the look-back a season (monthly dates: 12 steps), it is not tried either
+    monthly_dates = df.assign(ds=pd.DatetimeIndex(pd.date_range("2000-01-01", periods=90, freq="MS")).take(df["ds"]))
+    fitted = AutoForecaster(h=H, models=models, random_state=0, n_windows=W).fit(monthly_dates)
+    assert fitted.look_backs_.empty and fitted.models_["DLinear"].input_size_ == 12  # the year, held by the rule

@@ -83,9 +83,9 @@ def test_a_network_is_fitted_on_the_panel_and_the_rules_with_it_are_autoforecast
     naive = {"SeasonalNaive": "SeasonalNaiveForecaster"}
     monkeypatch.setattr(study, "CANDIDATES", naive)
     monkeypatch.setattr(study, "NETWORKS", ("DLinear",))
-    folder = write_yearly(tmp_path / "m3", n_series=5)
+    folder = write_yearly(tmp_path / "m3", n_series=5, length=60)  # room for twice the network's look-back
     frame = pd.read_csv(folder / "M3-yearly.csv")
-    short = frame[(frame["unique_id"] != "Y4") | (frame["ds"] >= 26)]  # Y4: 14 values, too short for the network
+    short = frame[(frame["unique_id"] != "Y4") | (frame["ds"] >= 46)]  # Y4: 14 values, too short for the network
     short.to_csv(folder / "M3-yearly.csv", index=False)
     output = tmp_path / "rows.csv"
     args = ["--data-dir", str(folder), "--output", str(output), "--subsets", "yearly", "--per-subset", "5"]
@@ -109,6 +109,7 @@ def test_a_network_is_fitted_on_the_panel_and_the_rules_with_it_are_autoforecast
     models["DLinear"] = candidates(6, 1, 0)["DLinear"]
     auto = tsrsa.AutoForecaster(h=6, season_length=1, models=models, n_windows=2).fit(train)
     assert "DLinear" in auto.models_  # the network is kept by some series, so the rule reads its forecasts
+    assert list(auto.look_backs_["longer"]) == [24]  # validated at 12 and 24 steps, as the study's rows were
     yhat = auto.predict()["yhat"].to_numpy().reshape(len(ids), 6)
     want = np.mean([m3.mase(values[sid][-6:], f, values[sid][:-6], 1) for sid, f in zip(ids, yhat)])
     got = table[(table.origin == "test") & (table.n_windows == 2) & (table.model == "noise2_gate2")]["mase"].item()

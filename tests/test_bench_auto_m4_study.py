@@ -19,10 +19,10 @@ import auto_m4_study as study  # noqa: E402
 pytestmark = pytest.mark.slow  # candidate fits on a small M4-shaped panel (~5 s)
 
 
-def write_weekly(folder: Path, n_series: int = 5) -> None:
+def write_weekly(folder: Path, n_series: int = 5, shortest: int = 70) -> None:
     """M4-shaped Weekly files (V1 the id, values padded with NaN): trending and seasonal-looking series."""
     rng = np.random.default_rng(3)
-    lengths = [70 + 9 * k for k in range(n_series)]
+    lengths = [shortest + 9 * k for k in range(n_series)]
     width = max(lengths)
     train = pd.DataFrame(np.nan, index=range(n_series), columns=[f"V{i}" for i in range(1, width + 2)]).astype(object)
     test = pd.DataFrame(np.nan, index=range(n_series), columns=[f"V{i}" for i in range(1, 15)]).astype(object)
@@ -78,6 +78,28 @@ def test_a_rule_applied_offline_scores_as_autoforecaster_fitted_at_it(tmp_path):
         study.rule_scores("Weekly", 0, output, tmp_path, use=["Theta[theta=3]"])
     with pytest.raises(SystemExit):
         study.main([*args, "--models", "Prophet"])
+
+
+def test_a_network_keeps_the_look_back_that_validates_better_as_autoforecaster_does(tmp_path, small_budget):
+    write_weekly(tmp_path / "m4", shortest=110)
+    output = tmp_path / "rows.csv"
+    args = ["--frequency", "Weekly", "--data-dir", str(tmp_path), "--output", str(output)]
+    study.main([*args, "--models", "SeasonalNaive,DLinear"])
+    study.main([*args, "--models", "DLinear", "--set", "input_size=52"])  # twice the 26 weeks of two horizons
+    use, extra, lines = study.look_back_choice("Weekly", 0, output, tmp_path, longer=["DLinear[input_size=52]"])
+    val, test = load_split("Weekly", "validation", tmp_path), load_split("Weekly", "test", tmp_path)
+    built = study.candidates(13, 1, 0)
+    auto = tsrsa.AutoForecaster(h=13, season_length=1, freq=1, random_state=0,
+                                models={"SeasonalNaive": built["SeasonalNaive"], "DLinear": built["DLinear"]})
+    auto.fit(val.frame())
+    chosen = auto.look_backs_.set_index("candidate").loc["DLinear"]
+    assert (chosen["input_size"], chosen["longer"]) == (26, 52)
+    assert use == (["DLinear[input_size=52]"] if chosen["kept"] == 52 else []) and len(lines) == 1
+    rows = pd.read_csv(output, keep_default_na=False).drop_duplicates("model", keep="last").set_index("model")
+    assert extra == rows.loc["DLinear" if chosen["kept"] == 52 else "DLinear[input_size=52]", "validation_seconds"]
+    table = study.rule_scores("Weekly", 0, output, tmp_path, longer=["DLinear[input_size=52]"]).set_index("model")
+    want = scores_with_owa(test, forecast_matrix(auto.predict(df=test.frame()), test.ids, 13))
+    assert table.loc["auto", "test_mase"] == pytest.approx(want["mase"], rel=1e-6)
 
 
 def test_dated_frames_keep_each_series_steps_as_weekly_dates_that_read_a_season(tmp_path):

@@ -114,6 +114,9 @@ class ChoiceRecord:
             "scale": array(auto.scale_)[0], "residuals": array(auto.calibration_.residuals),
             "by_panel": [bool(v) for v in auto.by_panel_], "n_windows": int(auto.n_windows_),
             "unranked": bool(auto.unranked_), "rule": auto.rule_,
+            "look_backs": [[name, int(L), None if not np.isfinite(e) else float(e), int(L2),
+                            None if not np.isfinite(e2) else float(e2), int(kept)]
+                           for name, L, e, L2, e2, kept in auto.look_back_rows_],
             "rule_scores": [[name, *(None if not np.isfinite(v) else float(v) for v in values)]
                             for name, *values in auto.rule_scores_],
             "failures": [[jsonable(sid, "series id"), name, stage, error]
@@ -141,6 +144,9 @@ class ChoiceRecord:
         auto.n_windows_ = int(state.get("n_windows", auto.n_windows))  # saved before 0.19.5: always n_windows
         auto.unranked_ = bool(state.get("unranked", False))  # and ranked
         auto.rule_ = state.get("rule")  # saved before 0.19.6: no rule chosen
+        auto.look_back_rows_ = [[str(name), int(L), np.nan if e is None else float(e), int(L2),  # before 0.20: none
+                                 np.nan if e2 is None else float(e2), int(kept)]
+                                for name, L, e, L2, e2, kept in state.get("look_backs", [])]
         auto.rule_scores_ = [[str(name), *(np.nan if v is None else float(v) for v in values)]
                              for name, *values in state.get("rule_scores", [])]
         by_panel = state.get("by_panel")  # saved before the margin existed: the rule of that release

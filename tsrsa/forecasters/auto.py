@@ -20,7 +20,8 @@ from tsrsa.estimator.model_set import check_shared, named_models, panel_frame, r
 from tsrsa.estimator.params import check_choice, check_float, check_int, check_str
 from tsrsa.estimator.protocol import Estimator, store_init_args
 from tsrsa.forecasters.auto_candidates import (
-    default_candidates, local, rebuilt_candidates, refit_kept, refit_unranked, validation_windows,
+    default_candidates, local, longer_look_backs, rebuilt_candidates, refit_kept, refit_unranked, validate_candidates,
+    validation_windows,
 )
 
 
@@ -48,7 +49,10 @@ class AutoForecaster(Estimator):
     fewer or cheaper candidates to spend less). A network at its default look-back
     (``input_size=None``) takes the look-back the rule gives the median series, not the shortest; the shorter
     series are left to the other candidates instead of shortening it for all
-    (:func:`tsrsa.forecasters.auto_candidates.held_look_back`).
+    (:func:`tsrsa.forecasters.auto_candidates.held_look_back`). On integer time (a frequency that gives the
+    look-back no season) such a network is also validated at twice that look-back where more than half of the
+    series hold it with the block, and keeps the one of lower mean MASE (``look_backs_``: on M4 Weekly 26 weeks
+    or 52).
 
     A candidate that fails on a series (too short for it, a fit that raises, a non-finite forecast) is
     skipped there and recorded (``failures_``), and the series keeps the next best; a series that no
@@ -142,6 +146,10 @@ class AutoForecaster(Estimator):
         With ``combine="auto"`` and two or more windows: each rule, its mean MASE on the last window (chosen on
         the earlier ones), by how many standard errors it beats the gate there, how many it needs (``margin`` as
         Student's t over the series compared: more over a few series) and whether it was kept.
+    look_backs_ : DataFrame
+        One row per network validated at two look-backs (integer time, see above): ``input_size`` and
+        ``longer`` (twice it), the mean validation MASE of each over the series both validated (``mase``,
+        ``longer_mase``) and the one ``kept``; empty where none was.
 
     Examples
     --------
@@ -207,25 +215,18 @@ class AutoForecaster(Estimator):
         frame = panel_frame(panel, self.frame_spec)
         h = int(self.h)
         step = int(self.step_size or h)
-        named, needs, W = validation_windows(self.candidate_models(), panel, frame, h, step, int(self.n_windows))
+        given = self.candidate_models()
+        named, needs, W = validation_windows(given, panel, frame, h, step, int(self.n_windows))
         block = h + (W - 1) * step
         names = [name for name, _ in named]
         ends = np.maximum(panel.lengths - block, 1)  # (S,) values before the validation block
         m = self.season_of(panel.freq)
         scale = naive_scale(panel, ends, m)
         record = ChoiceRecord(panel.ids, names, self.id_col)
-        yhat = np.full((panel.n_series, len(names), W, h), np.nan)
-        for c, (name, model) in enumerate(named):
-            need, why = needs[c]
-            record.too_short(c, panel.lengths, need, why, block)
-            rows = np.flatnonzero(panel.lengths >= need + block)
-            if not rows.size:
-                continue
-            for _, cv in record.attempt(c, model, frame, lambda m_, f: m_.cross_validate(
-                    f, n_windows=W, step_size=step, refit=False), rows=rows):
-                rows = panel.ids.get_indexer(cv[self.id_col].to_numpy()[:: W * h])  # cv: series, cutoff, step
-                yhat[rows, c] = cv["yhat"].to_numpy().reshape(len(rows), W, h)
         y = validation_targets(panel, ends, W, step, h)  # (S, W, h); meaningless where no candidate validated
+        named, needs, yhat, look_backs = validate_candidates(
+            named, needs, longer_look_backs(given, named, panel, frame, block), panel, frame, record, windows=W,
+            step=step, h=h, y=y, scale=scale, id_col=self.id_col)
         errors = scaled_errors(yhat, y, scale)
         record.non_finite(errors, yhat)
         signed = (yhat - y[:, None]) / scale[:, None, None, None]  # (S, C, W, h) scaled step errors
@@ -260,6 +261,7 @@ class AutoForecaster(Estimator):
         self.names_, self.errors_, self.weight_array_, self.by_panel_ = names, errors, weights, by_panel
         self.n_windows_, self.unranked_, self.default_weights_ = W, unranked, default
         self.rule_, self.rule_scores_ = rule, rule_scores
+        self.look_back_rows_ = look_backs
         self.scale_ = scale
         self.calibration_ = ConformalCalibration(residuals, scale)
         self.failure_rows_, self.frame_kind_ = record.rows, kind
@@ -286,6 +288,14 @@ class AutoForecaster(Estimator):
         table = pd.DataFrame(self.rule_scores_, columns=["rule", "last_window_mase", "beats_gate_by", "needed"])
         table["kept"] = table["rule"] == self.rule_
         return table
+
+    @property
+    def look_backs_(self) -> pd.DataFrame:
+        """One row per network validated at two look-backs: its default one and twice it, each one's mean
+        validation MASE over the series both validated, and the one kept."""
+        self.check_is_fitted()
+        return pd.DataFrame(self.look_back_rows_, columns=["candidate", "input_size", "mase", "longer",
+                                                           "longer_mase", "kept"])
 
     @property
     def weights_(self) -> pd.DataFrame:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from tsrsa.estimator.choice_record import required_length
-from tsrsa.estimator.model_choice import MIN_VALIDATED, choice_weights, no_candidate
+from tsrsa.data.frequency import look_back_seasons
+from tsrsa.estimator.choice_record import ChoiceRecord, required_length
+from tsrsa.estimator.model_choice import MIN_VALIDATED, choice_weights, no_candidate, scaled_errors
 
 
 def local(model) -> bool:
@@ -73,6 +74,78 @@ def validation_windows(candidates, panel, frame, h: int, step: int, n_windows: i
         if W == 1 or (validates >= min(MIN_VALIDATED, len(named))).any():
             return named, needs, W
         W -= 1
+
+
+def longer_look_backs(candidates, named, panel, frame, block: int) -> list:
+    """For each of ``candidates`` (as given; ``named``: as validated, :func:`validation_windows`), a copy of the
+    network at twice the look-back it is validated at, where the look-back was left to the default rule
+    (``input_size=None``), the panel's frequency gives it no season (integer time, yearly data) and more than
+    half of the series hold the longer one with the validation ``block``; else None. AutoForecaster validates
+    both and keeps the look-back of the lower mean MASE (:func:`validate_candidates`).
+
+    The default rule holds a season where the time index names one; on integer time it takes two horizons, which
+    can miss the data's cycle (26 steps of weekly data), and the validation windows tell the two apart (on M4
+    Weekly they choose 52 steps, and the later block agrees). Where the rule holds a season already, twice it
+    is not tried: on weekly dates the windows preferred 104 weeks to 52 where the later block did not, at
+    twice the fit time (benchmarks/RESULTS.md, "A network's look-back on integer time")."""
+    from tsrsa.estimator.neural import NeuralForecaster
+
+    out = []
+    seasonless = look_back_seasons(panel.freq) == (1,)
+    for (_, given), (_, model) in zip(candidates, named):
+        if not seasonless or not isinstance(given, NeuralForecaster) or given.input_size is not None:
+            out.append(None)
+            continue
+        taken = int(block) + int(model.val_size)
+        L = int(model.input_size) if model.input_size is not None else model.input_size_for(
+            int(panel.lengths.min()) - taken, panel.freq)
+        longer = model.clone().set_params(input_size=2 * L)
+        need, why = required_length(longer, frame)
+        out.append(longer if why is not None and (panel.lengths >= need + block).mean() > 0.5 else None)
+    return out
+
+
+def validate_candidates(named, needs, longer, panel, frame, record, *, windows: int, step: int, h: int, y, scale,
+                        id_col: str):
+    """Validate every candidate of ``named`` (their ``needs``, :func:`validation_windows`) and, for a network
+    with a ``longer`` look-back, that one too, keeping the look-back of the lower mean MASE over the series both
+    validated (the shorter where they tie or none did): the validation ``y`` (S, W, h) scaled by ``scale`` (S,).
+    Failures and too-short series of what is kept are recorded in ``record``. Returns (the candidates as kept,
+    their needs, their forecasts (S, C, W, h), the look-back rows ``[name, look-back, MASE, longer, its MASE,
+    kept]``)."""
+    named, needs = list(named), list(needs)
+    yhat = np.full((panel.n_series, len(named), windows, h), np.nan)
+    look_backs = []
+    block = h + (windows - 1) * step
+
+    def forecasts(c, model, need):  # (S, W, h) and what to record of them
+        scratch = ChoiceRecord(record.ids, record.names, record.id_col)
+        scratch.too_short(c, panel.lengths, need[0], need[1], block)
+        out = np.full((panel.n_series, windows, h), np.nan)
+        rows = np.flatnonzero(panel.lengths >= need[0] + block)
+        if rows.size:
+            for _, cv in scratch.attempt(c, model, frame, lambda m_, f: m_.cross_validate(
+                    f, n_windows=windows, step_size=step, refit=False), rows=rows):
+                got = panel.ids.get_indexer(cv[id_col].to_numpy()[:: windows * h])  # cv: series, cutoff, step
+                out[got] = cv["yhat"].to_numpy().reshape(len(got), windows, h)
+        return out, scratch.rows
+
+    for c, (name, model) in enumerate(named):
+        out, rows = forecasts(c, model, needs[c])
+        if longer[c] is not None:
+            need = required_length(longer[c], frame)
+            other, other_rows = forecasts(c, longer[c], need)
+            errors = scaled_errors(np.stack([out, other], axis=1), y, scale)  # (S, 2)
+            both = np.isfinite(errors).all(axis=1)
+            mase = errors[both].mean(axis=0) if both.any() else np.full(2, np.nan)
+            keep = bool(both.any() and mase[1] < mase[0])
+            L = int(longer[c].input_size)
+            look_backs.append([name, L // 2, float(mase[0]), L, float(mase[1]), L if keep else L // 2])
+            if keep:
+                named[c], needs[c], out, rows = (name, longer[c]), need, other, other_rows
+        yhat[:, c] = out
+        record.rows.extend(rows)
+    return named, needs, yhat, look_backs
 
 
 def refit_kept(named, frame, errors, steps, record, able, by_panel, *, choose, combine, top_k,
