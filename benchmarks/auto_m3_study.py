@@ -118,32 +118,36 @@ def network_fits(name: str, subset: str, ids, values: dict) -> tuple[dict, dict,
     origin (the training parts) its validation windows (``cv2``) and its refit's forecast (``final``), at the
     later origin (the training parts less h) the same (``cv2_fit1``, ``cv1``); each at the look-back
     ``held_look_back`` gives that origin's panel or, where more than half of the series hold twice it, the one of
-    the two that validates better (``validate_candidates``, AutoForecaster's own code), validated on the series
-    that hold its required length plus the two windows, refitted on those that hold the required length.
+    the two that DLinear validates better at (``validate_candidates``, AutoForecaster's own code; the validation
+    seconds include DLinear's), validated on the series that hold its required length plus the two windows,
+    refitted on those that hold the required length.
     Returns ({fit: {id: forecast}}, {fit: seconds of the panel}, {id: why a series has no forecast})."""
     from tsrsa.estimator.choice_record import ChoiceRecord, required_length
     from tsrsa.estimator.model_choice import naive_scale, validation_targets
     from tsrsa.forecasters.auto_candidates import held_look_back, longer_look_backs, validate_candidates
 
     h, m = HORIZON[subset], SEASON[subset]
-    base = candidates(h, m, 0)[name]  # as AutoForecaster(h, season_length=m, freq=1, random_state=0) builds it
+    built = candidates(h, m, 0)  # as AutoForecaster(h, season_length=m, freq=1, random_state=0) builds them
+    base, scout = built[name], built["DLinear"]
     forecasts, seconds, why = {}, {}, {}
     for (validation, refit), cut in ((("cv2", "final"), h), (("cv2_fit1", "cv1"), 2 * h)):
         frame = long_frame(values, ids, cut)
         panel = base.to_panel(frame)
-        named = [(name, held_look_back(base, panel, 2 * h))]
+        given = [(name, base)] + ([] if name == "DLinear" else [("DLinear", scout)])  # DLinear chooses the look-back
+        named = [(n, held_look_back(model, panel, 2 * h)) for n, model in given]
         ends = np.maximum(panel.lengths - 2 * h, 1)
-        record = ChoiceRecord(panel.ids, [name], "unique_id")
+        record = ChoiceRecord(panel.ids, [n for n, _ in named], "unique_id")
         began = time.perf_counter()
         named, _, yhat, _ = validate_candidates(
-            named, [required_length(named[0][1], frame)], longer_look_backs([(name, base)], named, panel, frame, 2 * h),
-            panel, frame, record, windows=2, step=h, h=h, y=validation_targets(panel, ends, 2, h, h),
-            scale=naive_scale(panel, ends, m), id_col="unique_id")
+            named, [required_length(model, frame) for _, model in named],
+            longer_look_backs(given, named, panel, frame, 2 * h), panel, frame, record, windows=2, step=h, h=h,
+            y=validation_targets(panel, ends, 2, h, h), scale=naive_scale(panel, ends, m), id_col="unique_id")
         seconds[validation] = time.perf_counter() - began
         forecasts[validation] = {sid: [float(f"{v:.8g}") for v in yhat[i, 0].ravel()]
                                  for i, sid in enumerate(panel.ids) if np.isfinite(yhat[i, 0]).all()}
-        for sid, _, _, error in record.rows:
-            why[sid] = why.get(sid, "") + f"{validation}: {error}"[:200] + "; "
+        for sid, candidate, _, error in record.rows:
+            if candidate == name:
+                why[sid] = why.get(sid, "") + f"{validation}: {error}"[:200] + "; "
         model = named[0][1]
         need, _ = required_length(model, frame)
         lengths = dict(zip(panel.ids, panel.lengths))

@@ -240,30 +240,36 @@ def inner_targets(val):
 
 
 def look_back_choice(frequency: str, seed: int, output: Path, data_dir=None, use=(), longer=()):
-    """(``use`` with each network of ``longer``, its rows at twice its look-back such as ``RSA[input_size=52]``,
-    in place of its default where their mean inner MASE over the series both validated is lower, as
-    AutoForecaster's fit chooses; the seconds of the validations not kept; one line per choice)."""
+    """(``use`` with the networks' rows at twice their look-back (``longer``, such as ``RSA[input_size=52]``) in
+    place of their defaults where DLinear's (the scout, which ``longer`` must name) have the lower mean inner MASE
+    over the series both validated, as AutoForecaster's fit chooses; the seconds of the scout's validation not
+    kept; one line saying the choice)."""
     from tsrsa.estimator.model_choice import scaled_errors
 
-    use, extra, lines = list(use), 0.0, []
-    for label in longer:
-        name = label.split("[")[0]
-        c = NAMES.index(name)
-        shown = [u for u in use if u.split("[")[0] == name]
-        val, _, base, _, _, base_seconds, _ = arrays(frequency, seed, output, data_dir, use)
-        _, _, other, _, _, other_seconds, _ = arrays(frequency, seed, output, data_dir,
-                                                     [u for u in use if u not in shown] + [label])
-        y, scale = inner_targets(val)
-        errors = scaled_errors(np.stack([base[:, c], other[:, c]], axis=1), y, scale)  # (S, 2)
-        both = np.isfinite(errors).all(axis=1)
-        mase = errors[both].mean(axis=0)
-        keep = bool(mase[1] < mase[0])
-        extra += float((base_seconds if keep else other_seconds)[0, c])
-        if keep:
-            use = [u for u in use if u not in shown] + [label]
-        lines.append(f"{name}: inner MASE {mase[0]:.4f} ({shown[0] if shown else name}) against {mase[1]:.4f} "
-                     f"({label}) on {int(both.sum())} series: keeps {label if keep else shown[0] if shown else name}")
-    return use, extra, lines
+    use = list(use)
+    if not longer:
+        return use, 0.0, []
+    scout = next((label for label in longer if label.split("[")[0] == "DLinear"), None)
+    if scout is None:
+        raise ValueError(f"--longer {list(longer)} names no DLinear rows: DLinear chooses the look-back for all")
+    c = NAMES.index("DLinear")
+    shown = [u for u in use if u.split("[")[0] == "DLinear"]
+    val, _, base, _, _, base_seconds, _ = arrays(frequency, seed, output, data_dir, use)
+    _, _, other, _, _, other_seconds, _ = arrays(frequency, seed, output, data_dir,
+                                                 [u for u in use if u not in shown] + [scout])
+    y, scale = inner_targets(val)
+    errors = scaled_errors(np.stack([base[:, c], other[:, c]], axis=1), y, scale)  # (S, 2)
+    both = np.isfinite(errors).all(axis=1)
+    mase = errors[both].mean(axis=0)
+    keep = bool(mase[1] < mase[0])
+    if keep:
+        names = {label.split("[")[0] for label in longer}
+        use = [u for u in use if u.split("[")[0] not in names] + list(longer)
+    extra = float((base_seconds if keep else other_seconds)[0, c])
+    line = (f"DLinear: inner MASE {mase[0]:.4f} ({shown[0] if shown else 'DLinear'}) against {mase[1]:.4f} "
+            f"({scout}) on {int(both.sum())} series: "
+            f"{'the longer look-back for ' + ', '.join(longer) if keep else 'the defaults'}")
+    return use, extra, [line]
 
 
 def rule_scores(frequency: str, seed: int, output: Path, data_dir=None, use=(), without=(), longer=()) -> pd.DataFrame:
@@ -338,7 +344,7 @@ def main(argv=None) -> None:
                         help="--summary with a labelled candidate (RSA[input_size=52]) in place of its default")
     parser.add_argument("--longer", action="append", default=[], metavar="LABEL",
                         help="--summary with a network's rows at twice its look-back (RSA[input_size=52]), kept in "
-                             "place of its default where they validate better, as AutoForecaster chooses")
+                             "place of its default where DLinear's validate better, as AutoForecaster chooses")
     args = parser.parse_args(argv)
     args.data_dir = args.data_dir or os.environ.get("TSRSA_DATA_DIR") or HERE.parent.parent / "shared" / "datasets"
     if args.summary:

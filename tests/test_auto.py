@@ -8,7 +8,9 @@ import pandas as pd
 import pytest
 
 import tsrsa
-from tsrsa import AutoForecaster, DLinearForecaster, ETSForecaster, SeasonalNaiveForecaster, ThetaForecaster
+from tsrsa import (
+    AutoForecaster, DLinearForecaster, ETSForecaster, LSTMForecaster, SeasonalNaiveForecaster, ThetaForecaster,
+)
 
 H, W = 4, 2
 
@@ -681,15 +683,23 @@ def integer_time(n_series: int = 3, length: int = 90, period: int = 16, seed: in
                                     + rng.normal(0, 0.2, length)}) for k in range(n_series)], ignore_index=True)
 
 
-def test_a_network_at_its_default_look_back_is_also_validated_at_twice_it_and_keeps_the_better(small_budget,
-                                                                                                 tmp_path):
+def test_on_integer_time_dlinear_chooses_between_the_default_look_back_and_twice_it_for_every_network(
+        small_budget, tmp_path):
     df = integer_time()
-    models = {"Naive": SeasonalNaiveForecaster(h=H), "DLinear": DLinearForecaster(h=H),
+    models = {"Naive": SeasonalNaiveForecaster(h=H), "LSTM": LSTMForecaster(h=H), "DLinear": DLinearForecaster(h=H),
               "Fixed": DLinearForecaster(h=H, input_size=8)}
     auto = AutoForecaster(h=H, models=models, random_state=0, n_windows=W, freq=1).fit(df)
-    table = auto.look_backs_
-    assert list(table["candidate"]) == ["DLinear"]  # the given look-back of "Fixed" is the user's: not tried
-    row = table.iloc[0]
+    table = auto.look_backs_.set_index("candidate")
+    assert list(table.index) == ["LSTM", "DLinear"]  # the given look-back of "Fixed" is the user's: not tried
+    follower = table.loc["LSTM"]  # validated once, at the look-back DLinear (the scout) chose
+    assert follower["kept"] == table.loc["DLinear", "kept"]
+    assert np.isnan(follower["mase"] if follower["kept"] == follower["longer"] else follower["longer_mase"])
+    assert auto.choice_["LSTM"].mean() == pytest.approx(follower[["mase", "longer_mase"]].max())
+    naive_and_lstm = {"Naive": SeasonalNaiveForecaster(h=H, season_length=1), "LSTM": LSTMForecaster(h=H)}
+    without = AutoForecaster(h=H, models=naive_and_lstm, random_state=0, n_windows=W, freq=1).fit(df)
+    assert without.look_backs_.empty  # no DLinear to choose with: every network at its default look-back
+    table = table.reset_index()
+    row = table.iloc[1]
     assert (row["input_size"], row["longer"]) == (2 * H, 4 * H)  # two horizons on integer time, and twice that
     assert row["kept"] == (row["longer"] if row["longer_mase"] < row["mase"] else row["input_size"])
     assert auto.models_["DLinear"].input_size_ == row["kept"]  # refitted at what it kept

@@ -50,9 +50,9 @@ class AutoForecaster(Estimator):
     (``input_size=None``) takes the look-back the rule gives the median series, not the shortest; the shorter
     series are left to the other candidates instead of shortening it for all
     (:func:`tsrsa.forecasters.auto_candidates.held_look_back`). On integer time (a frequency that gives the
-    look-back no season) such a network is also validated at twice that look-back where more than half of the
-    series hold it with the block, and keeps the one of lower mean MASE (``look_backs_``: on M4 Weekly 26 weeks
-    or 52).
+    look-back no season) the networks may take twice that look-back instead, where more than half of the series
+    hold it with the block: a DLinear among them (the cheapest network) is validated at both, and every such
+    network takes the one of DLinear's lower mean MASE (``look_backs_``: on M4 Weekly 26 weeks or 52).
 
     A candidate that fails on a series (too short for it, a fit that raises, a non-finite forecast) is
     skipped there and recorded (``failures_``), and the series keeps the next best; a series that no
@@ -147,9 +147,10 @@ class AutoForecaster(Estimator):
         the earlier ones), by how many standard errors it beats the gate there, how many it needs (``margin`` as
         Student's t over the series compared: more over a few series) and whether it was kept.
     look_backs_ : DataFrame
-        One row per network validated at two look-backs (integer time, see above): ``input_size`` and
-        ``longer`` (twice it), the mean validation MASE of each over the series both validated (``mase``,
-        ``longer_mase``) and the one ``kept``; empty where none was.
+        One row per network that could take twice its look-back (integer time, see above): ``input_size`` and
+        ``longer`` (twice it), the mean validation MASE at each (``mase``, ``longer_mase``: DLinear's over the
+        series both validated; another network's at the one it was validated at, NaN at the other) and the one
+        ``kept``; empty where none could, or no DLinear was among them.
 
     Examples
     --------
@@ -291,8 +292,8 @@ class AutoForecaster(Estimator):
 
     @property
     def look_backs_(self) -> pd.DataFrame:
-        """One row per network validated at two look-backs: its default one and twice it, each one's mean
-        validation MASE over the series both validated, and the one kept."""
+        """One row per network that could take twice its default look-back: both look-backs, the mean validation
+        MASE at each (NaN where not validated) and the one kept (the class docstring)."""
         self.check_is_fitted()
         return pd.DataFrame(self.look_back_rows_, columns=["candidate", "input_size", "mase", "longer",
                                                            "longer_mase", "kept"])

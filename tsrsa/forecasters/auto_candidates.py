@@ -80,8 +80,8 @@ def longer_look_backs(candidates, named, panel, frame, block: int) -> list:
     """For each of ``candidates`` (as given; ``named``: as validated, :func:`validation_windows`), a copy of the
     network at twice the look-back it is validated at, where the look-back was left to the default rule
     (``input_size=None``), the panel's frequency gives it no season (integer time, yearly data) and more than
-    half of the series hold the longer one with the validation ``block``; else None. AutoForecaster validates
-    both and keeps the look-back of the lower mean MASE (:func:`validate_candidates`).
+    half of the series hold the longer one with the validation ``block``; else None. None for all where no
+    DLinear is among those networks: it is the scout (:func:`validate_candidates`).
 
     The default rule holds a season where the time index names one; on integer time it takes two horizons, which
     can miss the data's cycle (26 steps of weekly data), and the validation windows tell the two apart (on M4
@@ -89,6 +89,7 @@ def longer_look_backs(candidates, named, panel, frame, block: int) -> list:
     is not tried: on weekly dates the windows preferred 104 weeks to 52 where the later block did not, at
     twice the fit time (benchmarks/RESULTS.md, "A network's look-back on integer time")."""
     from tsrsa.estimator.neural import NeuralForecaster
+    from tsrsa.forecasters.dlinear import DLinearForecaster
 
     out = []
     seasonless = look_back_seasons(panel.freq) == (1,)
@@ -102,20 +103,26 @@ def longer_look_backs(candidates, named, panel, frame, block: int) -> list:
         longer = model.clone().set_params(input_size=2 * L)
         need, why = required_length(longer, frame)
         out.append(longer if why is not None and (panel.lengths >= need + block).mean() > 0.5 else None)
+    if not any(isinstance(model, DLinearForecaster) for model in out if model is not None):
+        return [None] * len(out)
     return out
 
 
 def validate_candidates(named, needs, longer, panel, frame, record, *, windows: int, step: int, h: int, y, scale,
                         id_col: str):
-    """Validate every candidate of ``named`` (their ``needs``, :func:`validation_windows`) and, for a network
-    with a ``longer`` look-back, that one too, keeping the look-back of the lower mean MASE over the series both
-    validated (the shorter where they tie or none did): the validation ``y`` (S, W, h) scaled by ``scale`` (S,).
+    """Validate every candidate of ``named`` (their ``needs``, :func:`validation_windows`), the networks with a
+    ``longer`` look-back at the one their scout chooses: the first DLinear among them (a linear map of the
+    window, the cheapest network to fit) is validated at both look-backs and keeps the one of the lower mean MASE
+    over the series both validated (the shorter where they tie or none did), and the other networks with a
+    longer look-back take the same choice (each at twice its own look-back, or at its own), validated once: the
+    choice costs one more DLinear fit. ``y`` (S, W, h): the validation values, ``scale`` (S,) their MASE scales.
     Failures and too-short series of what is kept are recorded in ``record``. Returns (the candidates as kept,
-    their needs, their forecasts (S, C, W, h), the look-back rows ``[name, look-back, MASE, longer, its MASE,
-    kept]``)."""
+    their needs, their forecasts (S, C, W, h), one look-back row per network with a longer one ``[name,
+    look-back, its MASE, longer, its MASE, kept]``, a MASE NaN where that look-back was not validated)."""
+    from tsrsa.forecasters.dlinear import DLinearForecaster
+
     named, needs = list(named), list(needs)
     yhat = np.full((panel.n_series, len(named), windows, h), np.nan)
-    look_backs = []
     block = h + (windows - 1) * step
 
     def forecasts(c, model, need):  # (S, W, h) and what to record of them
@@ -130,19 +137,32 @@ def validate_candidates(named, needs, longer, panel, frame, record, *, windows: 
                 out[got] = cv["yhat"].to_numpy().reshape(len(got), windows, h)
         return out, scratch.rows
 
+    done, keep, mase = {}, False, np.full(2, np.nan)
+    scout = next((c for c, model in enumerate(longer) if isinstance(model, DLinearForecaster)), None)
+    if scout is not None:
+        short = forecasts(scout, named[scout][1], needs[scout])
+        long_ = forecasts(scout, longer[scout], required_length(longer[scout], frame))
+        errors = scaled_errors(np.stack([short[0], long_[0]], axis=1), y, scale)  # (S, 2)
+        both = np.isfinite(errors).all(axis=1)
+        if both.any():
+            mase = errors[both].mean(axis=0)
+        keep = bool(both.any() and mase[1] < mase[0])
+        done[scout] = long_ if keep else short
+    look_backs = []
     for c, (name, model) in enumerate(named):
-        out, rows = forecasts(c, model, needs[c])
         if longer[c] is not None:
-            need = required_length(longer[c], frame)
-            other, other_rows = forecasts(c, longer[c], need)
-            errors = scaled_errors(np.stack([out, other], axis=1), y, scale)  # (S, 2)
-            both = np.isfinite(errors).all(axis=1)
-            mase = errors[both].mean(axis=0) if both.any() else np.full(2, np.nan)
-            keep = bool(both.any() and mase[1] < mase[0])
             L = int(longer[c].input_size)
-            look_backs.append([name, L // 2, float(mase[0]), L, float(mase[1]), L if keep else L // 2])
             if keep:
-                named[c], needs[c], out, rows = (name, longer[c]), need, other, other_rows
+                named[c], needs[c] = (name, longer[c]), required_length(longer[c], frame)
+            out, rows = done[c] if c in done else forecasts(c, named[c][1], needs[c])
+            score = mase
+            if c != scout:  # its own MASE at the look-back it was validated at, over the series it validated
+                errors = scaled_errors(out[:, None], y, scale)[:, 0]
+                own = float(np.nanmean(errors)) if np.isfinite(errors).any() else np.nan
+                score = np.array([np.nan, own]) if keep else np.array([own, np.nan])
+            look_backs.append([name, L // 2, float(score[0]), L, float(score[1]), L if keep else L // 2])
+        else:
+            out, rows = forecasts(c, model, needs[c])
         yhat[:, c] = out
         record.rows.extend(rows)
     return named, needs, yhat, look_backs
