@@ -276,12 +276,12 @@ def rule_scores(frequency: str, seed: int, output: Path, data_dir=None, use=(), 
     """One line per rule (``auto_m3_rules.RULES``) and candidate alone: sMAPE, MASE and OWA on the later block
     and the test, the share of series keeping each candidate, and the fit seconds over the costliest refit
     (``without``: candidates left out of the choice; ``longer``: :func:`look_back_choice`, whose validations not
-    kept are charged to every rule)."""
+    kept are charged to every rule and whose line is the table's ``attrs["look_back"]``)."""
     from tsrsa.benchmarking.m4 import scores_with_owa
     from tsrsa.estimator.model_choice import combined, scaled_errors
     from tsrsa.forecasters.auto_candidates import local
 
-    use, extra, _ = look_back_choice(frequency, seed, output, data_dir, use, longer)
+    use, extra, look_back = look_back_choice(frequency, seed, output, data_dir, use, longer)
     val, test, inner, later, future, seconds, present = arrays(frequency, seed, output, data_dir, use, without)
     h, m = val.frequency.h, val.frequency.m
     use = [NAMES.index(name) for name in present]
@@ -321,7 +321,9 @@ def rule_scores(frequency: str, seed: int, output: Path, data_dir=None, use=(), 
         row = line(name, weights)
         row["seconds"], row["cost_ratio"], row["kept"] = float(seconds[1, c]), float(seconds[1, c]) / most, ""
         out.append(row)
-    return pd.DataFrame(out)
+    table = pd.DataFrame(out)
+    table.attrs["look_back"] = look_back
+    return table
 
 
 def main(argv=None) -> None:
@@ -348,9 +350,9 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     args.data_dir = args.data_dir or os.environ.get("TSRSA_DATA_DIR") or HERE.parent.parent / "shared" / "datasets"
     if args.summary:
-        for line in look_back_choice(args.frequency, args.seed, args.output, args.data_dir, args.use, args.longer)[2]:
-            print(line)
         table = rule_scores(args.frequency, args.seed, args.output, args.data_dir, args.use, longer=args.longer)
+        for line in table.attrs["look_back"]:
+            print(line)
         with pd.option_context("display.width", 250, "display.max_rows", 200):
             print(table.to_string(index=False, float_format="%.4f"))
         return

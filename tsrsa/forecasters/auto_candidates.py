@@ -91,10 +91,11 @@ def longer_look_backs(candidates, named, panel, frame, block: int) -> list:
     from tsrsa.estimator.neural import NeuralForecaster
     from tsrsa.forecasters.dlinear import DLinearForecaster
 
+    if look_back_seasons(panel.freq) != (1,):  # the default rule holds a season already
+        return [None] * len(named)
     out = []
-    seasonless = look_back_seasons(panel.freq) == (1,)
     for (_, given), (_, model) in zip(candidates, named):
-        if not seasonless or not isinstance(given, NeuralForecaster) or given.input_size is not None:
+        if not isinstance(given, NeuralForecaster) or given.input_size is not None:
             out.append(None)
             continue
         taken = int(block) + int(model.val_size)
