@@ -69,11 +69,24 @@ def rule_weights(errors, ids, names, rule, blocked, inner_abs=None, signed=None)
                           also_panel=fallback, step_errors=inner_abs, margin=margin if gate else None)
 
 
-def rule_table(rows: pd.DataFrame, data: Path) -> pd.DataFrame:
+def median_of_kept(weights: np.ndarray, yhat: np.ndarray) -> np.ndarray:
+    """(S, h) at each step the median of the forecasts ``yhat`` (S, C, h) that a series keeps (weight > 0), their
+    weights ignored: a combination screened against AutoForecaster's mean (``auto_rules.py --median``)."""
+    kept = np.where((weights > 0)[:, :, None], yhat, np.nan)
+    out = np.full(yhat.shape[:1] + yhat.shape[2:], np.nan)
+    some = (weights > 0).any(axis=1)
+    out[some] = np.nanmedian(kept[some], axis=1)
+    return out
+
+
+def rule_table(rows: pd.DataFrame, data: Path, median: bool = False) -> pd.DataFrame:
     """One line per (subset, origin, n_windows, rule or candidate): mean MASE, sMAPE, the series scored, and
-    AutoForecaster's fit seconds over the most expensive candidate's."""
+    AutoForecaster's fit seconds over the most expensive candidate's (``median``: each rule's kept candidates
+    combined by :func:`median_of_kept`)."""
     from tsrsa.benchmarking.m3_sample import mase, smape
     from tsrsa.estimator.model_choice import combined, naive_scale, scaled_errors
+
+    combine = median_of_kept if median else combined
 
     sample = rows.drop_duplicates("unique_id")
     values = read_values(data, sample[["unique_id", "subset"]])
@@ -122,7 +135,7 @@ def rule_table(rows: pd.DataFrame, data: Path) -> pd.DataFrame:
                 most = float(refit_seconds.sum(axis=0).max())  # the most expensive candidate's fits
                 for rule in RULES:
                     weights = rule_weights(errors, ids, names, rule, blocked, inner_abs, signed)
-                    yhat = combined(weights, scored)
+                    yhat = combine(weights, scored)
                     used = weights > 0
                     cost = float(valid_seconds.sum() + (refit_seconds * used)[:, ~network].sum()
                                  + refit_seconds[:, network & used.any(axis=0)].sum())

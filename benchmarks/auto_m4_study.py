@@ -46,7 +46,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from auto_m3_rules import RULES, SeriesList, rule_weights
+from auto_m3_rules import RULES, SeriesList, median_of_kept, rule_weights
 
 HERE = Path(__file__).resolve().parent
 OUTPUT = HERE / "results" / "auto_m4_study.csv"
@@ -272,11 +272,13 @@ def look_back_choice(frequency: str, seed: int, output: Path, data_dir=None, use
     return use, extra, [line]
 
 
-def rule_scores(frequency: str, seed: int, output: Path, data_dir=None, use=(), without=(), longer=()) -> pd.DataFrame:
+def rule_scores(frequency: str, seed: int, output: Path, data_dir=None, use=(), without=(), longer=(),
+                median: bool = False) -> pd.DataFrame:
     """One line per rule (``auto_m3_rules.RULES``) and candidate alone: sMAPE, MASE and OWA on the later block
     and the test, the share of series keeping each candidate, and the fit seconds over the costliest refit
     (``without``: candidates left out of the choice; ``longer``: :func:`look_back_choice`, whose validations not
-    kept are charged to every rule and whose line is the table's ``attrs["look_back"]``)."""
+    kept are charged to every rule and whose line is the table's ``attrs["look_back"]``; ``median``: a rule's kept
+    candidates combined by ``auto_m3_rules.median_of_kept``)."""
     from tsrsa.benchmarking.m4 import scores_with_owa
     from tsrsa.estimator.model_choice import combined, scaled_errors
     from tsrsa.forecasters.auto_candidates import local
@@ -299,7 +301,7 @@ def rule_scores(frequency: str, seed: int, output: Path, data_dir=None, use=(), 
     def line(name, weights):
         row = {"frequency": frequency, "seed": seed, "model": name}
         for origin, split, scored in (("later", val, later), ("test", test, future)):
-            score = scores_with_owa(split, combined(weights, scored))
+            score = scores_with_owa(split, (median_of_kept if median else combined)(weights, scored))
             row.update({f"{origin}_{k}": v for k, v in score.items()})
         used = weights > 0
         cost = extra + float(seconds[0].sum() + (seconds[1] * np.where(per_series, used.mean(axis=0),

@@ -2,6 +2,7 @@
 
     python benchmarks/auto_rules.py
     python benchmarks/auto_rules.py --without DLinear
+    python benchmarks/auto_rules.py --median
 
 It fits nothing. Eight regimes, each scored on its later block (a block after the one the rules chose on, never
 a test value): M3's four subsets from ``auto_m3_study.py``'s rows with every candidate that has rows there (the
@@ -11,7 +12,8 @@ networks included), each whole (``--monthly-first N``: the monthly subset on the
 default or twice it, ``--longer``) and at the protocol's (52, 168).
 In each regime every rule's later-block MASE and sMAPE are divided by the best single candidate's there; the
 ranking is the geometric mean of those ratios over the regimes and the worst of them, lowest geometric mean
-first. ``--without`` leaves candidates out of every regime (what the rules would choose among without them).
+first. ``--without`` leaves candidates out of every regime (what the rules would choose among without them);
+``--median`` combines what each rule keeps by the median at each step instead of AutoForecaster's mean.
 """
 from __future__ import annotations
 
@@ -36,21 +38,22 @@ M4_REGIMES = (("M4 Weekly", "Weekly", (), tuple(f"{n}[input_size=52]" for n in N
 
 
 def m3_ratios(rows: pd.DataFrame, data: Path, subset: str, first: int | None = None, use: dict | None = None,
-              without=()) -> pd.DataFrame:
+              without=(), median: bool = False) -> pd.DataFrame:
     """Each rule's later-block MASE and sMAPE over the best candidate's on one M3 subset (two windows, as
     AutoForecaster's default)."""
     rows = rows[(rows["subset"] == subset) & ~rows["model"].isin(without)]
-    table = rule_table(latest_rows(rows, first, use), data)
+    table = rule_table(latest_rows(rows, first, use), data, median)
     table = table[table["origin"] == "later"]
     single = table[table["model"].isin([*m3.CANDIDATES, *m3.NETWORKS]) & (table["n_windows"] == 1)]
     rules = table[table["model"].isin(RULES) & (table["n_windows"] == 2)].set_index("model")
     return pd.DataFrame({"mase": rules["mase"] / single["mase"].min(), "smape": rules["smape"] / single["smape"].min()})
 
 
-def m4_ratios(frequency: str, use=(), output: Path = m4.OUTPUT, data_dir=None, without=(), longer=()) -> pd.DataFrame:
+def m4_ratios(frequency: str, use=(), output: Path = m4.OUTPUT, data_dir=None, without=(), longer=(),
+              median: bool = False) -> pd.DataFrame:
     """The same on M4 ``frequency`` (seed 0), ``use``: labelled networks in place of the defaults; ``longer``: as
     ``auto_m4_study.py --summary --longer``."""
-    table = m4.rule_scores(frequency, 0, output, data_dir, use, without, longer)
+    table = m4.rule_scores(frequency, 0, output, data_dir, use, without, longer, median)
     single = table[~table["model"].isin(RULES)]
     rules = table[table["model"].isin(RULES)].set_index("model")
     return pd.DataFrame({"mase": rules["later_mase"] / single["later_mase"].min(),
@@ -76,15 +79,18 @@ def main(argv=None) -> None:
     parser.add_argument("--monthly-first", type=int, help="the first N monthly series of the draw only")
     parser.add_argument("--monthly-arima", help="the release of ARIMA's monthly rows (default: its latest)")
     parser.add_argument("--without", default="", help="comma-separated candidates left out of every regime")
+    parser.add_argument("--median", action="store_true",
+                        help="combine each rule's kept candidates by their median at each step, not their mean")
     args = parser.parse_args(argv)
     data = Path(args.data_dir) if args.data_dir else m3.HERE.parent.parent / "shared" / "datasets"
     without = [name for name in args.without.split(",") if name]
     rows = pd.read_csv(args.m3_output, dtype={"unique_id": str}, keep_default_na=False)
     monthly = (args.monthly_first, {"ARIMA": args.monthly_arima} if args.monthly_arima else None)
     ratios = {f"M3 {subset}": m3_ratios(rows, data / "m3", subset, *(monthly if subset == "monthly" else (None, None)),
-                                        without=without) for subset in ("monthly", "quarterly", "yearly", "other")}
+                                        without=without, median=args.median)
+              for subset in ("monthly", "quarterly", "yearly", "other")}
     for label, frequency, use, longer in M4_REGIMES:
-        ratios[label] = m4_ratios(frequency, use, args.m4_output, data, without, longer)
+        ratios[label] = m4_ratios(frequency, use, args.m4_output, data, without, longer, args.median)
     with pd.option_context("display.width", 250, "display.max_columns", 20):
         print("later-block MASE over the best single candidate:")
         print(pd.DataFrame({regime: frame["mase"] for regime, frame in ratios.items()}).round(3).to_string())
