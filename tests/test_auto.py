@@ -555,6 +555,22 @@ def test_where_no_series_ranks_two_candidates_the_statistical_ones_that_fit_are_
         AutoForecaster(h=18, models={"ETS": ETSForecaster(h=18, season_length=12)}).fit(df.head(9))
 
 
+def test_a_series_no_candidate_fits_is_refused_with_each_candidates_reason():
+    df = monthly()
+    short = df[df["unique_id"] == "s0"].head(8).assign(unique_id="short")  # 8 months: below every minimum
+    panel = pd.concat([df, short], ignore_index=True)
+    models = {"Seasonal": SeasonalNaiveForecaster(h=H, season_length=12), "Theta": ThetaForecaster(h=H)}
+    auto = AutoForecaster(h=H, models=models, n_windows=W)
+    with pytest.raises(ValueError, match="no candidate could forecast") as refused:
+        auto.fit(panel)
+    message = str(refused.value)
+    assert "'short'" in message and "drop the series" in message
+    for name, need in (("Seasonal", 12), ("Theta", 10)):  # each candidate's own minimum, from its refit
+        assert f"{name}: too short to fit: " in message and f"needs {need} observations" in message
+    assert not hasattr(auto, "choice_")  # a refused fit leaves no fitted state
+    assert auto.fit(df).choice_["unique_id"].tolist() == ["s0", "s1", "s2"]  # without it the panel fits
+
+
 def test_one_candidate_keeps_its_windows_and_ranks_where_validated():
     df = monthly()
     auto = AutoForecaster(h=H, models=[ThetaForecaster(h=H)], n_windows=W).fit(df)

@@ -37,6 +37,10 @@ class ChoiceRecord:
         message = err if isinstance(err, str) else _message(err)
         self.rows.extend([self.ids[i], self.names[c], stage, message] for i in rows)
 
+    def reasons(self, i: int) -> dict[str, str]:
+        """{candidate: its last recorded error} on series ``i``."""
+        return {name: error for sid, name, _, error in self.rows if sid == self.ids[i]}
+
     def too_short(self, c: int, lengths: np.ndarray, need: int, why: str | None, block: int) -> None:
         """Record the series shorter than ``need`` observations (``why``: the candidate's reason; None when it
         could not say) plus the validation ``block`` as too short to validate candidate ``c``."""

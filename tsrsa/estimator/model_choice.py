@@ -123,16 +123,20 @@ def panel_rows(errors: np.ndarray, by: str = "series", least: int = MIN_VALIDATE
     return np.isfinite(errors).sum(axis=1) < min(least, errors.shape[1])
 
 
-def no_candidate(sid, names) -> ValueError:
-    """The error of a series that no candidate forecasts."""
-    return ValueError(f"series {format_id(sid)}: no candidate could forecast it ({', '.join(names)}); see the "
-                      f"candidates' errors in failures_, or give candidates that fit shorter or simpler series (e.g. "
-                      f"tsrsa.SeasonalNaiveForecaster)")
+def no_candidate(sid, names, reasons: dict[str, str] | None = None) -> ValueError:
+    """The error of a series that no candidate forecasts: each candidate's reason where ``reasons`` ({name:
+    error}) holds one."""
+    reasons = reasons or {}
+    said = "; ".join(f"{name}: {reasons[name][:160]}" if name in reasons else name for name in names)
+    return ValueError(f"series {format_id(sid)}: no candidate could forecast it ({said}); drop the series, or give "
+                      f"a candidate that fits shorter or simpler series, e.g. ('naive', "
+                      f"tsrsa.SeasonalNaiveForecaster(h, season_length=1))")
 
 
 def choice_weights(errors: np.ndarray, ids, names, *, by: str = "series", combine=None, top_k: int | None = 2,
                    blocked: np.ndarray | None = None, also_panel: np.ndarray | None = None,
-                   step_errors: np.ndarray | None = None, margin: float | None = None) -> np.ndarray:
+                   step_errors: np.ndarray | None = None, margin: float | None = None,
+                   reasons=None) -> np.ndarray:
     """(S, C) weights of the candidates kept for each series (rows sum to 1).
 
     A series ranks the candidates by its own validation errors; with ``by="panel"``, or when fewer than
@@ -143,7 +147,8 @@ def choice_weights(errors: np.ndarray, ids, names, *, by: str = "series", combin
     the best only where the validation cannot tell it apart from the best (:func:`told_apart`): a series
     ranked by its own errors compares their paired step errors ``step_errors`` (S, C, W, h) there, a series
     ranked by the panel their paired errors over the series. ValueError naming a series left with no
-    candidate."""
+    candidate (and each candidate's reason there, where ``reasons``, a function of the series' row, gives
+    {name: error})."""
     S, C = errors.shape
     blocked = np.zeros((S, C), dtype=bool) if blocked is None else blocked
     means, by_panel = panel_means(errors), panel_rows(errors, by)
@@ -156,7 +161,7 @@ def choice_weights(errors: np.ndarray, ids, names, *, by: str = "series", combin
         scores = np.where(blocked[i], np.nan, means if by_panel[i] else errors[i])
         order = ranked(scores)
         if not order.size:
-            raise no_candidate(ids[i], names)
+            raise no_candidate(ids[i], names, None if reasons is None else reasons(i))
         paired = errors.T if by_panel[i] else (None if step_errors is None else step_errors[i])  # (C, ...)
         kept = _close_to_best(order, 1 if combine is None else top_k, paired, margin)
         weights[i] = _weights_of(scores, kept, combine)

@@ -180,13 +180,16 @@ def refit_kept(named, frame, errors, steps, record, able, by_panel, *, choose, c
     blocked = np.zeros(errors.shape, dtype=bool)  # (S, C) what a series may not keep: its refit failed
     while True:  # ends: each pass that fails blocks at least one more (series, candidate)
         weights = choice_weights(errors, record.ids, record.names, by=choose, combine=combine, top_k=top_k,
-                                 blocked=blocked, also_panel=by_panel, step_errors=steps, margin=margin)
+                                 blocked=blocked, also_panel=by_panel, step_errors=steps, margin=margin,
+                                 reasons=record.reasons)
         failed = False
         for c, (name, model) in enumerate(named):
             keep = weights[:, c] > 0
             short = np.flatnonzero(keep & ~able[c])
             if short.size:  # kept by the panel's ranking, too short to fit: not tried
-                record.fail(short, c, "refit", "too short to fit")
+                need, why = required_length(model, frame)
+                record.fail(short, c, "refit", f"too short to fit: {why} needs {need} observations" if why
+                            else "too short to fit")
                 blocked[short, c], failed = True, True
                 continue
             if not keep.any():
@@ -224,7 +227,7 @@ def refit_unranked(named, frame, keep, record) -> tuple[dict, np.ndarray]:
         keep[sorted(set(rows) - got), c] = False
     empty = np.flatnonzero(~keep.any(axis=1))
     if empty.size:
-        raise no_candidate(record.ids[empty[0]], record.names)
+        raise no_candidate(record.ids[empty[0]], record.names, record.reasons(empty[0]))
     return fitted, keep / keep.sum(axis=1, keepdims=True)
 
 
