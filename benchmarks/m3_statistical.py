@@ -28,6 +28,9 @@ season, run in their own environment (``--sf-python``; ``m3_statsforecast.py``) 
 last h values is fitted and those h values are scored (series left with fewer than 10 values, ThetaForecaster's
 minimum without a season, are dropped there: 192 yearly and 52 quarterly ones). A difference between two models
 that holds on the test but not on this block is the test block's, not a method's.
+``--level`` also scores the models' own prediction intervals (ETS, ARIMA, Theta; ``predict(level=[80, 95])``):
+the share of test values inside each, and the 95 % interval's MSIS (the M4 competition's mean scaled interval
+score: width plus 2/alpha times each miss, over MASE's in-sample scale).
 ``--every k`` keeps every k-th series of a subset (in the file's order, the
 first included): a deterministic subset where the whole one does not fit the time at hand.
 
@@ -58,8 +61,11 @@ HORIZON = {"monthly": 18, "quarterly": 8, "yearly": 6, "other": 8}
 SEASON = {"monthly": 12, "quarterly": 4, "yearly": 1, "other": 1}
 MODELS = ("SeasonalNaive", "Theta", "ETS", "ETS-additive", "ARIMA")
 COLUMNS = ("date", "tsrsa_version", "tsrsa_commit", "subset", "model", "series", "every", "horizon", "season",
-           "smape", "mase", "fit_seconds", "n_jobs", "failed", "params", "origin")
+           "smape", "mase", "fit_seconds", "n_jobs", "failed", "params", "origin", "coverage_80", "coverage_95",
+           "msis_95")
 SERIES_COLUMNS = ("subset", "model", "unique_id", "smape", "mase", "origin")
+#: the interval levels ``--level`` scores (the models' own intervals: ETS, ARIMA, Theta)
+LEVELS = (80, 95)
 #: where a model is scored: M3's test, or the validation block before it (rows written before 0.19.3 are "test")
 ORIGINS = ("test", "validation")
 #: the fewest values a training part keeps at the validation origin (ThetaForecaster's minimum without a season);
@@ -128,8 +134,17 @@ def mase(y: np.ndarray, yhat: np.ndarray, train: np.ndarray, m: int) -> float:
     return float(np.mean(np.abs(y - yhat)) / np.mean(np.abs(train[lag:] - train[:-lag])))
 
 
+def msis(y: np.ndarray, lower: np.ndarray, upper: np.ndarray, train: np.ndarray, m: int, level: float) -> float:
+    """The M4 competition's mean scaled interval score of one series: the width plus 2/alpha times each miss,
+    averaged over the horizon, over MASE's in-sample scale."""
+    a = 1 - level / 100
+    score = upper - lower + 2 / a * (lower - y) * (y < lower) + 2 / a * (y - upper) * (y > upper)
+    lag = m if len(train) > m else 1
+    return float(np.mean(score) / np.mean(np.abs(train[lag:] - train[:-lag])))
+
+
 def run(subset: str, model: str, every: int, n_jobs: int, output: Path, series_output: Path,
-        sf_python: str | None = None, origin: str = "test") -> dict:
+        sf_python: str | None = None, origin: str = "test", level: bool = False) -> dict:
     train, test = read_subset(subset, every, origin)
     h, m = HORIZON[subset], SEASON[subset]
     est = estimator(model, h, m, n_jobs)
@@ -142,16 +157,21 @@ def run(subset: str, model: str, every: int, n_jobs: int, output: Path, series_o
         start = time.perf_counter()
         est.fit(train)
         seconds = time.perf_counter() - start
-        forecast = est.predict()
+        forecast = est.predict(level=list(LEVELS) if level and est.model_intervals else None)
         params = {k: v for k, v in est.get_params().items() if k not in ("id_col", "time_col", "target_col", "verbose")}
     joined = test.merge(forecast, on=["unique_id", "ds"], how="left", validate="one_to_one")
-    per_series, failed = [], 0
+    per_series, failed, inside, scores = [], 0, {v: [] for v in LEVELS}, []
     for uid, part in joined.groupby("unique_id", sort=False):
         y, yhat = part["y"].to_numpy(float), part["yhat"].to_numpy(float)
         history = train.loc[train["unique_id"] == uid, "y"].to_numpy(float)
         if not np.isfinite(yhat).all():
             failed += 1
             continue
+        if f"yhat_lo_{LEVELS[0]}" in part:
+            bounds = {v: (part[f"yhat_lo_{v}"].to_numpy(float), part[f"yhat_hi_{v}"].to_numpy(float)) for v in LEVELS}
+            for v, (lower, upper) in bounds.items():
+                inside[v].extend((y >= lower) & (y <= upper))
+            scores.append(msis(y, *bounds[95], history, m, 95))
         per_series.append({"subset": subset, "model": model, "unique_id": uid, "smape": round(smape(y, yhat), 6),
                            "mase": round(mase(y, yhat, history, m), 6), "origin": origin})
     version, commit = package_identity()
@@ -160,7 +180,8 @@ def run(subset: str, model: str, every: int, n_jobs: int, output: Path, series_o
            "horizon": h, "season": m, "smape": round(float(np.mean([r["smape"] for r in per_series])), 4),
            "mase": round(float(np.mean([r["mase"] for r in per_series])), 4), "fit_seconds": round(seconds, 1),
            "n_jobs": n_jobs, "failed": failed, "params": json.dumps(params, sort_keys=True, default=str),
-           "origin": origin}
+           "origin": origin, "msis_95": round(float(np.mean(scores)), 4) if scores else "",
+           **{f"coverage_{v}": round(float(np.mean(inside[v])), 4) if inside[v] else "" for v in LEVELS}}
     append_rows(series_output, per_series, SERIES_COLUMNS)
     append_rows(output, [row], COLUMNS)
     return row
@@ -193,6 +214,9 @@ def main(argv=None) -> None:
                         "benchmarks/requirements-statsforecast.txt)")
     parser.add_argument("--origin", choices=ORIGINS, default="test",
                         help="score on M3's test, or on the last h values of each training part (validation)")
+    parser.add_argument("--level", action="store_true",
+                        help="also score the models' own 80 %% and 95 %% intervals (ETS, ARIMA, Theta): coverage "
+                             "of the test values and the 95 %% interval's MSIS")
     parser.add_argument("--table", action="store_true", help="print the table of --output and stop")
     args = parser.parse_args(argv)
     if args.table:
@@ -201,9 +225,11 @@ def main(argv=None) -> None:
     for subset in [s for s in args.subsets.split(",") if s]:
         for model in [m for m in args.models.split(",") if m]:
             row = run(subset, model, args.every, args.n_jobs, args.output, args.series_output, args.sf_python,
-                      args.origin)
-            print(f"{subset} {model} ({args.origin}): sMAPE {row['smape']:.3f} MASE {row['mase']:.3f} "
-                  f"({row['series']} series, {row['failed']} failed) in {row['fit_seconds']:.0f} s", flush=True)
+                      args.origin, args.level)
+            covered = (f" coverage 80/95 {row['coverage_80']}/{row['coverage_95']} MSIS {row['msis_95']}"
+                       if args.level else "")
+            print(f"{subset} {model} ({args.origin}): sMAPE {row['smape']:.3f} MASE {row['mase']:.3f} ({row['series']} "
+                  f"series, {row['failed']} failed) in {row['fit_seconds']:.0f} s{covered}", flush=True)
 
 
 if __name__ == "__main__":

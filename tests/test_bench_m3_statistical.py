@@ -10,6 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import tsrsa
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import m3_statistical  # noqa: E402
@@ -72,9 +74,32 @@ def test_the_validation_origin_holds_out_the_training_parts_last_values(tmp_path
         m3_statistical.table(output))
     with pytest.raises(ValueError, match="choose among"):
         m3_statistical.read_subset("quarterly", 1, "later")
-    old = pd.read_csv(output).drop(columns="origin")  # a file written before rows had an origin: M3's test
+    columns = list(m3_statistical.COLUMNS)
+    old = pd.read_csv(output)[columns[:columns.index("origin")]]  # a file written before rows had an origin: M3's test
     old.to_csv(tmp_path / "old.csv", index=False)
     assert "| quarterly | test | Theta |" in m3_statistical.table(tmp_path / "old.csv")
     row = m3_statistical.run("quarterly", "Theta", 1, 1, tmp_path / "old.csv", series)  # extends the old header
     table = m3_statistical.table(tmp_path / "old.csv")
     assert table.count("| quarterly | test | Theta |") == 2 and row["series"] == 4
+
+
+def test_the_models_own_intervals_are_scored_with_level(tmp_path, monkeypatch):
+    write_quarterly(tmp_path)
+    monkeypatch.setenv("TSRSA_DATA_DIR", str(tmp_path))
+    output, series = tmp_path / "rows.csv", tmp_path / "series.csv"
+    row = m3_statistical.run("quarterly", "Theta", 1, 1, output, series, level=True)
+    train, test = m3_statistical.read_subset("quarterly", 1)
+    forecast = tsrsa.ThetaForecaster(h=8, season_length=4).fit(train).predict(level=[80, 95])
+    joined = test.merge(forecast, on=["unique_id", "ds"])
+    for level in (80, 95):
+        inside = (joined["y"] >= joined[f"yhat_lo_{level}"]) & (joined["y"] <= joined[f"yhat_hi_{level}"])
+        assert row[f"coverage_{level}"] == pytest.approx(inside.mean(), abs=1e-4)
+    scores = []
+    for uid, part in joined.groupby("unique_id", sort=False):
+        y, lo, hi = (part[c].to_numpy() for c in ("y", "yhat_lo_95", "yhat_hi_95"))
+        history = train.loc[train["unique_id"] == uid, "y"].to_numpy()
+        miss = 40 * np.maximum(lo - y, 0) + 40 * np.maximum(y - hi, 0)  # 2 / alpha = 40 at 95 %
+        scores.append(np.mean(hi - lo + miss) / np.mean(np.abs(history[4:] - history[:-4])))
+    assert row["msis_95"] == pytest.approx(np.mean(scores), abs=1e-4)
+    naive = m3_statistical.run("quarterly", "SeasonalNaive", 1, 1, output, series, level=True)
+    assert naive["coverage_80"] == "" and naive["msis_95"] == ""  # no intervals of its own: not scored

@@ -1,7 +1,9 @@
-"""The statistical models' own prediction intervals and horizons, against statsmodels itself.
+"""The statistical models' own prediction intervals and horizons, against statsmodels itself (ETS, ARIMA) and
+against R's ``thetaf``'s formula written out in float64 (Theta).
 
-ETS and ARIMA fitted without ``conformal_windows`` answer ``predict(level=...)`` with the engine's intervals
-(ETS ``get_prediction(...).pred_int``, ARIMA ``get_forecast(h).conf_int``), marked
+ETS, ARIMA and Theta fitted without ``conformal_windows`` answer ``predict(level=...)`` with the engine's intervals
+(ETS ``get_prediction(...).pred_int``, ARIMA ``get_forecast(h).conf_int``, Theta SES's variance about the drifted
+forecast), marked
 ``attrs["interval_source"] == "model"``; a calibration fitted with ``conformal_windows`` wins. They survive
 save/load, ``update`` and ``predict(df=...)``, and cross-validation gives them per cutoff. Every statistical
 model forecasts any ``h``, within the size of one request."""
@@ -117,7 +119,8 @@ def test_ets_intervals_follow_update_and_frames():
 @pytest.mark.parametrize("make", [
     lambda **kw: ETSForecaster(h=H, season_length=M, error="add", trend="add", damped=False, seasonal="add", **kw),
     lambda **kw: ARIMAForecaster(h=H, season_length=M, order=(1, 1, 0), seasonal_order=None, **kw),
-], ids=["ETS", "ARIMA"])
+    lambda **kw: ThetaForecaster(h=H, season_length=M, **kw),
+], ids=["ETS", "ARIMA", "Theta"])
 def test_conformal_wins_and_intervals_survive_saving(make, tmp_path):
     df = frame(seasonal(60), seasonal(60, seed=3, level=40.0))
     own = make().fit(df)
@@ -142,7 +145,54 @@ def test_conformal_wins_and_intervals_survive_saving(make, tmp_path):
     pd.testing.assert_frame_equal(loaded.predict(level=[80]), own.predict(level=[80]))
 
 
-def test_a_model_without_its_errors_refuses_and_theta_has_none():
+def theta_reference(y: np.ndarray, params: pd.Series, m: int, h: int, percent: float) -> np.ndarray:
+    """(2, h) R's ``thetaf`` intervals of the fitted Theta model ``params`` (a row of ``params_``) after ``y``, by
+    loops: the adjusted series, SES with the drift (theta = 2) from its first value, the mean squared one-step
+    error sigma², then forecast ± z·sigma·sqrt(1 + alpha²(k - 1)), re-seasonalised."""
+    from scipy.stats import norm
+
+    b0, alpha = params["b0"], params["alpha"]
+    index = np.array([params.get(f"seasonal.{j}", np.nan) for j in range(m)])
+    seasonal = np.isfinite(index).all()
+    mul = seasonal and y.min() > 0
+    n = len(y)
+    x = [(y[t] / index[t % m] if mul else y[t] - index[t % m]) if seasonal else y[t] for t in range(n)]
+    level, errors = x[0], []
+    for t in range(1, n):
+        errors.append(x[t] - (level + 0.5 * b0 * (1 / alpha - (1 - alpha) ** t / alpha)))
+        level = alpha * x[t] + (1 - alpha) * level
+    sigma = np.sqrt(np.mean(np.square(errors)))
+    z = norm.ppf(0.5 + percent / 200)
+    out = np.zeros((2, h))
+    for k in range(1, h + 1):
+        point = level + 0.5 * b0 * (k - 1 + 1 / alpha - (1 - alpha) ** n / alpha)
+        half = z * sigma * np.sqrt(1 + alpha ** 2 * (k - 1))
+        for side, value in enumerate((point - half, point + half)):
+            j = (n + k - 1) % m
+            out[side, k - 1] = (value * index[j] if mul else value + index[j]) if seasonal else value
+    return out
+
+
+LEVEL = 90
+
+
+@pytest.mark.parametrize("kind", ["multiplicative", "additive", "none"])
+def test_theta_intervals_are_thetafs_and_follow_update(kind, tmp_path):
+    y = seasonal(64, seed=6, level=-5.0 if kind == "additive" else 20.0)  # a value <= 0: additive adjustment
+    f = ThetaForecaster(h=H, season_length=M, deseasonalize=kind != "none").fit(frame(y[:56]))
+    params = f.params_.iloc[0]
+    assert ("seasonal.0" in f.params_) == (kind != "none")
+    fc = f.predict(level=[LEVEL])
+    assert fc.attrs["interval_source"] == "model"
+    np.testing.assert_allclose(bounds(fc, LEVEL), theta_reference(y[:56], params, M, H, LEVEL), rtol=1e-10, atol=1e-10)
+    f.update(frame(y[56:]).assign(ds=np.arange(56, 64)))  # the new errors join sigma², the parameters stay
+    np.testing.assert_allclose(bounds(f.predict(level=[LEVEL]), LEVEL), theta_reference(y, params, M, H, LEVEL),
+                               rtol=1e-10, atol=1e-10)
+    f.save(tmp_path / "theta")
+    pd.testing.assert_frame_equal(tsrsa.load(tmp_path / "theta").predict(level=[LEVEL]), f.predict(level=[LEVEL]))
+
+
+def test_a_model_without_its_errors_refuses():
     df = frame(seasonal(48))
     f = ETSForecaster(h=H, season_length=M, error="add", trend=None, seasonal=None).fit(df)
     before = f.predict(level=[80])
@@ -152,14 +202,17 @@ def test_a_model_without_its_errors_refuses_and_theta_has_none():
         f.predict(level=[80])
     pd.testing.assert_frame_equal(f.predict(df=df, level=[80]), before)  # the history measures them again
     theta = ThetaForecaster(h=H, season_length=M).fit(df)
-    with pytest.raises(ValueError, match="conformal_windows=k"):
+    old = dataclasses.replace(theta.memory_.fits[0], sse=float("nan"), scored=0)  # as a Theta model before 0.20.1
+    theta.memory_ = dataclasses.replace(theta.memory_, fits=(old,))
+    with pytest.raises(ValueError, match="saved without its one-step errors"):
         theta.predict(level=[80])
 
 
 @pytest.mark.parametrize("make", [
     lambda: ETSForecaster(h=H, season_length=M, error="add", trend="add", damped=True, seasonal="add"),
     lambda: ARIMAForecaster(h=H, season_length=M, order=(1, 1, 0), seasonal_order=(0, 1, 1)),
-], ids=["ETS", "ARIMA"])
+    lambda: ThetaForecaster(h=H, season_length=M),
+], ids=["ETS", "ARIMA", "Theta"])
 def test_cross_validation_gives_the_intervals_of_the_model_at_each_cutoff(make):
     y = seasonal(64, seed=4)
     cv = make().cross_validate(frame(y), n_windows=2, level=[80])

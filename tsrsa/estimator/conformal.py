@@ -131,7 +131,7 @@ def head_interval_pairs(model, levels: tuple[float, ...]) -> dict[float, tuple[s
 #: the key of a pandas forecast frame's ``attrs`` that says where its interval columns come from
 INTERVAL_SOURCE = "interval_source"
 #: the sources: the conformal calibration, the quantiles of a network's head, the model's own (the engine's
-#: analytic intervals of ETS and ARIMA)
+#: analytic intervals of ETS, ARIMA and Theta)
 CONFORMAL, HEAD_QUANTILES, MODEL = "conformal", "quantiles", "model"
 
 
@@ -142,7 +142,7 @@ def interval_source(model, levels: tuple[float, ...], h: int) -> str | None:
 
     The conformal calibration wins when one was fitted (:data:`CONFORMAL`; it holds residuals for the
     fitted horizon only, so more steps are refused). Without one, a model that computes its own intervals
-    (a class with ``model_intervals = True``: ETS and ARIMA, statsmodels' analytic intervals) gives them
+    (a class with ``model_intervals = True``: ETS, ARIMA and Theta, their analytic intervals) gives them
     (:data:`MODEL`), and a network with a quantile or distribution head gives the central interval between
     two of its quantiles (:data:`HEAD_QUANTILES`, :func:`head_interval_pairs`). The forecast frame carries
     the answer as ``frame.attrs["interval_source"]`` (:data:`INTERVAL_SOURCE`)."""

@@ -7,7 +7,7 @@ every series up to its earliest cutoff scores all windows at once: the input win
 
 With ``level=`` each fitted model is calibrated as ``fit`` calibrates one with ``conformal_windows=k``
 (on the k horizons before its first cutoff) and the windows get its conformal intervals; without it
-the fits skip the calibration, whatever the estimator's ``conformal_windows``. ETS and ARIMA without
+the fits skip the calibration, whatever the estimator's ``conformal_windows``. ETS, ARIMA and Theta without
 ``conformal_windows`` give their engine's own intervals instead, from each fitted model's state at
 every cutoff and the error variance of its fit (no extra fit).
 """

@@ -12,11 +12,12 @@ model's filter over new observations with the fitted parameters (``update``, ``p
 parameters and implements ``minimum_length(m)`` and ``fit_series(panel, i)``.
 
 ``predict(h)`` forecasts any number of steps (``forecasts_any_horizon``: the fitted ``h`` is the default
-and what cross-validation and the conformal calibration use, not a limit). ETS and ARIMA
+and what cross-validation and the conformal calibration use, not a limit). ETS, ARIMA and Theta
 (``model_intervals``) answer ``predict(level=[80, 95])`` without a conformal calibration with
-statsmodels' own prediction intervals of each series' model (ETS: ``get_prediction(...).pred_int``;
-ARIMA: ``get_forecast(h).conf_int``), scaled by the variance of the model's one-step errors, which
-the fit measures and ``update`` carries on; a calibration fitted with ``conformal_windows`` wins.
+each series' model's own prediction intervals (ETS: statsmodels' ``get_prediction(...).pred_int``;
+ARIMA: ``get_forecast(h).conf_int``; Theta: R's ``thetaf``'s, :mod:`tsrsa.statistical.theta_model`), scaled
+by the variance of the model's one-step errors, which the fit measures and ``update`` carries on; a
+calibration fitted with ``conformal_windows`` wins.
 """
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ STATISTICAL_PARAMS_DOC = """
     conformal_windows : int, optional
         Hold out the last ``conformal_windows`` horizons of every series to calibrate conformal
         prediction intervals, ``predict(level=[80, 95])`` (one extra fit per series); they replace the
-        model's own. None: ETS and ARIMA give statsmodels' intervals of each series' model, Theta none.
+        model's own. None: each series' model gives its own (ETS and ARIMA statsmodels', Theta R's ``thetaf``'s).
     fill : {"ffill", "interpolate", "zero"} or None, default None
         How to fill missing timestamps and NaN values; None makes them errors.
     freq : str or int, optional

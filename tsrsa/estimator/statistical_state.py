@@ -47,7 +47,7 @@ from tsrsa.statistical.series_fit import SeriesFit
 #: the module of each kind of model (``SeriesFit.form["kind"]``)
 FAMILIES = {"ets": ets_model, "arima": arima_model, "theta": theta_model}
 #: the kinds whose module computes the engine's own prediction intervals (``intervals``)
-INTERVAL_KINDS = ("ets", "arima")
+INTERVAL_KINDS = ("ets", "arima", "theta")
 #: the arrays of a saved model, each the series' arrays one after the other
 SAVED_ARRAYS = ("params", "initial", "state")
 
@@ -185,8 +185,9 @@ class StatisticalState:
             return {"yhat": np.stack([family(fit).forecast(fit, h) for fit in self.fits]).reshape(-1, h)}
 
     def check_intervals(self, model, fit: SeriesFit, i: int) -> None:
-        """ValueError unless the model ``fit`` of series ``i`` gives its own intervals: a kind without them
-        (Theta), or a model saved by a release that did not keep its one-step errors, which scale them."""
+        """ValueError unless the model ``fit`` of series ``i`` gives its own intervals: a kind without them, or
+        a model saved by a release that did not keep its one-step errors, which scale them (a Theta model
+        before 0.20.1)."""
         if fit.form["kind"] not in INTERVAL_KINDS:
             raise ValueError(f"{type(model).__name__} has no intervals of its own: fit with conformal_windows=k "
                              f"for conformal ones")

@@ -23,6 +23,10 @@ class ThetaForecaster(StatisticalForecaster):
     before 0.16) differs: a seasonality test that finds more seasons, and alpha fitted to the
     adjusted series instead of the theta line.
 
+    Without ``conformal_windows``, ``predict(level=[80, 95])`` gives the intervals of R's
+    ``forecast::thetaf`` (since 0.20.1): SES's h-step variance, sigma²·(1 + alpha²·(h − 1)), about the
+    adjusted forecast, re-seasonalised; sigma² is the mean squared one-step error of the fit.
+
     Parameters
     ----------
     {series}
@@ -47,6 +51,7 @@ class ThetaForecaster(StatisticalForecaster):
     """
 
     kind = "theta"
+    model_intervals = True
 
     def __init__(self, h, *, season_length=None, deseasonalize=True, theta=2.0, n_jobs=1, conformal_windows=None,
                  fill=None, freq=None, verbose=0, id_col="unique_id", time_col="ds", target_col="y"):

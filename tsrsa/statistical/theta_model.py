@@ -32,6 +32,13 @@ test counts sum_{k<m} r_k² once (``n·r_m² / Σ_{k=0}^{m-1} r_k² > 1.645²``)
 season in more series; its SES alpha is fitted to X, not to the theta = 2 line. Its decomposition
 (``seasonal_decompose``) is the classical one above.
 
+Prediction intervals (:func:`intervals`) are those of R's ``forecast::thetaf``: the method is SES with a drift,
+whose h-step error variance on the adjusted series is that of SES, ``sigma² · (1 + alpha² · (h - 1))``
+(ETS(A,N,N); Hyndman and Billah 2003), about the adjusted forecast, then re-seasonalised as the forecast is;
+``sigma²`` is the mean squared one-step error of the method on the adjusted series (:func:`one_step_errors`),
+carried on over new observations. (statsmodels' ``ThetaModelResults.prediction_intervals`` multiplies ``h - 1``
+by ``1 + (alpha - 1)²`` instead, and reads sigma² from an ARIMA(0,1,1) fitted apart.)
+
 A constant (seasonally adjusted) series has slope b0 = 0, and its forecast is the constant.
 """
 from __future__ import annotations
@@ -130,7 +137,28 @@ def fit_theta(y: np.ndarray, m: int, deseasonalize: bool, theta: float) -> Serie
     params = np.r_[b0, alpha, indices]
     start = np.array([x[0], 0.0])  # SES from the first (adjusted) value
     fit = SeriesFit(form, params, start, start, 0, np.nan)
-    return replay(fit, y)
+    errors = one_step_errors(fit, x, start)
+    return replay(fit, y).with_errors(float(errors @ errors), len(errors))
+
+
+def drift(fit: SeriesFit, steps: np.ndarray) -> np.ndarray:
+    """(n,) the drift of the one-step forecast from SES levels that ran ``steps`` (n,) values:
+    (theta - 1)/theta · b0 · (1/alpha - (1 - alpha)^steps / alpha) (module docstring, h = 1)."""
+    return adjusted_from(fit, np.zeros(len(steps)), np.asarray(steps, dtype=np.float64), 1)[:, 0]
+
+
+def one_step_errors(fit: SeriesFit, x: np.ndarray, state: np.ndarray) -> np.ndarray:
+    """The method's one-step errors on the adjusted values ``x`` after ``state`` ([SES level, the values it ran]):
+    each value against the forecast made before it. From the fitted start (the first value, 0 values run) the
+    first value is the start itself and scores nothing: n - 1 errors."""
+    level, ran = float(state[0]), float(state[1])
+    if ran == 0:  # the start: SES begins at the first value
+        x = x[1:]
+        ran = 1.0
+    if not len(x):
+        return np.zeros(0)
+    before = np.r_[level, levels(fit.params[1], x, level)[:-1]]  # (n,) the level each value is forecast from
+    return x - before - drift(fit, ran + np.arange(len(x)))
 
 
 def adjust(form: dict, params: np.ndarray, y: np.ndarray, start: int) -> np.ndarray:
@@ -146,25 +174,54 @@ def levels(alpha: float, x: np.ndarray, level: float) -> np.ndarray:
     return lfilter([alpha], [1.0, alpha - 1.0], x, zi=[(1.0 - alpha) * level])[0]
 
 
-def forecast_from(fit: SeriesFit, level: np.ndarray, steps: np.ndarray, position: np.ndarray, h: int) -> np.ndarray:
-    """(n, h) forecasts from SES levels (n,) that ran ``steps`` (n,), the last observation at
-    ``position - 1`` (n,) of the series."""
+def adjusted_from(fit: SeriesFit, level: np.ndarray, steps: np.ndarray, h: int) -> np.ndarray:
+    """(n, h) forecasts of the adjusted series from SES levels (n,) that ran ``steps`` (n,) values."""
     b0, alpha, theta = fit.params[0], fit.params[1], fit.form["theta"]
     k = np.arange(1, h + 1, dtype=np.float64)[None, :] - 1  # (1, h)
     if alpha > 0:
         k = k + 1 / alpha - (1 - alpha) ** steps[:, None] / alpha  # (n, h)
     weight = (theta - 1) / theta if theta < 4.0 / np.finfo(np.double).eps else 1.0
-    out = weight * b0 * k + level[:, None]  # (n, h)
-    index = fit.params[2:][(position[:, None] + np.arange(h)[None, :]) % fit.form["m"]]  # (n, h)
+    return weight * b0 * k + level[:, None]  # (n, h)
+
+
+def reseasonalised(fit: SeriesFit, out: np.ndarray, position: np.ndarray) -> np.ndarray:
+    """(..., n, h) adjusted values ``out`` of the steps after observation ``position - 1`` (n,) in the series' own
+    units: times (or plus) each step's seasonal index."""
     if not fit.form["deseasonalize"]:
         return out
+    index = fit.params[2:][(position[:, None] + np.arange(out.shape[-1])[None, :]) % fit.form["m"]]  # (n, h)
     return out * index if fit.form["method"] == "mul" else out + index
+
+
+def forecast_from(fit: SeriesFit, level: np.ndarray, steps: np.ndarray, position: np.ndarray, h: int) -> np.ndarray:
+    """(n, h) forecasts from SES levels (n,) that ran ``steps`` (n,), the last observation at
+    ``position - 1`` (n,) of the series."""
+    return reseasonalised(fit, adjusted_from(fit, level, steps, h), position)
+
+
+def intervals_from(fit: SeriesFit, level: np.ndarray, steps: np.ndarray, position: np.ndarray, h: int,
+                   levels_: tuple[float, ...]) -> np.ndarray:
+    """(n, L, 2, h) lower and upper bounds of each level (a percentage) of the forecasts from SES levels (n,)
+    (:func:`forecast_from`'s arguments): the adjusted forecast ± z · sigma · sqrt(1 + alpha² (k - 1)) at step k,
+    re-seasonalised (module docstring)."""
+    from scipy.stats import norm
+
+    z = norm.ppf(0.5 + np.asarray(levels_, dtype=np.float64) / 200.0)  # (L,)
+    spread = np.sqrt(fit.noise_variance * (1.0 + fit.params[1] ** 2 * np.arange(h)))  # (h,)
+    point = adjusted_from(fit, level, steps, h)[:, None, None, :]  # (n, 1, 1, h)
+    bounds = point + np.array([-1.0, 1.0])[None, None, :, None] * (z[:, None, None] * spread)[None]  # (n, L, 2, h)
+    return reseasonalised(fit, bounds.transpose(1, 2, 0, 3), position).transpose(2, 0, 1, 3)
 
 
 # ---------------------------------------------------------------------- the family functions
 def run(fit: SeriesFit, y: np.ndarray) -> SeriesFit:
-    level = levels(fit.params[1], adjust(fit.form, fit.params, y, fit.nobs), fit.state[0])[-1]
-    return fit.moved([level, fit.state[1] + len(y)], fit.nobs + len(y))
+    x = adjust(fit.form, fit.params, y, fit.nobs)
+    level = levels(fit.params[1], x, fit.state[0])[-1]
+    moved = fit.moved([level, fit.state[1] + len(y)], fit.nobs + len(y))
+    if not np.isfinite(fit.noise_variance):  # saved before the errors were kept: its intervals refuse
+        return moved
+    errors = one_step_errors(fit, x, fit.state)
+    return moved.with_errors(fit.sse + float(errors @ errors), fit.scored + len(errors))
 
 
 def replay(fit: SeriesFit, y: np.ndarray) -> SeriesFit:
@@ -191,6 +248,19 @@ def forecasts_at(fit: SeriesFit, y: np.ndarray, cutoffs: np.ndarray, h: int) -> 
     cutoffs = np.asarray(cutoffs)
     level = levels(fit.params[1], adjust(fit.form, fit.params, y, 0), fit.initial[0])[cutoffs]
     return forecast_from(fit, level, cutoffs + 1.0, cutoffs + 1, h)
+
+
+def intervals(fit: SeriesFit, h: int, levels_: tuple[float, ...]) -> np.ndarray:
+    """(L, 2, h) the bounds of each level over the ``h`` steps after the last observation (:func:`intervals_from`)."""
+    return intervals_from(fit, fit.state[:1], fit.state[1:], np.array([fit.nobs]), h, levels_)[0]
+
+
+def intervals_at(fit: SeriesFit, y: np.ndarray, cutoffs: np.ndarray, h: int, levels_: tuple[float, ...]) -> np.ndarray:
+    """(W, L, 2, h) :func:`intervals` after positions ``cutoffs`` of ``y`` (the series from its fitted start), with
+    the fit's error variance."""
+    cutoffs = np.asarray(cutoffs)
+    level = levels(fit.params[1], adjust(fit.form, fit.params, y, 0), fit.initial[0])[cutoffs]
+    return intervals_from(fit, level, cutoffs + 1.0, cutoffs + 1, h, levels_)
 
 
 def first_bad(fit: SeriesFit, y: np.ndarray) -> int:
