@@ -185,6 +185,9 @@ def test_theta_intervals_are_thetafs_and_follow_update(kind, tmp_path):
     fc = f.predict(level=[LEVEL])
     assert fc.attrs["interval_source"] == "model"
     np.testing.assert_allclose(bounds(fc, LEVEL), theta_reference(y[:56], params, M, H, LEVEL), rtol=1e-10, atol=1e-10)
+    later = f.predict(df=frame(y[20:56]).assign(ds=np.arange(20, 56)), level=[LEVEL])  # SES anew from step 20, and
+    np.testing.assert_allclose(bounds(later, LEVEL), theta_reference(y[20:56], params, M, H, LEVEL),  # sigma² too
+                               rtol=1e-10, atol=1e-10)
     f.update(frame(y[56:]).assign(ds=np.arange(56, 64)))  # the new errors join sigma², the parameters stay
     np.testing.assert_allclose(bounds(f.predict(level=[LEVEL]), LEVEL), theta_reference(y, params, M, H, LEVEL),
                                rtol=1e-10, atol=1e-10)
@@ -202,10 +205,12 @@ def test_a_model_without_its_errors_refuses():
         f.predict(level=[80])
     pd.testing.assert_frame_equal(f.predict(df=df, level=[80]), before)  # the history measures them again
     theta = ThetaForecaster(h=H, season_length=M).fit(df)
+    before = theta.predict(level=[80])
     old = dataclasses.replace(theta.memory_.fits[0], sse=float("nan"), scored=0)  # as a Theta model before 0.20.1
     theta.memory_ = dataclasses.replace(theta.memory_, fits=(old,))
     with pytest.raises(ValueError, match="saved without its one-step errors"):
         theta.predict(level=[80])
+    pd.testing.assert_frame_equal(theta.predict(df=df, level=[80]), before)
 
 
 @pytest.mark.parametrize("make", [

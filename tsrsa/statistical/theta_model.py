@@ -36,7 +36,8 @@ Prediction intervals (:func:`intervals`) are those of R's ``forecast::thetaf``: 
 whose h-step error variance on the adjusted series is that of SES, ``sigma² · (1 + alpha² · (h - 1))``
 (ETS(A,N,N); Hyndman and Billah 2003), about the adjusted forecast, then re-seasonalised as the forecast is;
 ``sigma²`` is the mean squared one-step error of the method on the adjusted series (:func:`one_step_errors`),
-carried on over new observations. (statsmodels' ``ThetaModelResults.prediction_intervals`` multiplies ``h - 1``
+carried on over new observations (``run``) and measured again on a series forecast anew (``replay``, ``restart``:
+``predict(df=...)``), as ETS's is. (statsmodels' ``ThetaModelResults.prediction_intervals`` multiplies ``h - 1``
 by ``1 + (alpha - 1)²`` instead, and reads sigma² from an ARIMA(0,1,1) fitted apart.)
 
 A constant (seasonally adjusted) series has slope b0 = 0, and its forecast is the constant.
@@ -136,9 +137,7 @@ def fit_theta(y: np.ndarray, m: int, deseasonalize: bool, theta: float) -> Serie
     alpha = ses_alpha(theta * x - (theta - 1.0) * line)  # SES on the theta line
     params = np.r_[b0, alpha, indices]
     start = np.array([x[0], 0.0])  # SES from the first (adjusted) value
-    fit = SeriesFit(form, params, start, start, 0, np.nan)
-    errors = one_step_errors(fit, x, start)
-    return replay(fit, y).with_errors(float(errors @ errors), len(errors))
+    return replay(SeriesFit(form, params, start, start, 0, np.nan), y)
 
 
 def drift(fit: SeriesFit, steps: np.ndarray) -> np.ndarray:
@@ -224,9 +223,16 @@ def run(fit: SeriesFit, y: np.ndarray) -> SeriesFit:
     return moved.with_errors(fit.sse + float(errors @ errors), fit.scored + len(errors))
 
 
+def measured(fit: SeriesFit, x: np.ndarray, state: np.ndarray, nobs: int) -> SeriesFit:
+    """``fit`` run over the adjusted values ``x`` from ``state`` (observation ``nobs`` the last), its one-step
+    errors measured over them alone."""
+    errors = one_step_errors(fit, x, state)
+    level = levels(fit.params[1], x, state[0])[-1]
+    return fit.moved([level, state[1] + len(x)], nobs).with_errors(float(errors @ errors), len(errors))
+
+
 def replay(fit: SeriesFit, y: np.ndarray) -> SeriesFit:
-    level = levels(fit.params[1], adjust(fit.form, fit.params, y, 0), fit.initial[0])[-1]
-    return fit.moved([level, len(y)], len(y))
+    return measured(fit, adjust(fit.form, fit.params, y, 0), fit.initial, len(y))
 
 
 def restart(fit: SeriesFit, y: np.ndarray, start: int | None) -> SeriesFit:
@@ -237,7 +243,7 @@ def restart(fit: SeriesFit, y: np.ndarray, start: int | None) -> SeriesFit:
                          "cross_validate")
     start = 0 if start is None else start
     x = adjust(fit.form, fit.params, y, start)
-    return fit.moved([levels(fit.params[1], x, x[0])[-1], len(y)], start + len(y))
+    return measured(fit, x, np.array([x[0], 0.0]), start + len(y))
 
 
 def forecast(fit: SeriesFit, h: int) -> np.ndarray:
