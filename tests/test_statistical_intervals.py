@@ -195,6 +195,16 @@ def test_theta_intervals_are_thetafs_and_follow_update(kind, tmp_path):
     pd.testing.assert_frame_equal(tsrsa.load(tmp_path / "theta").predict(level=[LEVEL]), f.predict(level=[LEVEL]))
 
 
+def test_a_multiplicative_ets_forecast_below_zero_has_its_intervals():
+    t = np.arange(36)
+    y = 100 - 2.5 * t + np.random.default_rng(0).normal(0, 1.5, 36)  # falls through zero after the data
+    f = ETSForecaster(h=12, error="mul", trend="add", damped=False, seasonal=None).fit(frame(y))
+    fc = f.predict(h=24, level=[80, 95])  # statsmodels refuses a multiplicative model on values <= 0
+    assert (fc["yhat"] < 0).any() and np.isfinite(fc.filter(like="yhat_").to_numpy()).all()
+    assert (fc["yhat_lo_95"] < fc["yhat_lo_80"]).all() and (fc["yhat_lo_80"] < fc["yhat_hi_80"]).all()
+    assert (fc["yhat_hi_80"] < fc["yhat_hi_95"]).all()
+
+
 def test_a_model_without_its_errors_refuses():
     df = frame(seasonal(48))
     f = ETSForecaster(h=H, season_length=M, error="add", trend=None, seasonal=None).fit(df)

@@ -324,7 +324,9 @@ def intervals(fit: SeriesFit, h: int, levels: tuple[float, ...]) -> np.ndarray:
 
     variance = fit.noise_variance
     point = forecast(fit, h)  # (h,)
-    res = smoothing(fit, point, fit.state)  # a results object starting from the state (anchor "start")
+    # a results object starting from the state (anchor "start"): its values are placeholders, which neither the
+    # closed form nor paths from the start read; ones, since a multiplicative form refuses a forecast <= 0 there
+    res = smoothing(fit, np.ones(h), fit.state)
     alphas = 1.0 - np.asarray(levels, dtype=np.float64) / 100.0  # (L,)
     if res.model.short_name in EXACT_FORMS:
         half = norm.ppf(1 - alphas / 2)[:, None] * np.sqrt(variance * res._relative_forecast_variance(
