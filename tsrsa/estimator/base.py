@@ -23,8 +23,8 @@ scaled by per-series statistics, in float32), ``takes_covariates`` (the covariat
 
 Prediction intervals: every forecaster takes ``conformal_windows`` (None, or k held-out horizons per
 series); a model fitted with it is calibrated (``conformal_``) and ``predict(level=[80, 95])`` adds
-split-conformal intervals (:mod:`tsrsa.estimator.conformal`). Without a calibration, ETS, ARIMA and Theta give their
-engine's own intervals (``model_intervals``) and a network with a quantile or distribution head the
+split-conformal intervals (:mod:`tsrsa.estimator.conformal`). Without a calibration, ETS, ARIMA and Theta
+give their engine's own intervals (``model_intervals``) and a network with a quantile or distribution head the
 interval between two of its quantiles; the frame says which (``frame.attrs["interval_source"]``).
 """
 from __future__ import annotations
@@ -266,7 +266,7 @@ class BaseForecaster(Estimator):
             ``yhat_lo_{level}`` and ``yhat_hi_{level}`` (``yhat_lo_80``; ``yhat_lo_97.5``). A quantile or
             distribution loss fitted without ``conformal_windows`` answers from its own quantiles: level 80
             copies ``yhat_q10`` and ``yhat_q90`` (``quantiles=`` must hold both ends); ETS, ARIMA and Theta
-            fitted without it give the own intervals of each series' model; with ``conformal_windows``
+            fitted without it give each series' model's own intervals; with ``conformal_windows``
             the conformal intervals are given. A pandas frame says which in
             ``frame.attrs["interval_source"]``: "conformal", "quantiles" or "model".
 

@@ -257,11 +257,13 @@ def forecasts_at(fit: SeriesFit, y: np.ndarray, cutoffs: np.ndarray, h: int) -> 
 
 
 def intervals(fit: SeriesFit, h: int, levels_: tuple[float, ...]) -> np.ndarray:
-    """(L, 2, h) the bounds of each level over the ``h`` steps after the last observation (:func:`intervals_from`)."""
+    """(L, 2, h) the bounds of each level over the ``h`` steps after the last observation
+    (:func:`intervals_from`)."""
     return intervals_from(fit, fit.state[:1], fit.state[1:], np.array([fit.nobs]), h, levels_)[0]
 
 
-def intervals_at(fit: SeriesFit, y: np.ndarray, cutoffs: np.ndarray, h: int, levels_: tuple[float, ...]) -> np.ndarray:
+def intervals_at(fit: SeriesFit, y: np.ndarray, cutoffs: np.ndarray, h: int,
+                 levels_: tuple[float, ...]) -> np.ndarray:
     """(W, L, 2, h) :func:`intervals` after positions ``cutoffs`` of ``y`` (the series from its fitted start), with
     the fit's error variance."""
     cutoffs = np.asarray(cutoffs)
