@@ -170,8 +170,8 @@ def summary(output: Path, study: Path, data: Path) -> pd.DataFrame:
                 out.append({"subset": subset, "windows": label, "model": rule,
                             **dict(zip(("mase", "smape", "series"), score(combined(weights, scored))))})
             if label == "two":
+                naive = scored[:, names.index("SeasonalNaive")]  # where a candidate cannot forecast a series
                 for c, name in enumerate(names):
-                    naive = scored[:, names.index("SeasonalNaive")]
                     alone = np.where(np.isfinite(scored[:, c]).all(axis=1)[:, None], scored[:, c], naive)
                     out.append({"subset": subset, "windows": "alone", "model": name,
                                 **dict(zip(("mase", "smape", "series"), score(alone))),

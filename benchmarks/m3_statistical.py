@@ -129,18 +129,14 @@ def smape(y: np.ndarray, yhat: np.ndarray) -> float:
     return float(np.mean(200.0 * np.abs(y - yhat) / (np.abs(y) + np.abs(yhat))))
 
 
+def naive_scale(train: np.ndarray, m: int) -> float:
+    """MASE's scale: the in-sample mean absolute seasonal difference (lag 1 where ``train`` holds m values or fewer)."""
+    lag = m if len(train) > m else 1
+    return float(np.mean(np.abs(train[lag:] - train[:-lag])))
+
+
 def mase(y: np.ndarray, yhat: np.ndarray, train: np.ndarray, m: int) -> float:
-    lag = m if len(train) > m else 1
-    return float(np.mean(np.abs(y - yhat)) / np.mean(np.abs(train[lag:] - train[:-lag])))
-
-
-def msis(y: np.ndarray, lower: np.ndarray, upper: np.ndarray, train: np.ndarray, m: int, level: float) -> float:
-    """The M4 competition's mean scaled interval score of one series: the width plus 2/alpha times each miss,
-    averaged over the horizon, over MASE's in-sample scale."""
-    a = 1 - level / 100
-    score = upper - lower + 2 / a * (lower - y) * (y < lower) + 2 / a * (y - upper) * (y > upper)
-    lag = m if len(train) > m else 1
-    return float(np.mean(score) / np.mean(np.abs(train[lag:] - train[:-lag])))
+    return float(np.mean(np.abs(y - yhat))) / naive_scale(train, m)
 
 
 def run(subset: str, model: str, every: int, n_jobs: int, output: Path, series_output: Path,
@@ -160,7 +156,7 @@ def run(subset: str, model: str, every: int, n_jobs: int, output: Path, series_o
         forecast = est.predict(level=list(LEVELS) if level and est.model_intervals else None)
         params = {k: v for k, v in est.get_params().items() if k not in ("id_col", "time_col", "target_col", "verbose")}
     joined = test.merge(forecast, on=["unique_id", "ds"], how="left", validate="one_to_one")
-    per_series, failed, inside, scores = [], 0, {v: [] for v in LEVELS}, []
+    per_series, failed, banded = [], 0, []  # banded: (y, {level: (lower, upper)}, scale) of each series
     for uid, part in joined.groupby("unique_id", sort=False):
         y, yhat = part["y"].to_numpy(float), part["yhat"].to_numpy(float)
         history = train.loc[train["unique_id"] == uid, "y"].to_numpy(float)
@@ -168,10 +164,8 @@ def run(subset: str, model: str, every: int, n_jobs: int, output: Path, series_o
             failed += 1
             continue
         if f"yhat_lo_{LEVELS[0]}" in part:
-            bounds = {v: (part[f"yhat_lo_{v}"].to_numpy(float), part[f"yhat_hi_{v}"].to_numpy(float)) for v in LEVELS}
-            for v, (lower, upper) in bounds.items():
-                inside[v].extend((y >= lower) & (y <= upper))
-            scores.append(msis(y, *bounds[95], history, m, 95))
+            banded.append((y, {v: (part[f"yhat_lo_{v}"].to_numpy(float), part[f"yhat_hi_{v}"].to_numpy(float))
+                               for v in LEVELS}, naive_scale(history, m)))
         per_series.append({"subset": subset, "model": model, "unique_id": uid, "smape": round(smape(y, yhat), 6),
                            "mase": round(mase(y, yhat, history, m), 6), "origin": origin})
     version, commit = package_identity()
@@ -180,11 +174,24 @@ def run(subset: str, model: str, every: int, n_jobs: int, output: Path, series_o
            "horizon": h, "season": m, "smape": round(float(np.mean([r["smape"] for r in per_series])), 4),
            "mase": round(float(np.mean([r["mase"] for r in per_series])), 4), "fit_seconds": round(seconds, 1),
            "n_jobs": n_jobs, "failed": failed, "params": json.dumps(params, sort_keys=True, default=str),
-           "origin": origin, "msis_95": round(float(np.mean(scores)), 4) if scores else "",
-           **{f"coverage_{v}": round(float(np.mean(inside[v])), 4) if inside[v] else "" for v in LEVELS}}
+           "origin": origin, **interval_columns(banded)}
     append_rows(series_output, per_series, SERIES_COLUMNS)
     append_rows(output, [row], COLUMNS)
     return row
+
+
+def interval_columns(banded: list) -> dict:
+    """``coverage_80``, ``coverage_95`` and ``msis_95`` over every series' test values (``coverage_m4``'s
+    ``interval_scores``), empty where no series has intervals."""
+    if not banded:
+        return {f"coverage_{v}": "" for v in LEVELS} | {"msis_95": ""}
+    from coverage_m4 import interval_scores
+
+    y, scale = np.stack([b[0] for b in banded]), np.array([b[2] for b in banded])
+    scores = {v: interval_scores(y, *(np.stack([b[1][v][k] for b in banded]) for k in (0, 1)), scale, v)
+              for v in LEVELS}
+    return {f"coverage_{v}": round(scores[v]["coverage"], 4) for v in LEVELS} | {
+        "msis_95": round(scores[95]["msis"], 4)}
 
 
 def table(output: Path) -> str:

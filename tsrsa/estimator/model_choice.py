@@ -22,6 +22,8 @@ The numbers :class:`~tsrsa.forecasters.auto.AutoForecaster` decides with, as pla
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from tsrsa.data.validation import format_id
@@ -136,7 +138,7 @@ def no_candidate(sid, names, reasons: dict[str, str] | None = None) -> ValueErro
 def choice_weights(errors: np.ndarray, ids, names, *, by: str = "series", combine=None, top_k: int | None = 2,
                    blocked: np.ndarray | None = None, also_panel: np.ndarray | None = None,
                    step_errors: np.ndarray | None = None, margin: float | None = None,
-                   reasons=None) -> np.ndarray:
+                   reasons: Callable[[int], dict[str, str]] | None = None) -> np.ndarray:
     """(S, C) weights of the candidates kept for each series (rows sum to 1).
 
     A series ranks the candidates by its own validation errors; with ``by="panel"``, or when fewer than

@@ -35,7 +35,7 @@ season in more series; its SES alpha is fitted to X, not to the theta = 2 line. 
 Prediction intervals (:func:`intervals`) are those of R's ``forecast::thetaf``: the method is SES with a drift,
 whose h-step error variance on the adjusted series is that of SES, ``sigma² · (1 + alpha² · (h - 1))``
 (ETS(A,N,N); Hyndman and Billah 2003), about the adjusted forecast, then re-seasonalised as the forecast is;
-``sigma²`` is the mean squared one-step error of the method on the adjusted series (:func:`one_step_errors`),
+``sigma²`` is the mean squared one-step error of the method on the adjusted series (:func:`run_over`),
 carried on over new observations (``run``) and measured again on a series forecast anew (``replay``, ``restart``:
 ``predict(df=...)``), as ETS's is. (statsmodels' ``ThetaModelResults.prediction_intervals`` multiplies ``h - 1``
 by ``1 + (alpha - 1)²`` instead, and reads sigma² from an ARIMA(0,1,1) fitted apart.)
@@ -146,18 +146,13 @@ def drift(fit: SeriesFit, steps: np.ndarray) -> np.ndarray:
     return adjusted_from(fit, np.zeros(len(steps)), np.asarray(steps, dtype=np.float64), 1)[:, 0]
 
 
-def one_step_errors(fit: SeriesFit, x: np.ndarray, state: np.ndarray) -> np.ndarray:
-    """The method's one-step errors on the adjusted values ``x`` after ``state`` ([SES level, the values it ran]):
-    each value against the forecast made before it. From the fitted start (the first value, 0 values run) the
-    first value is the start itself and scores nothing: n - 1 errors."""
-    level, ran = float(state[0]), float(state[1])
-    if ran == 0:  # the start: SES begins at the first value
-        x = x[1:]
-        ran = 1.0
-    if not len(x):
-        return np.zeros(0)
-    before = np.r_[level, levels(fit.params[1], x, level)[:-1]]  # (n,) the level each value is forecast from
-    return x - before - drift(fit, ran + np.arange(len(x)))
+def run_over(fit: SeriesFit, x: np.ndarray, state: np.ndarray) -> tuple[float, np.ndarray]:
+    """(the SES level after the adjusted values ``x``, the method's one-step errors on them) from ``state`` ([SES
+    level, the values it ran]): each value against the forecast made before it. From the fitted start (the first
+    value, 0 values run) the first value is the start itself and scores nothing: n - 1 errors."""
+    after = levels(fit.params[1], x, state[0])  # (n,) the level after each value
+    errors = x - np.r_[state[0], after[:-1]] - drift(fit, state[1] + np.arange(len(x)))
+    return float(after[-1]), errors[1:] if state[1] == 0 else errors
 
 
 def adjust(form: dict, params: np.ndarray, y: np.ndarray, start: int) -> np.ndarray:
@@ -214,20 +209,16 @@ def intervals_from(fit: SeriesFit, level: np.ndarray, steps: np.ndarray, positio
 
 # ---------------------------------------------------------------------- the family functions
 def run(fit: SeriesFit, y: np.ndarray) -> SeriesFit:
-    x = adjust(fit.form, fit.params, y, fit.nobs)
-    level = levels(fit.params[1], x, fit.state[0])[-1]
-    moved = fit.moved([level, fit.state[1] + len(y)], fit.nobs + len(y))
+    moved = measured(fit, adjust(fit.form, fit.params, y, fit.nobs), fit.state, fit.nobs + len(y))
     if not np.isfinite(fit.noise_variance):  # saved before the errors were kept: its intervals refuse
-        return moved
-    errors = one_step_errors(fit, x, fit.state)
-    return moved.with_errors(fit.sse + float(errors @ errors), fit.scored + len(errors))
+        return moved.with_errors(np.nan, 0)
+    return moved.with_errors(fit.sse + moved.sse, fit.scored + moved.scored)
 
 
 def measured(fit: SeriesFit, x: np.ndarray, state: np.ndarray, nobs: int) -> SeriesFit:
     """``fit`` run over the adjusted values ``x`` from ``state`` (observation ``nobs`` the last), its one-step
     errors measured over them alone."""
-    errors = one_step_errors(fit, x, state)
-    level = levels(fit.params[1], x, state[0])[-1]
+    level, errors = run_over(fit, x, state)
     return fit.moved([level, state[1] + len(x)], nobs).with_errors(float(errors @ errors), len(errors))
 
 
