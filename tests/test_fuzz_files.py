@@ -325,12 +325,13 @@ def paths(value, prefix=()):
             yield from paths(item, (*prefix, i))
 
 
-def altered_state(draw, state: dict) -> dict:
+def altered_state(draw, state: dict) -> tuple[dict, list]:
     """``state`` with one to three entries anywhere in it deleted, or replaced by a drawn value (or, for
-    a tensor, by one of another shape or dtype, or with a NaN). The parameter numbers of the optimiser's
-    groups are left alone: only the run's own optimiser can tell how many each group has, and
-    ``Checkpoint.load(optimizer=...)`` checks them (tests/test_checkpoint_checks.py)."""
-    state = copy.deepcopy(state)
+    a tensor, by one of another shape or dtype, or with a NaN), and the paths of the entries deleted.
+    The parameter numbers of the optimiser's groups are left alone: only the run's own optimiser can
+    tell how many each group has, and ``Checkpoint.load(optimizer=...)`` checks them
+    (tests/test_checkpoint_checks.py)."""
+    state, deleted = copy.deepcopy(state), []
     for _ in range(draw(st.integers(1, 3))):
         path = draw(st.sampled_from([p for p in paths(state) if p and "params" not in p[2:4]]))
         parent = state
@@ -342,6 +343,7 @@ def altered_state(draw, state: dict) -> dict:
         action = draw(st.sampled_from(["delete", "junk", "tensor"]))
         if action == "delete":
             del parent[path[-1]]
+            deleted.append(path)
         elif action == "tensor" and torch.is_tensor(old) and old.numel():
             new = old.clone()
             change = draw(st.sampled_from(["nan", "shape", "dtype"]))
@@ -354,17 +356,21 @@ def altered_state(draw, state: dict) -> dict:
             parent[path[-1]] = new
         else:
             parent[path[-1]] = junk(draw)
-    return state
+    return state, deleted
 
 
 @seed(0)
 @FUZZ
 @given(data=st.data())
 def test_checkpoint_contents_resume_or_refuse(checkpoint_source, data):
-    state = altered_state(data.draw, checkpoint_source[3])
+    state, deleted = altered_state(data.draw, checkpoint_source[3])
     buffer = io.BytesIO()
     torch.save(state, buffer)
     file = buffer.getvalue()
     if data.draw(st.booleans(), label="with its checksum line"):  # as Checkpoint.save writes it
         file = HEADER + hashlib.sha256(file).hexdigest().encode() + b"\n" + file
-    resumed(checkpoint_source, file)
+    fitted = resumed(checkpoint_source, file)
+    # what the loop restores whole: a checkpoint missing one of its entries, or one of its weights, is refused
+    essential = [p for p in deleted if len(p) == 1 or p[0] in ("network", "best_state", "start_state")]
+    if essential:
+        assert fitted is None, f"a checkpoint without {essential[0]} was resumed"
