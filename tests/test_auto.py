@@ -176,6 +176,16 @@ def test_intervals_new_history_and_update():
     np.testing.assert_array_equal(added.loc[added.unique_id == "new", "yhat"].to_numpy(), fresh["yhat"].to_numpy())
 
 
+def test_too_few_windows_for_a_level_names_the_windows_that_suffice():
+    one = monthly(n_series=1)
+    auto = AutoForecaster(h=H, models=candidates(), n_windows=W).fit(one)
+    with pytest.raises(ValueError, match="n_windows=4 or more") as refused:  # 80 % needs four errors a step
+        auto.predict(level=[80])
+    windows = int(str(refused.value).split("n_windows=")[1].split()[0])
+    out = auto.set_params(n_windows=windows).fit(one).predict(level=[80])
+    assert (out.yhat_lo_80 < out.yhat).all() and (out.yhat < out.yhat_hi_80).all()
+
+
 def test_save_load_round_trip_and_an_edited_file_is_refused(tmp_path):
     df = monthly(negative=True)
     models = {**candidates(), "ETSmul": ETSForecaster(h=H, error="mul", trend=None, seasonal="mul")}
@@ -184,7 +194,7 @@ def test_save_load_round_trip_and_an_edited_file_is_refused(tmp_path):
     auto.save(path)
     loaded = tsrsa.load(path)
     pd.testing.assert_frame_equal(loaded.predict(level=[80]), auto.predict(level=[80]))
-    with pytest.raises(ValueError, match="larger n_windows"):
+    with pytest.raises(ValueError, match="n_windows=[0-9]+ or more"):
         auto.predict(level=[95])
     pd.testing.assert_frame_equal(loaded.choice_, auto.choice_)
     pd.testing.assert_frame_equal(loaded.failures_, auto.failures_)
