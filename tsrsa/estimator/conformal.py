@@ -79,6 +79,12 @@ def residuals_needed(level: float) -> int:
     return max(1, math.ceil(fraction / (100 - fraction)))
 
 
+def windows_needed(level: float, per_window) -> int:
+    """The fewest calibration windows that give :func:`residuals_needed` residuals a step for ``level``, each
+    window giving ``per_window`` of them (an int, or a Fraction where some series gave none)."""
+    return math.ceil(residuals_needed(level) / (per_window or 1))
+
+
 def check_enough(levels: tuple[float, ...], n: int, n_series: int) -> None:
     """ValueError when ``n`` residuals per step are too few for the highest of ``levels``."""
     if not levels:
@@ -86,7 +92,7 @@ def check_enough(levels: tuple[float, ...], n: int, n_series: int) -> None:
     top = max(levels)
     need = residuals_needed(top)
     if n < need:
-        per_series = math.ceil(need / max(n_series, 1))
+        per_series = windows_needed(top, n_series)
         raise ValueError(f"level={level_name(top)} needs at least {need} calibration windows (the "
                          f"ceil((n + 1) * {level_name(top)} / 100)-th smallest of n residuals must exist); this "
                          f"calibration holds {n} for {n_series} series: refit with conformal_windows={per_series} "

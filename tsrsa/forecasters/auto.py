@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import copy
-import math
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -12,7 +12,7 @@ from tsrsa.data.native import as_kind, frame_kind, to_pandas
 from tsrsa.data.frequency import season_steps
 from tsrsa.data.validation import build_panel, check_continuation, requested_horizon
 from tsrsa.estimator.choice_record import ChoiceRecord, candidate_specs
-from tsrsa.estimator.conformal import ConformalCalibration, check_enough, check_levels, residuals_needed
+from tsrsa.estimator.conformal import ConformalCalibration, check_enough, check_levels, windows_needed
 from tsrsa.estimator.model_choice import (
     CHOOSE_BY, COMBINE, combined, last_window_rule, naive_scale, panel_rows, panel_weights, scaled_errors,
     validation_targets, within_noise,
@@ -390,7 +390,7 @@ class AutoForecaster(Estimator):
             try:
                 check_enough(levels, n, len(self.scale_))
             except ValueError:
-                windows = math.ceil(residuals_needed(max(levels)) * self.n_windows_ / n)  # n / n_windows_ a window
+                windows = windows_needed(max(levels), Fraction(n, self.n_windows_))
                 raise ValueError(f"level={max(levels):g} needs more validation windows than the {n} this fit scored "
                                  f"({len(self.scale_)} series x {self.n_windows_} window(s)): refit with "
                                  f"n_windows={windows} or more, or ask for a lower level") from None
